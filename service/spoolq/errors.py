@@ -1,0 +1,116 @@
+"""The spoolq error tree.
+
+Every error the store or a front door raises is a :class:`SpoolqError`. Each class
+declares its wire identity once: the HTTP status a REST front door answers with,
+and the SQS error shape (``__type``), legacy query code and status the SQS front
+door renders. Front doors render errors in one handler each; views never
+translate exceptions by hand.
+
+``OSError`` never escapes the store: storage trouble (ENOSPC, EIO, EROFS, a
+missing root) is wrapped in :class:`StorageUnavailable` with a retry-after hint,
+raised ``from`` the original error.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import ClassVar
+
+
+class SpoolqError(Exception):
+    """Root of every error spoolq raises on purpose."""
+
+    http_status: ClassVar[int] = 400
+    sqs_type: ClassVar[str] = "InvalidParameterValue"
+    sqs_query_code: ClassVar[str] = "InvalidParameterValue"
+    sqs_status: ClassVar[int] = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgument(SpoolqError):
+    """A value is malformed or out of range. The message names the problem."""
+
+
+class InvalidQueueName(InvalidArgument):
+    """A queue name that does not match the store's name pattern."""
+
+
+class InvalidMessageId(InvalidArgument):
+    """A message id or receipt that is not well formed."""
+
+
+class MessageIdChecksumMismatch(InvalidMessageId):
+    """A well-formed message id that belongs to another queue."""
+
+
+class MessageTooLarge(InvalidArgument):
+    """A message body (or batch) over the configured limit."""
+
+
+class QueueNotFound(SpoolqError):
+    http_status = 404
+    sqs_type = "QueueDoesNotExist"
+    sqs_query_code = "AWS.SimpleQueueService.NonExistentQueue"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"queue {name!r} does not exist")
+        self.name = name
+
+
+class QueueAlreadyExists(SpoolqError):
+    """A queue of that name exists with a different kind or attributes."""
+
+    http_status = 409
+    sqs_type = "QueueNameExists"
+    sqs_query_code = "QueueAlreadyExists"
+
+
+class QueueKindMismatch(InvalidArgument):
+    """An operation that the queue's kind does not support (e.g. no group id on a FIFO queue)."""
+
+
+class UnknownMove(SpoolqError):
+    http_status = 404
+    sqs_type = "ResourceNotFoundException"
+    sqs_query_code = "ResourceNotFoundException"
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"Unknown move: {ref}")
+        self.ref = ref
+
+
+class StorageUnavailable(SpoolqError):
+    """The store cannot guarantee durability right now; retry after ``retry_after`` seconds.
+
+    Raised for ENOSPC, EDQUOT, EIO, EROFS and a missing or unwritable root. Nothing
+    half-stored is left visible when this is raised.
+    """
+
+    http_status = 503
+    sqs_type = "ServiceUnavailable"
+    sqs_query_code = "ServiceUnavailable"
+    sqs_status = 503
+
+    def __init__(self, message: str, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+#: errno values that mean "the storage cannot take this write now" rather than a bug.
+STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.ENOENT, errno.EACCES, errno.EPERM,
+     errno.ESTALE, errno.ENOTCONN, errno.EMFILE, errno.ENFILE}
+)
+
+
+def storage_error(exc: OSError, doing: str) -> StorageUnavailable:
+    """Wrap an ``OSError`` met while ``doing`` something into a :class:`StorageUnavailable`."""
+    reason = errno.errorcode.get(exc.errno or 0, "EUNKNOWN")
+    retry = 30 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 5
+    return StorageUnavailable(f"storage unavailable while {doing}: {reason} ({exc.strerror})", retry)

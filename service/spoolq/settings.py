@@ -1,0 +1,101 @@
+"""One frozen :class:`Settings`, built from CLI flags and environment, validated at start-up.
+
+Every component receives the settings explicitly; nothing reads the environment later.
+Environment variables are ``SPOOLQ_<FIELD>`` in upper case (``SPOOLQ_ROOT``,
+``SPOOLQ_PORT``, ``SPOOLQ_FSYNC``, ...). Flags win over the environment, the
+environment wins over the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+#: The checkout this package runs from (``service/spoolq/settings.py`` -> checkout root).
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_ROOT = CHECKOUT_ROOT / "data"
+DEFAULT_PORT = 8480
+
+
+class SettingsError(ValueError):
+    """A setting with a bad value; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path = DEFAULT_ROOT
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    workers: int = 4  # gunicorn worker processes (MQ --workers)
+    threads: int = 32  # threads per worker (gthread): long polls hold a thread each
+    peers: int = 0  # MQ --peers: spread concurrent pollers over this many candidates
+    fsync: bool = True  # fsync=always (True) or never (False, for tmpfs / in-memory roots)
+    node_id: str = ""  # unique per spoolq process group sharing a root; default: hostname
+    config: Path | None = None  # YAML file with API keys and SQS credentials
+    allow_open: bool = False  # listen on a non-loopback address without API keys
+    sqs_account_id: str = "123456789012"
+    sqs_region: str = "us-east-1"
+    max_body_bytes: int = 2 * 1024 * 1024  # request bodies above this get 413 before being read
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.port <= 65535:
+            raise SettingsError(f"port must be 1..65535, got {self.port}")
+        if not 1 <= self.workers <= 256:
+            raise SettingsError(f"workers must be 1..256, got {self.workers}")
+        if not 1 <= self.threads <= 1024:
+            raise SettingsError(f"threads must be 1..1024, got {self.threads}")
+        if not 0 <= self.peers <= 1024:
+            raise SettingsError(f"peers must be 0..1024, got {self.peers}")
+        if not (len(self.sqs_account_id) == 12 and self.sqs_account_id.isdigit()):
+            raise SettingsError(f"sqs_account_id must be 12 digits, got {self.sqs_account_id!r}")
+        if self.max_body_bytes < 64 * 1024:
+            raise SettingsError("max_body_bytes must be at least 65536")
+        if not self.node_id:
+            object.__setattr__(self, "node_id", socket.gethostname() or "node")
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+_BOOL_TRUE = {"1", "true", "yes", "on", "always"}
+_BOOL_FALSE = {"0", "false", "no", "off", "never"}
+
+
+def _coerce(name: str, raw: str, current: Any) -> Any:
+    if isinstance(current, bool):
+        low = raw.strip().lower()
+        if low in _BOOL_TRUE:
+            return True
+        if low in _BOOL_FALSE:
+            return False
+        raise SettingsError(f"{name} must be a boolean (always/never, true/false), got {raw!r}")
+    if isinstance(current, int):
+        try:
+            return int(raw)
+        except ValueError:
+            raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+    if isinstance(current, Path) or name in ("root", "config"):
+        return Path(raw)
+    return raw
+
+
+def load_settings(overrides: Mapping[str, Any] | None = None,
+                  environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from defaults, then ``SPOOLQ_*`` environment, then ``overrides`` (flags)."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {f.name: f.default for f in fields(Settings)}
+    for f in fields(Settings):
+        raw = env.get(f"SPOOLQ_{f.name.upper()}")
+        if raw is not None and raw != "":
+            values[f.name] = _coerce(f.name, raw, values[f.name])
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key not in values:
+            raise SettingsError(f"unknown setting {key!r}")
+        values[key] = _coerce(key, value, values[key]) if isinstance(value, str) else value
+    return Settings(**values)

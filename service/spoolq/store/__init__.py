@@ -1,0 +1,31 @@
+"""The storage engine: the one home of queue semantics. Imports nothing from Flask."""
+
+from spoolq.store.model import (
+    DeadLetterPolicy,
+    Delivery,
+    Message,
+    MoveState,
+    MoveStatus,
+    OutgoingMessage,
+    QueueConfig,
+    QueueCounts,
+    QueueInfo,
+    QueueKind,
+    QueueStore,
+    SendResult,
+)
+
+__all__ = [
+    "DeadLetterPolicy",
+    "Delivery",
+    "Message",
+    "MoveState",
+    "MoveStatus",
+    "OutgoingMessage",
+    "QueueConfig",
+    "QueueCounts",
+    "QueueInfo",
+    "QueueKind",
+    "QueueStore",
+    "SendResult",
+]
