@@ -1,5 +1,6 @@
 """The storage engine: the one home of queue semantics. Imports nothing from Flask."""
 
+from spoolq.store.filestore import FileStore
 from spoolq.store.model import (
     DeadLetterPolicy,
     Delivery,
@@ -18,6 +19,7 @@ from spoolq.store.model import (
 __all__ = [
     "DeadLetterPolicy",
     "Delivery",
+    "FileStore",
     "Message",
     "MoveState",
     "MoveStatus",

@@ -1,0 +1,293 @@
+"""Durable file primitives: the message codec, temp-file writes, atomic JSON replace, group commit.
+
+Message file format (written once, never rewritten)::
+
+    b"SPQ1" | u32 meta_len | u32 body_len | u32 crc32(meta + body) | meta (JSON, UTF-8) | body
+
+A reader rejects a file whose magic, lengths or CRC do not match: that can only be a
+write torn by a power failure, which was never acknowledged (see "what is flushed
+when" below), so it is moved to ``<root>/corrupt/`` instead of being delivered.
+
+What is flushed when (``fsync=True``):
+
+* A send writes each message to ``tmp/``, renames it into ``ready/`` (or ``delayed/``),
+  and then waits in :class:`GroupCommit` for one ``syncfs(2)`` of the root's file
+  system that *started after* its rename. syncfs writes every dirty page and commits
+  the journal, so the data and the rename are on stable storage when it returns. While
+  one syncfs runs, every other send finishing in the process queues up behind it and
+  is made durable by the next one: one flush for many sends (group commit). A message
+  may be visible to pollers a few milliseconds before its send is acknowledged; if
+  power fails in that window the sender never got success and retries (a duplicate at
+  worst, never a loss).
+* An at-most-once delivery, a move's progress and queue metadata also wait for a flush.
+* Claims, acks, renews and releases do not: losing one to a power failure (not to a
+  process crash: the page cache survives kill -9) means one more delivery, which
+  at-least-once allows.
+
+Where ``syncfs`` is missing (non-Linux) each file and directory is fsync'd instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import struct
+import threading
+import time
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spoolq.errors import storage_error
+
+MAGIC = b"SPQ1"
+_HEADER = struct.Struct(">4sIII")
+
+
+class CorruptMessage(Exception):
+    """A message file that fails its checksum (a torn, never-acknowledged write)."""
+
+
+def encode_message(meta: Mapping[str, Any], body: bytes) -> bytes:
+    meta_bytes = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
+    crc = zlib.crc32(body, zlib.crc32(meta_bytes))
+    return _HEADER.pack(MAGIC, len(meta_bytes), len(body), crc) + meta_bytes + body
+
+
+def decode_message(data: bytes) -> tuple[dict[str, Any], bytes]:
+    if len(data) < _HEADER.size:
+        raise CorruptMessage("short file")
+    magic, meta_len, body_len, crc = _HEADER.unpack_from(data)
+    if magic != MAGIC or _HEADER.size + meta_len + body_len != len(data):
+        raise CorruptMessage("bad header")
+    meta_bytes = data[_HEADER.size:_HEADER.size + meta_len]
+    body = data[_HEADER.size + meta_len:]
+    if zlib.crc32(body, zlib.crc32(meta_bytes)) != crc:
+        raise CorruptMessage("checksum mismatch")
+    meta = json.loads(meta_bytes)
+    if not isinstance(meta, dict):
+        raise CorruptMessage("bad meta")
+    return meta, body
+
+
+def read_file(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _load_syncfs() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        fn = libc.syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNCFS = _load_syncfs()
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class GroupCommit:
+    """Makes everything written before :meth:`flush` durable, one flush for many callers.
+
+    Tickets: each caller takes the next ticket after its writes; a leader captures the
+    highest ticket issued, flushes, and publishes it as durable. Callers whose ticket is
+    covered return; the others elect the next leader. A failed flush fails every caller
+    it covered (they get :class:`~spoolq.errors.StorageUnavailable`).
+    """
+
+    def __init__(self, root: Path, enabled: bool) -> None:
+        self.enabled = enabled
+        self._root = root
+        self._cond = threading.Condition()
+        self._issued = 0
+        self._durable = 0
+        self._failed_upto = 0
+        self._error: OSError | None = None
+        self._syncing = False
+        self._fd: int | None = None
+        self._pending_paths: list[str] = []  # only used without syncfs
+        self.flushes = 0
+        self.flush_seconds = 0.0
+
+    @property
+    def per_file(self) -> bool:
+        """True when each file must be fsync'd as it is written (no syncfs here)."""
+        return self.enabled and _SYNCFS is None
+
+    def _root_fd(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY)
+        return self._fd
+
+    def note_paths(self, *paths: str) -> None:
+        """Without syncfs, remember files and directories the next flush must fsync."""
+        if self.enabled and _SYNCFS is None:
+            with self._cond:
+                self._pending_paths.extend(paths)
+
+    def _do_flush(self, paths: list[str]) -> None:
+        start = time.perf_counter()
+        if _SYNCFS is not None:
+            if _SYNCFS(self._root_fd()) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err))
+        else:
+            for p in dict.fromkeys(paths):
+                try:
+                    fd = os.open(p, os.O_RDONLY)
+                except FileNotFoundError:
+                    continue
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        self.flushes += 1
+        self.flush_seconds += time.perf_counter() - start
+
+    def flush(self) -> None:
+        if not self.enabled:
+            return
+        with self._cond:
+            self._issued += 1
+            ticket = self._issued
+            while self._durable < ticket:
+                if self._failed_upto >= ticket and self._error is not None:
+                    raise storage_error(self._error, "flushing to stable storage") from self._error
+                if self._syncing:
+                    self._cond.wait()
+                    continue
+                self._syncing = True
+                target = self._issued
+                paths, self._pending_paths = self._pending_paths, []
+                self._cond.release()
+                error: OSError | None = None
+                try:
+                    self._do_flush(paths)
+                except OSError as e:
+                    error = e
+                finally:
+                    self._cond.acquire()
+                    self._syncing = False
+                    if error is None:
+                        self._durable = max(self._durable, target)
+                    else:
+                        self._failed_upto, self._error = target, error
+                    self._cond.notify_all()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+
+class TempWriter:
+    """Writes complete files under ``<root>/tmp`` with names unique to this process."""
+
+    def __init__(self, tmp_dir: Path, node_id: str) -> None:
+        self._dir = str(tmp_dir)
+        self._node = "".join(c if c.isalnum() else "_" for c in node_id)[:40]
+        self._lock = threading.Lock()
+        self._n = 0
+
+    @property
+    def prefix(self) -> str:
+        """Every temp file this node writes starts with this (then ``<pid>-``)."""
+        return f"{self._node}-"
+
+    def write(self, data: bytes, fsync_file: bool = False) -> str:
+        with self._lock:
+            self._n += 1
+            n = self._n
+        path = f"{self._dir}/{self._node}-{os.getpid()}-{threading.get_ident():x}-{n}.tmp"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if fsync_file:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise
+        os.close(fd)
+        return path
+
+
+def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> None:
+    """Rename ``src`` to ``dst_dir/name``, creating the (bucket) directory once if it is missing.
+
+    Raises FileNotFoundError if ``src`` is gone (someone else moved it first), or if the
+    parent of ``dst_dir`` is missing (the queue was deleted or is being purged).
+    """
+    dst = f"{dst_dir}/{name}"
+    try:
+        os.rename(src, dst)
+        return
+    except FileNotFoundError:
+        if not make_dir or not os.path.lexists(src):
+            raise
+    try:
+        os.mkdir(dst_dir)
+    except FileExistsError:
+        pass
+    os.rename(src, dst)
+
+
+def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
+    data = json.dumps(value, indent=1, sort_keys=True).encode()
+    t = tmp.write(data, fsync_file=durable)
+    os.replace(t, path)
+    if durable:
+        fsync_dir(str(path.parent))
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as f:
+            value = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (ValueError, OSError) as e:
+        if isinstance(e, OSError) and e.errno not in (errno.EISDIR,):
+            raise
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []

@@ -1,0 +1,223 @@
+"""The on-disk grammar: queue names, message ids, file names, buckets. One regex each.
+
+Root layout::
+
+    <root>/
+      tmp/<node>-<pid>-<n>.tmp        partial writes; swept when their writer is dead or old
+      queues/<qdir>/                  one directory per queue (qdir: see ``queue_dir_name``)
+        meta.json                     kind, config, tags; replaced atomically, never edited
+        lock                          FIFO queues only: flock taken for send/poll (group state)
+        fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
+        ready/<bucket>/<id>~<rc>~<frt>                       visible messages
+        delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>       not visible before <due> (ms, hex)
+        claimed/<shard>/<id>~<rc>~<frt>~<exp>~<tok>          claimed until <exp> (ms, hex)
+        dedup/<sha256>                dedup: pending unsurfaced copy; FIFO: dedup window record
+        acked/<claimed-name>~<ack>    archive-enabled queues: acknowledged, awaiting compaction
+        archive-work/<segment>/       compaction in progress (see archive.py)
+      archive/<qdir>/<segment>.jsonl  rolling archive segments, one JSON record a line
+      moves/<ref>.json                move status; moves/<ref>.cancel asks a move to stop
+      trash/                          purged queues and directories awaiting rmtree
+      corrupt/                        files whose checksum failed (never acknowledged writes)
+
+Names inside a queue:
+
+* ``id``: 40 lowercase hex digits = 20 bytes: 6 bytes of milliseconds since the epoch,
+  4 bytes of node hash, 4 bytes of per-process counter, 4 random bytes, and a 2-byte
+  checksum of the first 18 bytes plus the queue name (an id sent to the wrong queue is
+  recognised). Ids sort by creation time.
+* ``rc``: receive count (decimal). ``frt``: first-receive time in ms (hex, ``0`` = never).
+* ``bucket``: standard and dedup queues: the id's second (11 decimal digits), so a
+  message always returns to the bucket it was sent in; FIFO queues: ``g`` + 16 hex of
+  SHA-256 of the message group id, so one directory holds one group in order.
+* ``shard`` of a claim: standard/dedup: the id's last random hex digit (16 shards, so
+  finding a claim by id lists 1/16 of the in-flight set); FIFO: the group bucket, so a
+  group is in flight exactly when its claimed shard is not empty.
+* ``tok``: 16 random hex digits, unique to the claimant. A claim renames to a name no
+  one else can choose, so "rename returned 0" means "mine" even on GlusterFS.
+* A receipt (SQS receipt handle) is ``<shard>:<claimed name>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import zlib
+from dataclasses import dataclass
+
+from spoolq.errors import InvalidMessageId, InvalidQueueName, MessageIdChecksumMismatch
+
+QUEUE_NAME_RE = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
+ID_RE = re.compile(r"^[0-9a-f]{40}$")
+HEX_ID_RE = re.compile(r"^[0-9a-f]+$")
+STD_BUCKET_RE = re.compile(r"^\d{11}$")
+FIFO_BUCKET_RE = re.compile(r"^g[0-9a-f]{16}$")
+SHARD_RE = re.compile(r"^(?:[0-9a-f]|g[0-9a-f]{16})$")
+READY_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})$")
+DELAYED_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})~([0-9a-f]{1,12})~(\d{11}|g[0-9a-f]{16})$")
+CLAIMED_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})~([0-9a-f]{1,12})~([0-9a-f]{16})$")
+RECEIPT_RE = re.compile(r"^([0-9a-f]|g[0-9a-f]{16}):([0-9a-f]{40}~\d{1,9}~[0-9a-f]{1,12}~[0-9a-f]{1,12}~[0-9a-f]{16})$")
+MOVE_REF_RE = re.compile(r"^[A-Z2-7]{42}$")
+
+_MAX_PLAIN_DIR = 200
+
+
+def check_queue_name(name: object) -> str:
+    """Return ``name`` if it is a legal store queue name, else raise :class:`InvalidQueueName`."""
+    if not isinstance(name, str) or not QUEUE_NAME_RE.match(name):
+        shown = repr(name)[:80]
+        raise InvalidQueueName(
+            f"invalid queue name {shown}: use 1-400 characters of A-Z a-z 0-9 . _ : @ -, not '.' or '..'"
+        )
+    return name
+
+
+def queue_dir_name(name: str) -> str:
+    """The directory name of a (validated) queue: the name itself, or a hashed form if long."""
+    if len(name) <= _MAX_PLAIN_DIR:
+        return name
+    return name[:150] + "~" + hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
+def fifo_bucket(group_id: str) -> str:
+    return "g" + hashlib.sha256(group_id.encode()).hexdigest()[:16]
+
+
+def std_bucket(ms: int) -> str:
+    return f"{ms // 1000:011d}"
+
+
+def bucket_time_ms(bucket: str) -> int:
+    return int(bucket) * 1000
+
+
+# ---------------------------------------------------------------- ids
+
+def _checksum(head: bytes, queue: str) -> int:
+    return zlib.crc32(head + queue.encode()) & 0xFFFF
+
+
+class IdFactory:
+    """Makes time-ordered ids unique across nodes, processes and threads."""
+
+    def __init__(self, node_id: str) -> None:
+        self._node = zlib.crc32(node_id.encode()).to_bytes(4, "big")
+        self._lock = threading.Lock()
+        self._counter = int.from_bytes(os.urandom(4), "big")
+        self._pid = os.getpid()
+
+    def new_id(self, queue: str, ms: int) -> str:
+        with self._lock:
+            if os.getpid() != self._pid:  # forked: never share a counter sequence with the parent
+                self._pid = os.getpid()
+                self._counter = int.from_bytes(os.urandom(4), "big")
+            self._counter = (self._counter + 1) & 0xFFFFFFFF
+            counter = self._counter
+        head = ms.to_bytes(6, "big") + self._node + counter.to_bytes(4, "big") + os.urandom(4)
+        return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+
+    def next_after(self, queue: str, ms: int, last: str | None) -> str:
+        """An id for ``queue`` strictly greater than ``last`` (FIFO order under the queue lock)."""
+        candidate = self.new_id(queue, ms)
+        if last is None or candidate > last:
+            return candidate
+        raw = bytearray(bytes.fromhex(last)[:18])
+        value = int.from_bytes(raw, "big") + (1 << 32)  # bump the counter field past ``last``
+        head = value.to_bytes(18, "big")[:14] + os.urandom(4)
+        return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+
+
+def id_time_ms(message_id: str) -> int:
+    return int(message_id[:12], 16)
+
+
+def id_shard(message_id: str) -> str:
+    return message_id[35]
+
+
+def check_message_id(ref: object, queue: str) -> str:
+    """Validate a bare message id against ``queue`` (EmoDB: 'Invalid event ID.' / '... checksum.')."""
+    if not isinstance(ref, str) or not HEX_ID_RE.match(ref) or len(ref) != 40:
+        raise InvalidMessageId("Invalid event ID.")
+    raw = bytes.fromhex(ref)
+    if int.from_bytes(raw[18:], "big") != _checksum(raw[:18], queue):
+        raise MessageIdChecksumMismatch("Invalid event ID checksum.")
+    return ref
+
+
+def sequence_number(message_id: str) -> str:
+    """A 128-bit decimal SQS-style sequence number, increasing with the id."""
+    return str(int(message_id[:32], 16))
+
+
+# ---------------------------------------------------------------- names
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A parsed message reference: a bare id, or a receipt naming one delivery."""
+
+    id: str
+    shard: str | None = None
+    claimed_name: str | None = None
+
+    @property
+    def receive_count(self) -> int | None:
+        if self.claimed_name is None:
+            return None
+        return int(self.claimed_name.split("~")[1])
+
+
+def parse_ref(ref: object, queue: str) -> Ref:
+    if isinstance(ref, str):
+        m = RECEIPT_RE.match(ref)
+        if m:
+            name = m.group(2)
+            check_message_id(name[:40], queue)
+            return Ref(id=name[:40], shard=m.group(1), claimed_name=name)
+    return Ref(id=check_message_id(ref, queue))
+
+
+def ready_name(message_id: str, rc: int, frt: int) -> str:
+    return f"{message_id}~{rc}~{frt:x}"
+
+
+def claimed_name(message_id: str, rc: int, frt: int, exp: int, tok: str) -> str:
+    return f"{message_id}~{rc}~{frt:x}~{exp:x}~{tok}"
+
+
+def delayed_name(message_id: str, rc: int, frt: int, due: int, bucket: str) -> str:
+    return f"{message_id}~{rc}~{frt:x}~{due:x}~{bucket}"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    id: str
+    rc: int
+    frt: int  # first receive ms, 0 = never
+    when: int = 0  # claimed: expiry ms; delayed: due ms
+    extra: str = ""  # claimed: token; delayed: target bucket
+
+
+def parse_ready(name: str) -> Parsed | None:
+    m = READY_RE.match(name)
+    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16)) if m else None
+
+
+def parse_claimed(name: str) -> Parsed | None:
+    m = CLAIMED_RE.match(name)
+    if not m:
+        return None
+    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
+
+
+def parse_delayed(name: str) -> Parsed | None:
+    m = DELAYED_RE.match(name)
+    if not m:
+        return None
+    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
+
+
+def new_token() -> str:
+    return os.urandom(8).hex()

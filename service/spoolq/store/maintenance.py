@@ -1,0 +1,174 @@
+"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, trash and temp sweep.
+
+Every step is a set of renames or unlinks that is safe to run from any number of
+processes and nodes at once: the loser of a race gets ENOENT and moves on. Each step
+reads only directories whose names say there is work (expired claim buckets are the
+exception: claims are found by listing the in-flight set, whose size is bounded by
+what consumers hold, not by queue depth).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from typing import TYPE_CHECKING
+
+from spoolq.store import layout as L
+from spoolq.store.files import listdir, rename_into
+from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
+
+if TYPE_CHECKING:
+    from spoolq.store.filestore import FileStore, _Queue
+
+#: temp files of a live writer on another node are left alone this long
+TMP_MAX_AGE = 3600.0
+
+
+def expire_claims(store: FileStore, q: _Queue, now_ms: int) -> int:
+    requeued = 0
+    for shard in listdir(q.sub("claimed")):
+        sdir = q.sub(f"claimed/{shard}")
+        names = listdir(sdir)
+        if not names and q.kind is QueueKind.FIFO:
+            with contextlib.suppress(OSError):
+                os.rmdir(sdir)
+            continue
+        for n in names:
+            p = L.parse_claimed(n)
+            if p is None or p.when > now_ms:
+                continue
+            bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
+            try:
+                rename_into(f"{sdir}/{n}", q.sub(f"ready/{bucket}"), L.ready_name(p.id, p.rc, p.frt))
+                requeued += 1
+            except FileNotFoundError:
+                continue
+    return requeued
+
+
+def release_due(store: FileStore, q: _Queue, now_ms: int) -> int:
+    released = 0
+    now_s = now_ms // 1000
+    for b in sorted(listdir(q.sub("delayed"))):
+        if not b.isdigit() or int(b) > now_s:
+            break
+        bdir = q.sub(f"delayed/{b}")
+        for n in listdir(bdir):
+            p = L.parse_delayed(n)
+            if p is None or p.when > now_ms:
+                continue
+            try:
+                rename_into(f"{bdir}/{n}", q.sub(f"ready/{p.extra}"), L.ready_name(p.id, p.rc, p.frt))
+                released += 1
+            except FileNotFoundError:
+                continue
+        with contextlib.suppress(OSError):
+            os.rmdir(bdir)
+    return released
+
+
+def drop_expired(store: FileStore, q: _Queue, now_ms: int) -> int:
+    """Retention: ready buckets whose second is older than the queue's retention are dropped."""
+    if q.kind is QueueKind.FIFO:
+        return 0
+    cutoff = L.std_bucket(now_ms - int(q.info.config.retention * 1000))
+    dropped = 0
+    for b in sorted(listdir(q.sub("ready"))):
+        if not L.STD_BUCKET_RE.match(b) or b >= cutoff:
+            break
+        bdir = q.sub(f"ready/{b}")
+        for n in listdir(bdir):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{bdir}/{n}")
+                dropped += 1
+        with contextlib.suppress(OSError):
+            os.rmdir(bdir)
+    return dropped
+
+
+def sweep_dedup(store: FileStore, q: _Queue, now_ms: int) -> int:
+    """FIFO: forget deduplication records older than the 5-minute window."""
+    if q.kind is not QueueKind.FIFO:
+        return 0
+    swept = 0
+    ddir = q.sub("dedup")
+    for n in listdir(ddir):
+        try:
+            if (now_ms / 1000) - os.stat(f"{ddir}/{n}").st_mtime > FIFO_DEDUP_WINDOW + 5:
+                os.unlink(f"{ddir}/{n}")
+                swept += 1
+        except FileNotFoundError:
+            continue
+    return swept
+
+
+def maintain_queue(store: FileStore, q: _Queue, now_ms: int) -> dict[str, int]:
+    done = {
+        "claims_expired": expire_claims(store, q, now_ms),
+        "delays_released": release_due(store, q, now_ms),
+        "retention_dropped": drop_expired(store, q, now_ms),
+        "dedup_swept": sweep_dedup(store, q, now_ms),
+    }
+    if q.info.config.archive or listdir(q.sub("acked")) or listdir(q.sub("archive-work")):
+        from spoolq.store.archive import compact
+
+        done["archived"] = compact(store, q, now_ms)
+    if done["claims_expired"] or done["delays_released"]:
+        store.watcher.notify(q.path)
+    return done
+
+
+def sweep_tmp(store: FileStore, now: float) -> int:
+    """Remove temp files whose writer process is gone (same node) or that are very old."""
+    swept = 0
+    tdir = store.root / "tmp"
+    node_prefix = store.tmp_node_prefix()
+    for n in listdir(str(tdir)):
+        path = f"{tdir}/{n}"
+        dead = False
+        if n.startswith(node_prefix):
+            parts = n[len(node_prefix):].split("-")
+            if parts and parts[0].isdigit():
+                pid = int(parts[0])
+                dead = pid != os.getpid() and not os.path.exists(f"/proc/{pid}")
+        try:
+            if dead or now - os.stat(path).st_mtime > TMP_MAX_AGE:
+                os.unlink(path)
+                swept += 1
+        except FileNotFoundError:
+            continue
+    return swept
+
+
+def sweep_trash(store: FileStore) -> int:
+    swept = 0
+    tdir = store.root / "trash"
+    for n in listdir(str(tdir)):
+        path = tdir / n
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        swept += 1
+    return swept
+
+
+def maintain_all(store: FileStore, now_ms: int) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for name in store.list_queues():
+        q = store._find(name)
+        if q is None:
+            continue
+        q.last_maintained = now_ms / 1000
+        for key, value in maintain_queue(store, q, now_ms).items():
+            totals[key] = totals.get(key, 0) + value
+    totals["tmp_swept"] = sweep_tmp(store, time.time())
+    totals["trash_swept"] = sweep_trash(store)
+    totals["moves_resumed"] = store.moves.resume_stale(now_ms)
+    from spoolq.store.archive import expire_segments
+
+    totals["segments_expired"] = expire_segments(store, now_ms)
+    return totals

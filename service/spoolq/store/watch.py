@@ -1,0 +1,153 @@
+"""Long-poll wake-ups: inotify where available, bounded back-off elsewhere.
+
+A waiting poller reads the queue's *generation* (a per-process counter bumped by every
+in-process send and every inotify event under the queue's ``ready/`` tree), polls, and
+then waits for the generation to move on. Reading the generation before polling means
+a message that lands between the poll and the wait is never missed.
+
+One watcher thread per process serves every queue (inotify instances are a scarce,
+per-user resource); it starts lazily on the first wait, after any fork. inotify sees
+nothing done through another node of a shared file system, so waits are capped
+(``rescan``) and the caller re-polls at least that often. Idle waiting uses no CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+try:  # pragma: no cover - import guard
+    import inotify_simple
+except ImportError:  # pragma: no cover
+    inotify_simple = None
+
+
+_MASK_NAMES = ("MOVED_TO", "CREATE", "CLOSE_WRITE")
+
+
+class Watcher:
+    def __init__(self, rescan: float = 1.0) -> None:
+        self.rescan = rescan
+        self._cond = threading.Condition()
+        self._generation: dict[str, int] = {}
+        self._wd_to_queue: dict[int, tuple[str, str]] = {}  # wd -> (queue dir, watched path)
+        self._watched: dict[str, int] = {}  # path -> wd
+        self._inotify: Any = None
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._failed = inotify_simple is None
+        self._closed = False
+
+    # -------------------------------------------------------------- public
+
+    def generation(self, qpath: str) -> int:
+        with self._cond:
+            return self._generation.get(qpath, 0)
+
+    def notify(self, qpath: str) -> None:
+        with self._cond:
+            self._generation[qpath] = self._generation.get(qpath, 0) + 1
+            self._cond.notify_all()
+
+    def wait(self, qpath: str, seen: int, timeout: float) -> None:
+        """Block until ``qpath``'s generation differs from ``seen`` or ``timeout`` passes."""
+        if timeout <= 0:
+            return
+        if not self._arm(qpath):
+            # no inotify: bounded back-off, 5 ms doubling to 50 ms
+            deadline = time.monotonic() + timeout
+            step = 0.005
+            while time.monotonic() < deadline:
+                with self._cond:
+                    if self._generation.get(qpath, 0) != seen:
+                        return
+                    self._cond.wait(min(step, max(0.0, deadline - time.monotonic())))
+                step = min(step * 2, 0.05)
+            return
+        deadline = time.monotonic() + min(timeout, self.rescan)
+        with self._cond:
+            while self._generation.get(qpath, 0) == seen:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._inotify is not None:
+            try:
+                self._inotify.close()
+            except OSError:
+                pass
+
+    # -------------------------------------------------------------- inotify
+
+    def _arm(self, qpath: str) -> bool:
+        if self._failed or self._closed:
+            return False
+        if os.getpid() != self._pid:  # forked after the watcher started: start afresh
+            self._pid = os.getpid()
+            self._inotify, self._thread = None, None
+            self._wd_to_queue.clear()
+            self._watched.clear()
+        try:
+            with self._cond:
+                if self._inotify is None:
+                    self._inotify = inotify_simple.INotify()
+                    self._thread = threading.Thread(target=self._run, name="spoolq-watch", daemon=True)
+                    self._thread.start()
+                ready = os.path.join(qpath, "ready")
+                self._add(qpath, ready)
+                try:
+                    buckets = sorted(os.listdir(ready))
+                except FileNotFoundError:
+                    buckets = []
+                for b in buckets[-32:]:
+                    self._add(qpath, os.path.join(ready, b))
+            return True
+        except OSError:
+            self._failed = True
+            return False
+
+    def _add(self, qpath: str, path: str) -> None:
+        if path in self._watched:
+            return
+        flags = inotify_simple.flags
+        mask = flags.MOVED_TO | flags.CREATE | flags.CLOSE_WRITE
+        try:
+            wd = self._inotify.add_watch(path, mask)
+        except FileNotFoundError:
+            return
+        self._watched[path] = wd
+        self._wd_to_queue[wd] = (qpath, path)
+
+    def _run(self) -> None:
+        ino = self._inotify
+        flags = inotify_simple.flags
+        while not self._closed:
+            try:
+                events = ino.read(timeout=1000)
+            except (OSError, ValueError):
+                return
+            if not events:
+                continue
+            touched: set[str] = set()
+            with self._cond:
+                for ev in events:
+                    entry = self._wd_to_queue.get(ev.wd)
+                    if entry is None:
+                        continue
+                    qpath, path = entry
+                    if ev.mask & flags.IGNORED:
+                        self._wd_to_queue.pop(ev.wd, None)
+                        self._watched.pop(path, None)
+                        continue
+                    if ev.mask & flags.ISDIR and ev.name:
+                        self._add(qpath, os.path.join(path, ev.name))
+                    touched.add(qpath)
+                for qpath in touched:
+                    self._generation[qpath] = self._generation.get(qpath, 0) + 1
+                if touched:
+                    self._cond.notify_all()
