@@ -1,0 +1,97 @@
+"""The ``spoolq`` command. Subcommands are argparse subparsers; each has a ``run_<name>`` function.
+
+``spoolq serve``      run the HTTP service (EmoDB, MQ and SQS doors) under gunicorn
+``spoolq hash-key``   print the SHA-256 digest to put in the config for an API key
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _add_serve(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the HTTP service under gunicorn",
+                       description="Run the HTTP service. Flags win over SPOOLQ_* environment variables.")
+    p.add_argument("--root", type=Path, help="data directory (MQ --root; default: ./data in the checkout)")
+    p.add_argument("--host", help="listen address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help=f"listen port (default {DEFAULT_PORT})")
+    p.add_argument("--workers", type=int, help="gunicorn worker processes (MQ --workers; default 4)")
+    p.add_argument("--threads", type=int, help="threads per worker; each long poll holds one (default 32)")
+    p.add_argument("--peers", type=int, help="MQ --peers: spread concurrent pollers over this many candidates")
+    p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
+    p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
+    p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
+    p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
+                   help="allow a non-loopback --host without API keys")
+    p.add_argument("--max-body-bytes", dest="max_body_bytes", type=int, help="413 above this request size")
+    p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
+    p.set_defaults(handler=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
+                                               "node_id", "allow_open", "max_body_bytes")}
+    if args.fsync is not None:
+        overrides["fsync"] = args.fsync == "always"
+    settings = load_settings(overrides)
+    # Imported late: the metrics mode must be chosen before prometheus_client is imported.
+    from spoolq.http.auth import Authenticator, check_listen_policy
+
+    auth = Authenticator.from_settings(settings)
+    check_listen_policy(settings, auth)
+    mode = "open (no API keys)" if auth.open else "API keys required"
+    print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
+          f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
+          f"{mode}", file=sys.stderr, flush=True)
+    from spoolq.http.server import serve
+
+    serve(settings, access_log=args.access_log)
+    return 0
+
+
+def _add_hash_key(sub: Any) -> None:
+    p = sub.add_parser("hash-key", help="print the sha256 of an API key for the config file")
+    p.add_argument("--stdin", action="store_true", help="read the key from standard input instead of a prompt")
+    p.set_defaults(handler=run_hash_key)
+
+
+def run_hash_key(args: argparse.Namespace) -> int:
+    from spoolq.http.auth import hash_key
+
+    key = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("API key: ")
+    if not key:
+        print("spoolq: empty key", file=sys.stderr)
+        return 2
+    print(hash_key(key))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spoolq", description="spoolq: a durable file-per-message queue")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in (_add_serve, _add_hash_key):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except SettingsError as e:
+        print(f"spoolq: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Helpers that build the OpenAPI operation objects the doors attach with ``Blueprint.doc``.
+
+Every operation gets a stable ``operationId`` (the verb: ``send``, ``poll``, ``dedup_poll``,
+``mq_send``...), its parameters from the query schemas in :mod:`spoolq.http.schemas`, and every
+status it can answer with, so a contract checker can hold the server to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import Schema
+
+from spoolq.http import schemas as s
+
+SchemaRef = type[Schema] | Schema | Mapping[str, Any]
+
+SECURITY: list[dict[str, list[str]]] = [{"apiKeyHeader": []}, {"apiKeyQuery": []}]
+SECURITY_SCHEMES: dict[str, dict[str, str]] = {
+    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-BV-API-Key"},
+    "apiKeyQuery": {"type": "apiKey", "in": "query", "name": "APIKey"},
+}
+
+
+def json_content(schema: SchemaRef) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def _x_bv(description: str) -> dict[str, Any]:
+    return {"X-BV-Exception": {"description": description, "schema": {"type": "string"}}}
+
+
+def emodb_errors(*, body: bool = False, queue_forbidden: bool = False, move: bool = False) -> dict[str, Any]:
+    """The error responses every EmoDB operation may give."""
+    responses: dict[str, Any] = {
+        "400": {
+            "description": "invalid argument (text/plain, X-BV-Exception: java.lang.IllegalArgumentException), "
+                           "unparsable query parameter (text/plain) or malformed JSON body (application/json)",
+            "headers": _x_bv("java.lang.IllegalArgumentException when the service rejected a value"),
+            "content": {"text/plain": {"schema": s.TEXT}, "application/json": {"schema": s.JsonErrorSchema}},
+        },
+        "403": {
+            "description": "unknown key or missing permission",
+            "headers": _x_bv("com.bazaarvoice.emodb.common.api.UnauthorizedException"),
+            "content": json_content(
+                {"oneOf": [s.NotAuthorizedSchema, s.QueueForbiddenSchema]} if queue_forbidden
+                else s.NotAuthorizedSchema),
+        },
+        "503": {
+            "description": "storage cannot guarantee durability now; retry after Retry-After seconds",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}},
+                        **_x_bv("com.bazaarvoice.emodb.common.api.ServiceUnavailableException")},
+            "content": json_content(s.UnavailableSchema),
+        },
+    }
+    if body:
+        responses["413"] = {"description": "request body over the server's limit", "content": json_content(s.JsonErrorSchema)}
+        responses["415"] = {"description": "Content-Type is not application/json", "content": json_content(s.JsonErrorSchema)}
+        responses["422"] = {"description": "empty body or the literal null", "content": json_content(s.ValidationErrorsSchema)}
+    if move:
+        responses["404"] = {
+            "description": "unknown move reference",
+            "headers": _x_bv("com.bazaarvoice.emodb.queue.api.UnknownMoveException"),
+            "content": json_content(s.UnknownMoveSchema),
+        }
+    return responses
+
+
+def queue_path_param(description: str = "queue name") -> dict[str, Any]:
+    return {"in": "path", "name": "queue", "required": True, "description": description,
+            "schema": {"type": "string", "pattern": s.QUEUE_NAME_PATTERN}}
+
+
+def operation(operation_id: str, summary: str, *, ok: Mapping[str, Any], query: type[Schema] | None = None,
+              body: SchemaRef | None = None, errors: Mapping[str, Any] | None = None,
+              description: str | None = None, secure: bool = True) -> dict[str, Any]:
+    """One operation object for ``Blueprint.doc(**operation(...))``."""
+    doc: dict[str, Any] = {"operationId": operation_id, "summary": summary, "responses": {**ok, **(errors or {})}}
+    if description:
+        doc["description"] = description
+    if query is not None:
+        doc["parameters"] = [{"in": "query", "schema": query}]
+    if body is not None:
+        doc["requestBody"] = {"required": True, "content": json_content(body)}
+    if secure:
+        doc["security"] = SECURITY
+    return doc
+
+
+def ok_json(schema: SchemaRef, description: str = "success") -> dict[str, Any]:
+    return {"200": {"description": description, "content": json_content(schema)}}

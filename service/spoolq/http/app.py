@@ -1,0 +1,175 @@
+"""The Flask application factory: ``create_app(settings, store=None)``.
+
+Nothing is built at import. ``create_app`` wires, for one app:
+
+* the EmoDB doors ``/queue/1`` and ``/dedupq/1`` (:mod:`spoolq.http.emodb`), the MQ door
+  ``/mq`` (:mod:`spoolq.http.mq`), and the SQS door (``POST /``) when
+  ``spoolq.http.sqs.create_blueprint`` exists;
+* ``/healthz`` (store health; 503 when the store cannot serve), ``/metrics`` (Prometheus),
+  the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
+* one error renderer per door: EmoDB errors exactly as EmoDB renders them, MQ errors as
+  text, everything else as JSON ``{"message": ...}``; never an HTML page or a stack trace;
+* the request body limit (``settings.max_body_bytes``): a declared ``Content-Length`` over it
+  gets 413 before the body is read; a chunked body is cut off at the limit while reading.
+
+The store is opened lazily on first use (post-fork under gunicorn) unless one is passed in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import swagger_ui_bundle  # type: ignore[import-untyped]
+from flask import Flask, Response, g, request, send_from_directory
+from flask_smorest import Api, Blueprint
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from spoolq import __version__
+from spoolq.http import apidoc, emodb, emodb_wire, mq
+from spoolq.http import schemas as s
+from spoolq.http.auth import Authenticator
+from spoolq.http.context import Services
+from spoolq.http.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from spoolq.http.metrics import Metrics
+from spoolq.settings import Settings
+from spoolq.store.model import QueueStore
+
+log = logging.getLogger("spoolq.http")
+
+
+class _Api(Api):  # type: ignore[misc]
+    # Every status an operation answers with is documented explicitly; no generic default.
+    DEFAULT_ERROR_RESPONSE_NAME = None
+
+
+def door_of(path: str) -> str:
+    """Which front door a request path belongs to (error rendering and metric labels)."""
+    if path.startswith("/queue/1/") or path == "/queue/1":
+        return "queue"
+    if path.startswith("/dedupq/1/") or path == "/dedupq/1":
+        return "dedupq"
+    if path.startswith("/mq/") or path == "/mq":
+        return "mq"
+    if path == "/":
+        return "sqs"
+    return "service"
+
+
+def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
+    """A ready-to-serve WSGI app for ``settings`` (the store is opened on first use)."""
+    app = Flask("spoolq")
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        API_TITLE="spoolq",
+        API_VERSION=__version__,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/docs",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/",
+        OPENAPI_SWAGGER_UI_URL="/docs/assets/",
+        JSON_SORT_KEYS=False,
+    )
+    services = Services(settings, Authenticator.from_settings(settings), Metrics(), store)
+    app.extensions["spoolq"] = services
+
+    api = _Api(app, spec_kwargs={"info": {
+        "description": "spoolq: a durable file-per-message queue. EmoDB QueueService/DedupQueueService, "
+                       "MQ and SQS front doors over one store. See docs/http.md and docs/compatibility.md."}})
+    for name, scheme in apidoc.SECURITY_SCHEMES.items():
+        api.spec.components.security_scheme(name, scheme)
+    api.register_blueprint(emodb.create_blueprint(services, dedup=False))
+    api.register_blueprint(emodb.create_blueprint(services, dedup=True))
+    api.register_blueprint(mq.create_blueprint(services))
+    api.register_blueprint(_ops_blueprint(services))
+    _register_sqs(app, settings, services)
+
+    assets = swagger_ui_bundle.swagger_ui_path
+
+    @app.get("/docs/assets/<path:filename>")
+    def docs_assets(filename: str) -> Response:
+        return send_from_directory(assets, filename, max_age=86400)
+
+    _install_hooks(app, services)
+    _install_error_handlers(app)
+    return app
+
+
+def _register_sqs(app: Flask, settings: Settings, services: Services) -> None:
+    try:
+        from spoolq.http import sqs
+    except ImportError:
+        return
+    factory = getattr(sqs, "create_blueprint", None)
+    if callable(factory):
+        app.register_blueprint(factory(settings, _LazyStore(services)))
+
+
+class _LazyStore:
+    """Hands the SQS door a store that opens on first use, like the other doors'."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._services.store(), name)
+
+
+def _ops_blueprint(services: Services) -> Blueprint:
+    blp = Blueprint("ops", __name__, description="Health and metrics")
+
+    def healthz() -> Response:
+        healthy, details = services.health()
+        body = s.HealthSchema().dumps({"status": "ok" if healthy else "unavailable", "store": details})
+        return Response(body, status=200 if healthy else 503, mimetype="application/json")
+
+    def metrics() -> Response:
+        return Response(services.metrics.render(), mimetype=METRICS_CONTENT_TYPE)
+
+    health_doc = blp.doc(operationId="healthz", summary="Store health", responses={
+        "200": {"description": "healthy", "content": apidoc.json_content(s.HealthSchema)},
+        "503": {"description": "the store cannot serve", "content": apidoc.json_content(s.HealthSchema)}})
+    metrics_doc = blp.doc(operationId="metrics", summary="Prometheus metrics", responses={
+        "200": {"description": "text exposition format", "content": {"text/plain": {"schema": s.TEXT}}}})
+    blp.route("/healthz", methods=["GET"])(health_doc(healthz))
+    blp.route("/metrics", methods=["GET"])(metrics_doc(metrics))
+
+    return blp
+
+
+def _install_hooks(app: Flask, services: Services) -> None:
+    limit = services.settings.max_body_bytes
+
+    @app.before_request
+    def start() -> None:
+        g.spoolq_started = time.perf_counter()
+        length = request.content_length
+        if length is not None and length > limit:
+            raise RequestEntityTooLarge()
+
+    @app.after_request
+    def observe(response: Response) -> Response:
+        started = g.get("spoolq_started")
+        if started is not None:
+            operation = (request.endpoint or "unmatched").rsplit(".", 1)[-1]
+            services.metrics.observe(door_of(request.path), operation, response.status_code,
+                                     time.perf_counter() - started)
+        return response
+
+
+def _install_error_handlers(app: Flask) -> None:
+    def render(exc: BaseException) -> Response:
+        door = door_of(request.path)
+        if door == "mq":
+            if not isinstance(exc, HTTPException | mq.MqError) and not hasattr(exc, "http_status"):
+                log.exception("unexpected error on %s %s", request.method, request.path)
+            return mq.render_error(exc)
+        err, log_id = emodb_wire.render(exc)
+        if log_id is not None:
+            log.error("unexpected error (ID %s) on %s %s", log_id, request.method, request.path, exc_info=exc)
+        return Response(err.body, status=err.status, content_type=err.content_type, headers=err.headers)
+
+    # Registered after flask-smorest's own HTTPException handler, so these win.
+    app.register_error_handler(HTTPException, render)
+    app.register_error_handler(Exception, render)

@@ -1,0 +1,351 @@
+"""EmoDB QueueService (``/queue/1``) and DedupQueueService (``/dedupq/1``) front doors.
+
+Wire-compatible with classic EmoDB (see ``shared/spec/emodb-queue-api.md`` §3-§4 and
+``docs/compatibility.md`` for the deliberate deviations). Each view checks, in EmoDB's
+order: Content-Type (415), authentication and permission (403), query parameters in
+declaration order (400 text), the JSON body (422 / 400 JSON), then the service rules
+(400 text with ``X-BV-Exception``), and makes one store call.
+
+Queue mapping: ``/queue/1/{q}`` is store queue ``q`` (kind standard); ``/dedupq/1/{q}`` is
+store queue ``__dedupq:{q}`` (kind dedup). Both doors share the ``queue|...`` permissions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flask import Response, request
+from flask_smorest import Blueprint
+
+from spoolq.http import apidoc
+from spoolq.http import emodb_wire as wire
+from spoolq.http import schemas as s
+from spoolq.http.auth import Principal
+from spoolq.http.context import Services
+from spoolq.store.model import MoveState, OutgoingMessage, QueueKind
+
+JSON = "application/json"
+_SUCCESS = b'{"success":true}'
+
+
+def _json(body: bytes | str, status: int = 200) -> Response:
+    return Response(body, status=status, mimetype=JSON)
+
+
+def success() -> Response:
+    return _json(_SUCCESS)
+
+
+class EmoDoor:
+    """The views of one EmoDB resource; ``dedup`` selects ``/dedupq/1`` behaviour."""
+
+    def __init__(self, services: Services, *, dedup: bool) -> None:
+        self.services = services
+        self.dedup = dedup
+        self.kind = QueueKind.DEDUP if dedup else QueueKind.STANDARD
+        self.metric_door = "dedupq" if dedup else "queue"
+
+    # --- request pieces ---------------------------------------------------------------
+
+    def require_json_body(self) -> None:
+        mimetype = request.mimetype or ""
+        if not (mimetype == JSON or (mimetype.startswith("application/") and mimetype.endswith("+json"))):
+            raise wire.json_error(415, {"message": "HTTP 415 Unsupported Media Type"})
+
+    def principal(self) -> Principal:
+        who = self.services.auth.principal(request.headers.get("X-BV-API-Key"), request.args.get("APIKey"))
+        if who is None:
+            raise wire.not_authorized()
+        return who
+
+    def authorize(self, action: str, queue: str) -> Principal:
+        who = self.principal()
+        if not who.can(action, queue):
+            raise wire.not_authorized()
+        return who
+
+    def body(self) -> Any:
+        return wire.parse_body(request.get_data(cache=False))
+
+    def store_name(self, queue: str) -> str:
+        return wire.check_queue_name(queue, dedup=self.dedup)
+
+    def send_options(self) -> Callable[[bytes], OutgoingMessage]:
+        """Extension parameters on send: ``delay``, ``ttl``, ``atMostOnce``."""
+        args = request.args
+        delay = wire.float_param(args, "delay", None)
+        ttl = wire.float_param(args, "ttl", None)
+        at_most_once = wire.bool_param(args, "atMostOnce", False)
+        if delay is not None and not 0 <= delay <= 365 * 86400:
+            raise wire.illegal_argument("Delay must be between 0 and 31536000 seconds")
+        if ttl is not None and not 0 < ttl <= 365 * 86400:
+            raise wire.illegal_argument("Ttl must be >0 and <=31536000 seconds")
+
+        def make(body: bytes) -> OutgoingMessage:
+            return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)
+        return make
+
+    def count(self, op: str, n: int) -> None:
+        self.services.metrics.messages(self.metric_door, op, n)
+
+    # --- views --------------------------------------------------------------------------
+
+    def send(self, queue: str) -> Response:
+        self.require_json_body()
+        self.authorize("post", queue)
+        make = self.send_options()
+        value = self.body()
+        name = self.store_name(queue)
+        data = wire.message_bytes(value)
+        self.services.store().send(name, make(data), create=self.kind)
+        self.count("send", 1)
+        return success()
+
+    def send_batch(self, queue: str) -> Response:
+        self.require_json_body()
+        self.authorize("post", queue)
+        make = self.send_options()
+        values = wire.message_list(self.body())
+        name = self.store_name(queue)
+        messages = [make(wire.message_bytes(v)) for v in values]
+        if messages:
+            self.services.store().send_batch(name, messages, create=self.kind)
+            self.count("send", len(messages))
+        return success()
+
+    def send_batches(self) -> Response:
+        self.require_json_body()
+        who = self.principal()
+        make = self.send_options()
+        batches = wire.batch_map(self.body())
+        for queue in batches:
+            if not who.can("post", queue):
+                return _json(wire.compact({"queue": queue}), 403)
+        prepared: list[tuple[str, list[OutgoingMessage]]] = []
+        for queue, values in batches.items():
+            name = self.store_name(queue)
+            prepared.append((name, [make(wire.message_bytes(v)) for v in values]))
+        store = self.services.store()
+        for name, messages in prepared:
+            if messages:
+                store.send_batch(name, messages, create=self.kind)
+                self.count("send", len(messages))
+        return success()
+
+    def poll(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        args = request.args
+        wire.bool_param(args, "partitioned")
+        ttl = wire.int_param(args, "ttl", 30)
+        limit = wire.int_param(args, "limit", 10)
+        wait = wire.float_param(args, "wait", 0.0)
+        assert ttl is not None and limit is not None and wait is not None
+        name = self.store_name(queue)
+        if ttl < 0:
+            raise wire.illegal_argument("ClaimTtl must be >=0")
+        if limit <= 0:
+            raise wire.illegal_argument("Limit must be >0")
+        ttl_check = ("ClaimTtl must be <=1 hour", ttl > wire.MAX_CLAIM_TTL)
+        limit_check = ("Limit must be <=1000", limit > wire.MAX_POLL_LIMIT)
+        for text, failed in ((limit_check, ttl_check) if self.dedup else (ttl_check, limit_check)):
+            if failed:
+                raise wire.illegal_argument(text)
+        if wait < 0:
+            raise wire.illegal_argument("Wait must be >=0")
+        if wait > wire.MAX_WAIT:
+            raise wire.illegal_argument("Wait must be <=20")
+        deliveries = self.services.store().poll(name, limit=limit, claim_ttl=float(ttl), wait=wait)
+        self.count("poll", len(deliveries))
+        return self.render_messages([(d.message.id, d.message.body) for d in deliveries])
+
+    def peek(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        args = request.args
+        if self.dedup:
+            wire.bool_param(args, "partitioned")
+        limit = wire.int_param(args, "limit", 10)
+        assert limit is not None
+        name = self.store_name(queue)
+        if limit <= 0:
+            raise wire.illegal_argument("Limit must be >0")
+        if limit > wire.MAX_PEEK_LIMIT:
+            raise wire.illegal_argument("Limit must be <=5000")
+        messages = self.services.store().peek(name, limit=limit)
+        return self.render_messages([(m.id, m.body) for m in messages])
+
+    @staticmethod
+    def render_messages(items: list[tuple[str, bytes]]) -> Response:
+        parts = [b'{"id":"' + mid.encode("ascii") + b'","payload":' + wire.payload_json(body) + b"}"
+                 for mid, body in items]
+        return _json(b"[" + b",".join(parts) + b"]")
+
+    def renew(self, queue: str) -> Response:
+        self.require_json_body()
+        self.authorize("poll", queue)
+        args = request.args
+        wire.bool_param(args, "partitioned")
+        ttl = wire.int_param(args, "ttl", 30)
+        assert ttl is not None
+        ids = wire.id_list(self.body())
+        name = self.store_name(queue)
+        if ttl < 0:
+            raise wire.illegal_argument("ClaimTtl must be >=0")
+        if ttl > wire.MAX_CLAIM_TTL:
+            raise wire.illegal_argument("ClaimTtl must be <=1 hour")
+        if ids:
+            store = self.services.store()
+            if ttl == 0:
+                store.release(name, ids)
+            else:
+                store.renew(name, ids, float(ttl), extend_only=True, claim_unclaimed=True)
+        return success()
+
+    def ack(self, queue: str) -> Response:
+        self.require_json_body()
+        self.authorize("poll", queue)
+        wire.bool_param(request.args, "partitioned")
+        ids = wire.id_list(self.body())
+        name = self.store_name(queue)
+        if ids:
+            self.services.store().ack(name, ids)
+            self.count("ack", len(ids))
+        return success()
+
+    def size(self, queue: str) -> Response:
+        self.authorize("get_status", queue)
+        args = request.args
+        if self.dedup:
+            wire.bool_param(args, "partitioned")
+        limit = wire.int_param(args, "limit", None, maximum=wire.JAVA_LONG_MAX)
+        name = self.store_name(queue)
+        if limit == wire.JAVA_LONG_MAX:
+            limit = None
+        if limit is not None and limit <= 0:
+            raise wire.illegal_argument("Limit must be >0")
+        return _json(str(self.services.store().size(name, limit=limit)))
+
+    def claim_count(self, queue: str) -> Response:
+        self.authorize("get_status", queue)
+        wire.bool_param(request.args, "partitioned")
+        name = self.store_name(queue)
+        return _json(str(self.services.store().claim_count(name)))
+
+    def unclaim_all(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        wire.bool_param(request.args, "partitioned")
+        name = self.store_name(queue)
+        self.services.store().unclaim_all(name)
+        return success()
+
+    def purge(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        wire.bool_param(request.args, "partitioned")
+        name = self.store_name(queue)
+        self.services.store().purge(name)
+        return success()
+
+    def move(self) -> Response:
+        who = self.principal()
+        source, dest = request.args.get("from"), request.args.get("to")
+        if source is None:
+            raise wire.illegal_argument("from is required")
+        if dest is None:
+            raise wire.illegal_argument("to is required")
+        if not (who.can("poll", source) and who.can("post", dest)):
+            raise wire.not_authorized()
+        if not source:
+            raise wire.illegal_argument("from is required")
+        if not dest:
+            raise wire.illegal_argument("to is required")
+        if source == dest:
+            raise wire.illegal_argument("cannot move queue to itself")
+        src_name, dest_name = self.store_name(source), self.store_name(dest)
+        ref = self.services.store().move(src_name, dest_name)
+        return _json(wire.compact({"id": ref}))
+
+    def move_status(self, ref: str) -> Response:
+        self.principal()
+        if not wire.MOVE_REF_RE.fullmatch(ref):
+            raise wire.unknown_move(ref)
+        status = self.services.store().move_status(ref)
+        prefix = wire.DEDUP_STORE_PREFIX
+        if status.source.startswith(prefix) != self.dedup or status.destination.startswith(prefix) != self.dedup:
+            raise wire.unknown_move(ref)  # a move of the other resource's kind
+        strip = len(prefix) if self.dedup else 0
+        state = {MoveState.IN_PROGRESS: "IN_PROGRESS", MoveState.COMPLETE: "COMPLETE"}.get(status.state, "ERROR")
+        body = {"from": status.source[strip:], "to": status.destination[strip:], "status": state}
+        return _json(wire.compact(body))
+
+
+# --- blueprint -----------------------------------------------------------------------------
+
+_Route = tuple[str, str, str, str, Mapping[str, Any]]
+
+
+def _routes(dedup: bool) -> list[_Route]:
+    """(rule, method, view, summary, doc kwargs) for every endpoint."""
+    body_err = apidoc.emodb_errors(body=True)
+    errs = apidoc.emodb_errors()
+    success_ok = apidoc.ok_json(s.SuccessSchema)
+    messages_ok = apidoc.ok_json(s.MessageSchema(many=True), "messages (possibly [])")
+    count_ok = apidoc.ok_json(s.COUNT, "a bare JSON integer")
+    return [
+        ("/<queue>/send", "POST", "send", "Send one message", dict(
+            ok=success_ok, body=s.ANY_JSON, query=s.SendQuery, errors=body_err)),
+        ("/<queue>/sendbatch", "POST", "send_batch", "Send messages to one queue (all or nothing)", dict(
+            ok=success_ok, body=s.ANY_LIST, query=s.SendQuery, errors=body_err)),
+        ("/_sendbatch", "POST", "send_batches", "Send messages to several queues (all or nothing)", dict(
+            ok=success_ok, body=s.BATCH_MAP, query=s.SendQuery,
+            errors=apidoc.emodb_errors(body=True, queue_forbidden=True))),
+        ("/<queue>/poll", "GET", "poll", "Claim and return up to limit messages", dict(
+            ok=messages_ok, query=s.PollQuery, errors=errs)),
+        ("/<queue>/peek", "GET", "peek", "Return up to limit messages without claiming", dict(
+            ok=messages_ok, query=s.DedupPeekQuery if dedup else s.PeekQuery, errors=errs)),
+        ("/<queue>/renew", "POST", "renew", "Extend claims (ttl=0 releases them)", dict(
+            ok=success_ok, body=s.ID_LIST, query=s.RenewQuery, errors=body_err)),
+        ("/<queue>/ack", "POST", "ack", "Acknowledge (delete) messages", dict(
+            ok=success_ok, body=s.ID_LIST, query=s.PartitionedQuery, errors=body_err)),
+        ("/<queue>/size", "GET", "size", "Count messages (exact up to limit)", dict(
+            ok=count_ok, query=s.DedupSizeQuery if dedup else s.SizeQuery, errors=errs)),
+        ("/<queue>/claimcount", "GET", "claim_count", "Count unexpired claims", dict(
+            ok=count_ok, query=s.PartitionedQuery, errors=errs)),
+        ("/<queue>/unclaimall", "POST", "unclaim_all", "Release every claim", dict(
+            ok=success_ok, query=s.PartitionedQuery, errors=errs)),
+        ("/<queue>", "DELETE", "purge", "Delete every message", dict(
+            ok=success_ok, query=s.PartitionedQuery, errors=errs)),
+        ("/_move", "POST", "move", "Start moving every message of one queue to another", dict(
+            ok=apidoc.ok_json(s.MoveRefSchema), query=s.MoveQuery, errors=errs)),
+        ("/_move/<ref>", "GET", "move_status", "Status of a move", dict(
+            ok=apidoc.ok_json(s.MoveStatusSchema), errors=apidoc.emodb_errors(move=True))),
+    ]
+
+
+def create_blueprint(services: Services, *, dedup: bool) -> Blueprint:
+    """The ``/queue/1`` (or ``/dedupq/1``) blueprint bound to ``services``."""
+    name = "dedupq" if dedup else "queue"
+    blp = Blueprint(name, __name__, url_prefix=f"/{name}/1",
+                    description=("EmoDB DedupQueueService" if dedup else "EmoDB QueueService")
+                    + " (wire-compatible; see docs/compatibility.md)")
+    door = EmoDoor(services, dedup=dedup)
+    prefix = "dedup_" if dedup else ""
+    for rule, method, view, summary, kw in _routes(dedup):
+        parameters = []
+        if "<queue>" in rule:
+            parameters.append(apidoc.queue_path_param())
+        if "<ref>" in rule:
+            parameters.append({"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}})
+        doc = apidoc.operation(prefix + view, summary, **kw)
+        func = blp.doc(**doc)(_bind(door, view))
+        blp.route(rule, methods=[method], parameters=parameters, endpoint=view)(func)
+    return blp
+
+
+def _bind(door: EmoDoor, view: str) -> Callable[..., Response]:
+    bound: Callable[..., Response] = getattr(door, view)
+
+    def endpoint(**kwargs: str) -> Response:
+        return bound(**kwargs)
+    endpoint.__name__ = view
+    endpoint.__doc__ = None
+    return endpoint

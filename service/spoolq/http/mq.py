@@ -1,0 +1,216 @@
+"""MQ's six endpoints (SoftLayer MQ, ``shared/seeds/000_*.txt``) under ``/mq``.
+
+=========  ==============================  ==============================================
+method     path                            answer
+=========  ==============================  ==============================================
+PUT        /mq/<queue>                     201 created, 200 if it already existed
+GET        /mq/<queue>                     200 if the queue exists, else 404
+DELETE     /mq/<queue>                     200: the queue and all its messages are gone
+GET        /mq/<queue>/messages            200 body = message, ``X-Message-Id``; 204 if none
+POST       /mq/<queue>/messages            201, ``X-Message-Id``; 400 unreadable body;
+                                           404 no such queue; 503 + ``Retry-After``
+DELETE     /mq/<queue>/messages/<id>       200 removed, 404 not there (already removed)
+=========  ==============================  ==============================================
+
+A fetched message is claimed (MQ's "delay" folder) for the queue's claim ttl (30 s by
+default) and comes back if it is not deleted by then. Extensions: ``?wait=`` seconds to
+long-poll on fetch, ``?ttl=`` claim seconds on fetch; ``?delay=`` / ``?ttl=`` (expiry) on
+add. Bodies are opaque bytes. Errors are ``text/plain``. The store queue for ``<queue>``
+is ``mq:<queue>``. Permissions (with API keys): add = ``queue|post|<queue>``, create =
+``post``, fetch / delete message / delete queue = ``poll``, queue exists = ``get_status``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Response, request
+from flask_smorest import Blueprint
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from spoolq.errors import QueueNotFound, SpoolqError, StorageUnavailable
+from spoolq.http import apidoc
+from spoolq.http import schemas as s
+from spoolq.http.context import Services
+from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
+
+PREFIX = "mq:"
+_NAME_RE = re.compile(r"[A-Za-z0-9:@._-]{1,255}")
+_NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+
+
+class MqError(Exception):
+    def __init__(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+        self.headers = headers or {}
+
+
+def text_response(status: int, text: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(text + ("\n" if text else ""), status=status, mimetype="text/plain", headers=headers)
+
+
+def render_error(exc: BaseException) -> Response:
+    """The MQ rendering of any error raised while serving ``/mq``."""
+    if isinstance(exc, MqError):
+        return text_response(exc.status, exc.text, exc.headers)
+    if isinstance(exc, StorageUnavailable):
+        return text_response(503, exc.message, {"Retry-After": str(exc.retry_after)})
+    if isinstance(exc, QueueNotFound):
+        return text_response(404, f"queue {exc.name.removeprefix(PREFIX)!r} does not exist")
+    if isinstance(exc, SpoolqError):
+        return text_response(exc.http_status, exc.message)
+    if isinstance(exc, RequestEntityTooLarge):
+        return text_response(413, "request body too large")
+    if isinstance(exc, HTTPException):
+        return text_response(exc.code or 500, exc.name.lower())
+    return text_response(500, "internal error (logged)")
+
+
+def _store_name(queue: str) -> str:
+    if not _NAME_RE.fullmatch(queue) or queue in (".", ".."):
+        raise MqError(400, "invalid queue name: use 1-255 of A-Z a-z 0-9 : @ . _ - (not . or ..)")
+    return PREFIX + queue
+
+
+def _seconds(name: str, low: float, high: float, *, low_inclusive: bool = True) -> float | None:
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    value = float(raw) if _NUM_RE.fullmatch(raw) else float("nan")
+    ok = (low <= value if low_inclusive else low < value) and value <= high
+    if not ok:
+        raise MqError(400, f"{name} must be a number of seconds in {'[' if low_inclusive else '('}{low:g}, {high:g}]")
+    return value
+
+
+class MqDoor:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def authorize(self, action: str, queue: str) -> None:
+        who = self.services.auth.principal(request.headers.get("X-BV-API-Key"), request.args.get("APIKey"))
+        if who is None or not who.can(action, queue):
+            raise MqError(403, "not authorized")
+
+    def create_queue(self, queue: str) -> Response:
+        self.authorize("post", queue)
+        name = _store_name(queue)
+        store = self.services.store()
+        try:
+            store.get_queue(name)
+            return text_response(200, "")
+        except QueueNotFound:
+            store.create_queue(name, QueueKind.STANDARD, exist_ok=True)
+            return text_response(201, "")
+
+    def get_queue(self, queue: str) -> Response:
+        self.authorize("get_status", queue)
+        self.services.store().get_queue(_store_name(queue))
+        return text_response(200, "")
+
+    def delete_queue(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        self.services.store().delete_queue(_store_name(queue))
+        return text_response(200, "")
+
+    def fetch(self, queue: str) -> Response:
+        self.authorize("poll", queue)
+        name = _store_name(queue)
+        wait = _seconds("wait", 0.0, 20.0) or 0.0
+        ttl = _seconds("ttl", 1.0, MAX_CLAIM_TTL)
+        deliveries = self.services.store().poll(name, limit=1, claim_ttl=ttl, wait=wait)
+        if not deliveries:
+            return Response(status=204)
+        message = deliveries[0].message
+        self.services.metrics.messages("mq", "poll", 1)
+        return Response(message.body, status=200, mimetype="application/octet-stream",
+                        headers={"X-Message-Id": message.id})
+
+    def add(self, queue: str) -> Response:
+        self.authorize("post", queue)
+        name = _store_name(queue)
+        delay = _seconds("delay", 0.0, MAX_DELAY)
+        ttl = _seconds("ttl", 0.0, MAX_DELAY, low_inclusive=False)
+        try:
+            body = request.get_data(cache=False)
+        except RequestEntityTooLarge:
+            raise
+        except (HTTPException, OSError, ValueError) as e:
+            raise MqError(400, f"the request body could not be read: {type(e).__name__}") from None
+        result = self.services.store().send(name, OutgoingMessage(body=body, delay=delay, ttl=ttl))
+        self.services.metrics.messages("mq", "send", 1)
+        return text_response(201, "", {"X-Message-Id": result.id})
+
+    def delete_message(self, queue: str, message_id: str) -> Response:
+        self.authorize("poll", queue)
+        name = _store_name(queue)
+        removed = self.services.store().ack(name, [message_id])
+        if not any(removed):
+            raise MqError(404, "no such message")
+        self.services.metrics.messages("mq", "ack", 1)
+        return text_response(200, "")
+
+
+def _ok(status: str, description: str, content: Mapping[str, Any] | None = None,
+        headers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    resp: dict[str, Any] = {"description": description}
+    if content:
+        resp["content"] = content
+    if headers:
+        resp["headers"] = headers
+    return {status: resp}
+
+
+_TEXT = {"text/plain": {"schema": s.TEXT}}
+_MSG_ID = {"X-Message-Id": {"schema": {"type": "string"}, "required": True}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    texts = {400: "invalid name, parameter or unreadable body", 403: "not authorized", 404: "no such queue or message",
+             413: "body over the server's limit", 503: "storage unavailable; retry after Retry-After seconds"}
+    out: dict[str, Any] = {}
+    for code in codes:
+        out.update(_ok(str(code), texts[code], _TEXT,
+                       {"Retry-After": {"schema": {"type": "integer"}}} if code == 503 else None))
+    return out
+
+
+def create_blueprint(services: Services) -> Blueprint:
+    blp = Blueprint("mq", __name__, url_prefix="/mq", description="MQ's six endpoints (bodies are opaque bytes)")
+    door = MqDoor(services)
+    qparam = [{"in": "path", "name": "queue", "required": True,
+               "schema": {"type": "string", "pattern": s.MQ_QUEUE_PATTERN}}]
+    idparam = [*qparam, {"in": "path", "name": "message_id", "required": True, "schema": {"type": "string"}}]
+    routes: list[tuple[str, str, str, str, str, list[dict[str, Any]], dict[str, Any], dict[str, Any]]] = [
+        ("/<queue>", "PUT", "create_queue", "mq_create_queue", "Create a queue", qparam, {}, dict(
+            **_ok("201", "created", _TEXT), **_ok("200", "already existed", _TEXT), **_errors(400, 403, 503))),
+        ("/<queue>", "GET", "get_queue", "mq_get_queue", "Does the queue exist?", qparam, {}, dict(
+            **_ok("200", "it exists", _TEXT), **_errors(400, 403, 404, 503))),
+        ("/<queue>", "DELETE", "delete_queue", "mq_delete_queue", "Delete a queue and its messages", qparam, {}, dict(
+            **_ok("200", "deleted", _TEXT), **_errors(400, 403, 404, 503))),
+        ("/<queue>/messages", "GET", "fetch", "mq_fetch", "Fetch (claim) one message", qparam,
+         {"parameters": [{"in": "query", "schema": s.MqFetchQuery}]}, dict(
+            **_ok("200", "the message body", {"application/octet-stream": {"schema": s.BINARY}}, _MSG_ID),
+            **_ok("204", "no message can be fetched now"), **_errors(400, 403, 503))),
+        ("/<queue>/messages", "POST", "add", "mq_send", "Add a message", qparam,
+         {"parameters": [{"in": "query", "schema": s.MqSendQuery}],
+          "requestBody": {"required": False, "content": {"*/*": {"schema": s.BINARY}}}}, dict(
+            **_ok("201", "stored durably", _TEXT, _MSG_ID), **_errors(400, 403, 404, 413, 503))),
+        ("/<queue>/messages/<message_id>", "DELETE", "delete_message", "mq_delete", "Delete a message", idparam,
+         {}, dict(**_ok("200", "removed", _TEXT), **_errors(400, 403, 404, 503))),
+    ]
+    for rule, method, view, op_id, summary, params, extra, responses in routes:
+        doc: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses,
+               "security": apidoc.SECURITY, **extra}
+        bound = getattr(door, view)
+
+        def endpoint(_bound: object = bound, **kwargs: str) -> Response:
+            return _bound(**kwargs)  # type: ignore[operator,no-any-return]
+        endpoint.__name__ = view
+        endpoint.__doc__ = None
+        blp.route(rule, methods=[method], parameters=params, endpoint=view)(blp.doc(**doc)(endpoint))
+    return blp

@@ -1,0 +1,89 @@
+"""Serving the app with gunicorn, started programmatically (``spoolq serve``).
+
+Worker model: ``gthread`` workers (``settings.workers`` processes x ``settings.threads``
+threads). A long poll (``wait`` up to 20 s) holds one thread, not a process, so with the
+defaults (4 x 32) up to 128 requests are in flight and long polls cannot starve short
+requests until well over 100 of them wait at once; sync workers would block a whole
+process per long poll. gunicorn's ``timeout`` (the worker heartbeat, 120 s) is far above
+the 20 s long-poll ceiling, and keep-alive is 30 s so clients reuse connections.
+
+The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from spoolq.settings import Settings
+
+#: Access log without the query string (it may carry ``APIKey``).
+ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """gunicorn hook: drop a dead worker's live gauges from the multiprocess metrics."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[str, Any]:
+    return {
+        "bind": [f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}"],
+        "workers": settings.workers,
+        "threads": settings.threads,
+        "worker_class": "gthread",
+        "timeout": 120,
+        "graceful_timeout": 30,
+        "keepalive": 30,
+        "preload_app": False,  # the app (and the store) is built in each worker, after the fork
+        "accesslog": "-" if access_log else None,
+        "access_log_format": ACCESS_LOG_FORMAT,
+        "errorlog": "-",
+        "loglevel": "info",
+        "proc_name": "spoolq",
+        "child_exit": child_exit,
+        "limit_request_line": 8190,
+    }
+
+
+class SpoolqApplication(BaseApplication):  # type: ignore[misc]
+    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+        self.settings = settings
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            if value is not None and key in self.cfg.settings:
+                self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from spoolq.http.app import create_app
+
+        return create_app(self.settings)
+
+
+def prepare_metrics_dir() -> str | None:
+    """Put prometheus-client in multiprocess mode (before anything imports it); returns a dir to remove."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return None
+    path = tempfile.mkdtemp(prefix="spoolq-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    return path
+
+
+def serve(settings: Settings, *, access_log: bool = False) -> None:
+    """Run gunicorn in the foreground until it is stopped."""
+    created = prepare_metrics_dir()
+    try:
+        SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log)).run()
+    finally:
+        if created:
+            shutil.rmtree(created, ignore_errors=True)

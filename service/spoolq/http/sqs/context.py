@@ -1,0 +1,127 @@
+"""Who is calling, and how SQS names map onto store names, URLs, ARNs and receipts.
+
+Scoping
+    SQS queues live per account and region. The region comes from the SigV4
+    credential scope (``Credential=<key>/<date>/<region>/sqs/aws4_request``), falling
+    back to ``settings.sqs_region``; the account is ``settings.sqs_account_id``
+    (default 123456789012, as moto uses).
+
+Names
+    SQS queue ``<QueueName>`` of account ``A`` in region ``R`` is the store queue
+    ``sqs:A:R:<QueueName>`` (always within the store's ``^[A-Za-z0-9._:@-]{1,400}$``).
+    Its URL is ``<scheme>://<Host header>/<A>/<QueueName>`` and its ARN
+    ``arn:aws:sqs:R:A:<QueueName>``. A ``QueueUrl`` is resolved by its last path
+    segment only (the host is never used), and a bare queue name is accepted too.
+
+Receipt handles
+    ``base64url("<store queue>\\n<received at, ms>\\n<store receipt>")``: the store's
+    opaque receipt, the queue it belongs to (a handle used on another queue is
+    invalid) and the receive time (the 12-hour visibility limit counts from it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+
+from flask import Request
+
+from spoolq.http.sqs.errors import QueueDoesNotExist, ReceiptHandleIsInvalid
+from spoolq.settings import Settings
+
+QUEUE_NAME = re.compile(r"^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$")
+STORE_PREFIX = "sqs"
+_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
+_ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})$")
+_STORE_NAME = re.compile(r"^sqs:(\d{12}):([a-z0-9-]+):([A-Za-z0-9_.-]{1,80})$")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The account, region and access key of one request, and the base of its queue URLs."""
+
+    account: str
+    region: str
+    access_key: str | None
+    base_url: str
+
+    def store_name(self, queue_name: str) -> str:
+        return f"{STORE_PREFIX}:{self.account}:{self.region}:{queue_name}"
+
+    def url(self, queue_name: str) -> str:
+        return f"{self.base_url}/{self.account}/{queue_name}"
+
+    def arn(self, queue_name: str) -> str:
+        return f"arn:aws:sqs:{self.region}:{self.account}:{queue_name}"
+
+    def store_prefix(self) -> str:
+        return f"{STORE_PREFIX}:{self.account}:{self.region}:"
+
+    def queue_from_url(self, queue_url: str) -> str:
+        """The store name of the queue a ``QueueUrl`` (or bare name) designates."""
+        name = queue_url.rstrip("/").rsplit("/", 1)[-1] if queue_url else ""
+        if not QUEUE_NAME.match(name):
+            raise QueueDoesNotExist()
+        return self.store_name(name)
+
+
+def caller_of(request: Request, settings: Settings) -> Caller:
+    match = _CREDENTIAL.search(request.headers.get("Authorization", ""))
+    region = match.group(3) if match else settings.sqs_region
+    access_key = match.group(1) if match else None
+    base = f"{request.scheme}://{request.host}"
+    return Caller(settings.sqs_account_id, region, access_key, base)
+
+
+def credential_scope(authorization: str) -> tuple[str, str, str, str] | None:
+    """``(access key, date, region, service)`` from a SigV4 Authorization header."""
+    match = _CREDENTIAL.search(authorization)
+    return (match.group(1), match.group(2), match.group(3), match.group(4)) if match else None
+
+
+def split_store_name(store_name: str) -> tuple[str, str, str] | None:
+    """``(account, region, queue name)`` of an SQS store name, or ``None`` for other front doors' queues."""
+    match = _STORE_NAME.match(store_name)
+    return (match.group(1), match.group(2), match.group(3)) if match else None
+
+
+def arn_of_store_name(store_name: str) -> str:
+    parts = split_store_name(store_name)
+    if parts is None:
+        return f"arn:aws:sqs:::{store_name}"
+    account, region, name = parts
+    return f"arn:aws:sqs:{region}:{account}:{name}"
+
+
+def store_name_of_arn(arn: str) -> str | None:
+    """The store name an SQS queue ARN designates, or ``None`` if it is not one."""
+    match = _ARN.match(arn)
+    if not match or not QUEUE_NAME.match(match.group(3)):
+        return None
+    region, account, name = match.groups()
+    return f"{STORE_PREFIX}:{account}:{region}:{name}"
+
+
+def queue_name_of(store_name: str) -> str:
+    parts = split_store_name(store_name)
+    return parts[2] if parts else store_name
+
+
+def wrap_receipt(store_queue: str, receipt: str, received_at: float) -> str:
+    raw = f"{store_queue}\n{int(received_at * 1000)}\n{receipt}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def unwrap_receipt(store_queue: str, handle: str) -> tuple[str, float]:
+    """The store receipt and receive time (s) inside ``handle``; it must belong to ``store_queue``."""
+    try:
+        raw = base64.urlsafe_b64decode(handle.encode("ascii")).decode("utf-8")
+        queue, received_ms, receipt = raw.split("\n", 2)
+        received_at = int(received_ms) / 1000.0
+    except (ValueError, UnicodeError, binascii.Error):
+        raise ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.') from None
+    if queue != store_queue or not receipt:
+        raise ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.')
+    return receipt, received_at

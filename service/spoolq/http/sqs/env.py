@@ -1,0 +1,72 @@
+"""What every SQS handler receives: the store, the caller, and the door's small caches.
+
+``Env`` is built per request by the blueprint; handlers are plain functions
+``(env, params) -> reply dict`` so they can be called without Flask in unit tests.
+
+``AttemptCache`` remembers FIFO ``ReceiveRequestAttemptId`` replies for five
+minutes so that a retried ReceiveMessage returns the same messages and receipt
+handles. It is per worker process (see docs/sqs.md: a retry that lands on
+another gunicorn worker is answered as a fresh receive).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from spoolq.errors import QueueNotFound
+from spoolq.http.sqs.context import Caller
+from spoolq.http.sqs.errors import QueueDoesNotExist
+from spoolq.store import QueueInfo, QueueStore
+
+ATTEMPT_TTL = 300.0
+ATTEMPT_CAPACITY = 10_000
+
+
+class AttemptCache:
+    """Thread-safe ``(queue, attempt id) -> rendered messages`` with a five-minute life."""
+
+    def __init__(self, ttl: float = ATTEMPT_TTL, capacity: int = ATTEMPT_CAPACITY) -> None:
+        self._ttl = ttl
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, queue: str, attempt: str, now: float) -> list[dict[str, Any]] | None:
+        with self._lock:
+            item = self._items.get((queue, attempt))
+            if item is None or item[0] < now:
+                return None
+            return item[1]
+
+    def put(self, queue: str, attempt: str, messages: list[dict[str, Any]], now: float) -> None:
+        with self._lock:
+            self._items[(queue, attempt)] = (now + self._ttl, messages)
+            self._items.move_to_end((queue, attempt))
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+    def forget(self, queue: str) -> None:
+        """Drop every remembered attempt of ``queue`` (after a visibility change, delete or purge)."""
+        with self._lock:
+            for key in [k for k in self._items if k[0] == queue]:
+                del self._items[key]
+
+
+@dataclass
+class Env:
+    store: QueueStore
+    caller: Caller
+    attempts: AttemptCache
+    clock: Callable[[], float] = field(default=time.time)
+
+    def queue(self, store_name: str) -> QueueInfo:
+        """The queue's info, or the SQS ``QueueDoesNotExist`` error."""
+        try:
+            return self.store.get_queue(store_name)
+        except QueueNotFound:
+            raise QueueDoesNotExist() from None

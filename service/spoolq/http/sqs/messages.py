@@ -1,0 +1,264 @@
+"""Message-level SQS actions: SendMessage(+Batch), ReceiveMessage, DeleteMessage(+Batch),
+ChangeMessageVisibility(+Batch). Each parses, makes one store call, and renders.
+
+What a message keeps in the store's opaque ``attributes``::
+
+    {"ma": {name: {DataType, StringValue | BinaryValue(base64)}},   # MessageAttributes
+     "sa": {"AWSTraceHeader": {...}},                                # MessageSystemAttributes
+     "sender": "<access key id>",                                    # SenderId
+     "src": "<store queue it was sent to>",                          # DeadLetterQueueSourceArn
+     "dd": "<dedup id as the client gave it>"}                       # only with messageGroup scope
+
+Batch sends validate each entry on its own: a bad entry goes to ``Failed`` (HTTP 200)
+and the good ones are written with one ``send_batch``; request-level problems (empty,
+more than 10, bad or repeated ids, over 1 MiB in total) fail the whole call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spoolq.errors import SpoolqError
+from spoolq.http.sqs import checks
+from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
+from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt
+from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
+from spoolq.http.sqs.env import Env
+from spoolq.http.sqs.errors import (
+    BatchRequestTooLong,
+    InvalidParameterValue,
+    MessageNotInflight,
+    MissingParameter,
+    SqsError,
+)
+from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
+
+ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
+SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
+                     "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
+                     "DeadLetterQueueSourceArn")
+NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
+
+
+def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
+    """Check one message and build what the store takes plus the reply's digests."""
+    body = entry.get("MessageBody")
+    if body is None or body == "":
+        raise MissingParameter("MessageBody")
+    if not isinstance(body, str):
+        raise InvalidParameterValue("MessageBody must be a string.")
+    checks.check_body(body)
+    fifo = info.kind is QueueKind.FIFO
+    delay = optional_int(entry, "DelaySeconds", 0, checks.MAX_DELAY, "DelaySeconds must be >= 0 and <= 900.")
+    if fifo and delay:
+        raise invalid_value("DelaySeconds", delay, NOT_FOR_QUEUE_TYPE)
+    attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
+    system = checks.check_message_attributes(entry.get("MessageSystemAttributes"), system=True)
+    checks.check_size(body, attrs, info.config.max_message_bytes)
+    group = checks.check_fifo_id("MessageGroupId", optional_str(entry, "MessageGroupId"))
+    dedup = checks.check_fifo_id("MessageDeduplicationId", optional_str(entry, "MessageDeduplicationId"))
+    stored: dict[str, Any] = {"sender": env.caller.access_key or ANONYMOUS_SENDER, "src": info.name}
+    if fifo:
+        if group is None:
+            raise MissingParameter("MessageGroupId")
+        if dedup is None:
+            if not info.config.content_based_dedup:
+                raise InvalidParameterValue("The queue should either have ContentBasedDeduplication enabled or "
+                                            "MessageDeduplicationId provided explicitly")
+            dedup = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        if info.config.extra.get("DeduplicationScope") == "messageGroup":
+            stored["dd"] = dedup
+            dedup = hashlib.sha256(f"{group}\n{dedup}".encode()).hexdigest()
+    elif dedup is not None:
+        raise invalid_value("MessageDeduplicationId", dedup, NOT_FOR_QUEUE_TYPE)
+    if attrs:
+        stored["ma"] = attrs
+    if system:
+        stored["sa"] = system
+    reply: dict[str, Any] = {"MD5OfMessageBody": md5_of_body(body)}
+    if attrs:
+        reply["MD5OfMessageAttributes"] = md5_of_attributes(attrs)
+    if system:
+        reply["MD5OfMessageSystemAttributes"] = md5_of_attributes(system)
+    message = OutgoingMessage(body=body.encode("utf-8"), delay=None if delay is None else float(delay),
+                              group_id=group, dedup_id=dedup, attributes=stored)
+    return message, reply
+
+
+def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    info = env.queue(store_name)
+    message, reply = _prepare(env, info, p)
+    result = env.store.send(store_name, message)
+    reply["MessageId"] = result.id
+    if info.kind is QueueKind.FIFO and result.sequence_number is not None:
+        reply["SequenceNumber"] = result.sequence_number
+    return reply
+
+
+def _entry_size(entry: Mapping[str, Any]) -> int:
+    body = entry.get("MessageBody")
+    size = len(body.encode("utf-8")) if isinstance(body, str) else 0
+    try:
+        attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
+    except SqsError:
+        return size
+    return size + checks.attributes_size(attrs)
+
+
+def _failure(entry_id: str, exc: SpoolqError) -> dict[str, Any]:
+    code = exc.sqs_type if "#" not in exc.sqs_type else exc.sqs_query_code
+    return {"Id": entry_id, "SenderFault": exc.sqs_status < 500, "Code": code, "Message": exc.message}
+
+
+def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    entries = checks.check_entries(p, "SendMessageBatchRequestEntry")
+    info = env.queue(store_name)
+    total = sum(_entry_size(e) for e in entries)
+    if total > checks.MAX_MESSAGE_BYTES:
+        raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
+    ready: list[tuple[str, OutgoingMessage, dict[str, Any]]] = []
+    failed: list[dict[str, Any]] = []
+    for entry in entries:
+        try:
+            message, reply = _prepare(env, info, entry)
+        except SqsError as exc:
+            failed.append(_failure(entry["Id"], exc))
+            continue
+        ready.append((entry["Id"], message, reply))
+    successful: list[dict[str, Any]] = []
+    if ready:
+        results = env.store.send_batch(store_name, [m for _, m, _ in ready])
+        for (entry_id, _, reply), result in zip(ready, results, strict=True):
+            item = {"Id": entry_id, "MessageId": result.id, **reply}
+            if info.kind is QueueKind.FIFO and result.sequence_number is not None:
+                item["SequenceNumber"] = result.sequence_number
+            successful.append(item)
+    return {"Successful": successful, "Failed": failed}
+
+
+def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names: set[str],
+                     attribute_names: Sequence[str], now: float) -> dict[str, Any]:
+    msg = delivery.message
+    body = msg.body.decode("utf-8", errors="replace")
+    stored = msg.attributes or {}
+    out: dict[str, Any] = {"MessageId": msg.id, "ReceiptHandle": wrap_receipt(info.name, delivery.receipt, now),
+                           "MD5OfBody": md5_of_body(body), "Body": body}
+    selected = checks.filter_names(attribute_names, stored.get("ma") or {})
+    if selected:
+        out["MD5OfMessageAttributes"] = md5_of_attributes(selected)
+        out["MessageAttributes"] = selected
+    if not system_names:
+        return out
+    every = "All" in system_names
+    available: dict[str, str | None] = {
+        "SenderId": str(stored.get("sender") or ANONYMOUS_SENDER),
+        "SentTimestamp": str(int(msg.sent_at * 1000)),
+        "ApproximateReceiveCount": str(max(msg.receive_count, 1)),
+        "ApproximateFirstReceiveTimestamp": str(int((msg.first_received_at or now) * 1000)),
+        "SequenceNumber": msg.sequence_number if info.kind is QueueKind.FIFO else None,
+        "MessageDeduplicationId": (stored.get("dd") or msg.dedup_id) if info.kind is QueueKind.FIFO else None,
+        "MessageGroupId": msg.group_id,
+        "AWSTraceHeader": ((stored.get("sa") or {}).get("AWSTraceHeader") or {}).get("StringValue"),
+        "DeadLetterQueueSourceArn": (arn_of_store_name(stored["src"])
+                                     if stored.get("src") and stored["src"] != info.name else None),
+    }
+    out["Attributes"] = {k: v for k, v in available.items() if v is not None and (every or k in system_names)}
+    return out
+
+
+def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    limit = optional_int(p, "MaxNumberOfMessages", 1, checks.MAX_RECEIVE, "Must be between 1 and 10, if provided.")
+    visibility = optional_int(p, "VisibilityTimeout", 0, checks.MAX_VISIBILITY,
+                              "Must be >= 0 and <= 43200, if provided.")
+    wait = optional_int(p, "WaitTimeSeconds", 0, checks.MAX_WAIT, "Must be >= 0 and <= 20, if provided.")
+    system_names = set(string_list(p, "AttributeNames")) | set(string_list(p, "MessageSystemAttributeNames"))
+    attribute_names = string_list(p, "MessageAttributeNames")
+    attempt = checks.check_fifo_id("ReceiveRequestAttemptId", optional_str(p, "ReceiveRequestAttemptId"))
+    info = env.queue(store_name)
+    fifo = info.kind is QueueKind.FIFO
+    if fifo and attempt is not None:
+        cached = env.attempts.get(store_name, attempt, env.clock())
+        if cached is not None:
+            return {"Messages": cached} if cached else {}
+    deliveries = env.store.poll(store_name, limit=limit or 1,
+                                claim_ttl=None if visibility is None else float(visibility),
+                                wait=float(info.config.receive_wait if wait is None else wait))
+    now = env.clock()
+    messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
+    if fifo and attempt is not None:
+        env.attempts.put(store_name, attempt, messages, now)
+    return {"Messages": messages} if messages else {}
+
+
+def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    receipt, _ = unwrap_receipt(store_name, required_str(p, "ReceiptHandle"))
+    env.store.ack(store_name, [receipt])  # a stale handle "succeeds but may not delete", as in AWS
+    return {}
+
+
+def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    entries = checks.check_entries(p, "DeleteMessageBatchRequestEntry")
+    receipts: list[tuple[str, str]] = []
+    failed: list[dict[str, Any]] = []
+    for entry in entries:
+        try:
+            receipt, _ = unwrap_receipt(store_name, required_str(entry, "ReceiptHandle"))
+        except SqsError as exc:
+            failed.append(_failure(entry["Id"], exc))
+            continue
+        receipts.append((entry["Id"], receipt))
+    if receipts:
+        env.store.ack(store_name, [r for _, r in receipts])
+    elif not failed:
+        env.queue(store_name)
+    return {"Successful": [{"Id": i} for i, _ in receipts], "Failed": failed}
+
+
+def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> None:
+    handle = required_str(entry, "ReceiptHandle")
+    if entry.get("VisibilityTimeout") is None:
+        raise MissingParameter("VisibilityTimeout")
+    timeout = optional_int(entry, "VisibilityTimeout", 0, checks.MAX_VISIBILITY,
+                           "Must be >= 0 and <= 43200, if provided.")
+    assert timeout is not None
+    receipt, received_at = unwrap_receipt(store_name, handle)
+    if env.clock() + timeout - received_at > checks.MAX_VISIBILITY:
+        raise invalid_value("VisibilityTimeout", timeout,
+                            "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
+    if timeout == 0:
+        done = env.store.release(store_name, [receipt])
+    else:
+        done = env.store.renew(store_name, [receipt], float(timeout), extend_only=False)
+    if not done[0]:
+        raise MessageNotInflight()
+
+
+def change_message_visibility(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    _change_visibility(env, store_name, p)
+    env.attempts.forget(store_name)
+    return {}
+
+
+def change_message_visibility_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
+    store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    entries = checks.check_entries(p, "ChangeMessageVisibilityBatchRequestEntry")
+    env.queue(store_name)
+    successful: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    for entry in entries:
+        try:
+            _change_visibility(env, store_name, entry)
+        except SqsError as exc:
+            failed.append(_failure(entry["Id"], exc))
+            continue
+        successful.append({"Id": entry["Id"]})
+    env.attempts.forget(store_name)
+    return {"Successful": successful, "Failed": failed}

@@ -1,0 +1,205 @@
+"""The two SQS wire protocols: parsing requests, rendering replies and errors.
+
+JSON (awsJson1_0, every botocore since 1.34.90)
+    ``POST /`` with ``X-Amz-Target: AmazonSQS.<Action>`` and a JSON object body.
+    Replies are ``application/x-amz-json-1.0`` JSON objects; operations without
+    output answer ``{}``. Errors answer ``{"__type": "com.amazonaws.sqs#<Shape>",
+    "message": ...}`` plus ``x-amzn-query-error: <LegacyCode>;<Sender|Receiver>`` so
+    botocore raises the modelled exception class *and* reports the legacy code.
+
+Query (older SDKs)
+    ``application/x-www-form-urlencoded`` with ``Action=<Action>``, sent to ``/`` or to
+    the queue URL's path. Flattened members (``Attribute.1.Name``,
+    ``SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue``, ...)
+    are folded into the JSON protocol's shapes by :func:`parse_query`, so handlers
+    see one request shape. Replies are ``<ActionResponse><ActionResult>`` XML in
+    the 2012-11-05 namespace; errors are ``<ErrorResponse>`` with the legacy code.
+
+The protocol is chosen by ``X-Amz-Target`` (JSON) or ``Content-Type`` (form → Query).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import escape
+
+from flask import Request, Response
+
+from spoolq.errors import SpoolqError
+from spoolq.http.sqs.errors import InvalidAction, InvalidParameterValue, sqs_fault, sqs_message
+
+JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
+XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
+TARGET_PREFIX = "AmazonSQS."
+
+#: Query members that are flattened lists (``AttributeName.1``) and their JSON names.
+_QUERY_LISTS = {
+    "AttributeName": "AttributeNames",
+    "MessageAttributeName": "MessageAttributeNames",
+    "MessageSystemAttributeName": "MessageSystemAttributeNames",
+    "TagKey": "TagKeys",
+    "AWSAccountId": "AWSAccountIds",
+    "ActionName": "Actions",
+}
+#: Query members that are flattened maps: query name -> (JSON name, key field, value field).
+_QUERY_MAPS = {
+    "Attribute": ("Attributes", "Name", "Value"),
+    "Tag": ("Tags", "Key", "Value"),
+    "MessageAttribute": ("MessageAttributes", "Name", "Value"),
+    "MessageSystemAttribute": ("MessageSystemAttributes", "Name", "Value"),
+}
+_QUERY_INTS = frozenset({"MaxNumberOfMessages", "VisibilityTimeout", "WaitTimeSeconds", "DelaySeconds",
+                         "MaxResults", "MaxNumberOfMessagesPerSecond"})
+#: Reply members rendered as repeated XML elements, and the element name of one item.
+_XML_LISTS = {
+    "QueueUrls": "QueueUrl",
+    "queueUrls": "QueueUrl",
+    "Messages": "Message",
+    "Failed": "BatchResultErrorEntry",
+    "Results": "ListMessageMoveTasksResultEntry",
+}
+_XML_MAPS = {"Attributes": ("Attribute", "Name", "Value"), "Tags": ("Tag", "Key", "Value"),
+             "MessageAttributes": ("MessageAttribute", "Name", "Value")}
+
+
+@dataclass(frozen=True)
+class SqsRequest:
+    """One parsed SQS call, whatever protocol it came in."""
+
+    action: str
+    params: Mapping[str, Any]
+    protocol: str  # "json" or "query"
+    request_id: str
+
+
+def parse_request(request: Request) -> SqsRequest:
+    """Parse a Flask request into an :class:`SqsRequest` (JSON or Query)."""
+    request_id = str(uuid.uuid4())
+    target = request.headers.get("X-Amz-Target")
+    if target is not None:
+        if not target.startswith(TARGET_PREFIX):
+            raise InvalidAction(f"Unknown target {target!r}")
+        raw = request.get_data(cache=True)
+        try:
+            params = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            raise InvalidParameterValue(f"The request body is not valid JSON: {exc}") from None
+        if not isinstance(params, dict):
+            raise InvalidParameterValue("The request body must be a JSON object.")
+        return SqsRequest(target[len(TARGET_PREFIX):], params, "json", request_id)
+    form = request.form.to_dict(flat=True) if request.mimetype == "application/x-www-form-urlencoded" else {}
+    merged = {**request.args.to_dict(flat=True), **form}
+    action = merged.pop("Action", "")
+    if not action:
+        raise InvalidAction("The request must contain X-Amz-Target or the parameter Action.")
+    merged.pop("Version", None)
+    params = parse_query(merged)
+    return SqsRequest(action, params, "query", request_id)
+
+
+def _set_path(tree: dict[str, Any], parts: list[str], value: str) -> None:
+    node = tree
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _indexed(node: Mapping[str, Any]) -> list[Any]:
+    items = [(int(k), v) for k, v in node.items() if k.isdigit()]
+    return [v for _, v in sorted(items)]
+
+
+def _fold(tree: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if key in _QUERY_LISTS and isinstance(value, dict):
+            out[_QUERY_LISTS[key]] = _indexed(value)
+        elif key in _QUERY_MAPS and isinstance(value, dict):
+            json_name, key_field, value_field = _QUERY_MAPS[key]
+            folded: dict[str, Any] = {}
+            for item in _indexed(value):
+                if isinstance(item, dict) and key_field in item:
+                    inner = item.get(value_field, "")
+                    folded[item[key_field]] = _fold(inner) if isinstance(inner, dict) else inner
+            out[json_name] = folded
+        elif key.endswith("BatchRequestEntry") and isinstance(value, dict):
+            out["Entries"] = [_fold(item) if isinstance(item, dict) else item for item in _indexed(value)]
+        elif key in _QUERY_INTS and isinstance(value, str):
+            try:
+                out[key] = int(value)
+            except ValueError:
+                out[key] = value
+        else:
+            out[key] = _fold(value) if isinstance(value, dict) else value
+    return out
+
+
+def parse_query(flat: Mapping[str, str]) -> dict[str, Any]:
+    """Fold flattened Query parameters into the JSON protocol's request shape."""
+    tree: dict[str, Any] = {}
+    for key, value in flat.items():
+        _set_path(tree, key.split("."), value)
+    return _fold(tree)
+
+
+def _xml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return escape(str(value))
+
+
+def _xml(name: str, value: Any, action: str) -> str:
+    if name in _XML_MAPS and isinstance(value, Mapping):
+        item, key_name, value_name = _XML_MAPS[name]
+        return "".join(f"<{item}><{key_name}>{escape(k)}</{key_name}>{_xml(value_name, v, action)}</{item}>"
+                       for k, v in value.items())
+    if isinstance(value, list):
+        item = _XML_LISTS.get(name, f"{action}ResultEntry" if name == "Successful" else name)
+        return "".join(_xml(item, v, action) for v in value)
+    if isinstance(value, Mapping):
+        return f"<{name}>{''.join(_xml(k, v, action) for k, v in value.items())}</{name}>"
+    return f"<{name}>{_xml_value(value)}</{name}>"
+
+
+def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
+    """A success reply in the request's protocol."""
+    headers = {"x-amzn-RequestId": req.request_id}
+    if req.protocol == "json":
+        return Response(json.dumps(result, separators=(",", ":")), 200, headers, mimetype=JSON_CONTENT_TYPE)
+    body = "".join(_xml(k, v, req.action) for k, v in result.items())
+    xml = (f'<?xml version="1.0"?><{req.action}Response xmlns="{XML_NAMESPACE}">'
+           f"<{req.action}Result>{body}</{req.action}Result>"
+           f"<ResponseMetadata><RequestId>{req.request_id}</RequestId></ResponseMetadata>"
+           f"</{req.action}Response>")
+    return Response(xml, 200, headers, mimetype="text/xml")
+
+
+def render_error(exc: SpoolqError, protocol: str, request_id: str) -> Response:
+    """The one place an error becomes an SQS reply."""
+    message = sqs_message(exc)
+    fault = sqs_fault(exc)
+    headers = {"x-amzn-RequestId": request_id, "x-amzn-query-error": f"{exc.sqs_query_code};{fault}"}
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    if protocol == "json":
+        shape = exc.sqs_type if "#" in exc.sqs_type else f"com.amazonaws.sqs#{exc.sqs_type}"
+        body = json.dumps({"__type": shape, "message": message})
+        return Response(body, exc.sqs_status, headers, mimetype=JSON_CONTENT_TYPE)
+    xml = (f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}"><Error><Type>{fault}</Type>'
+           f"<Code>{escape(exc.sqs_query_code)}</Code><Message>{escape(message)}</Message><Detail/></Error>"
+           f"<RequestId>{request_id}</RequestId></ErrorResponse>")
+    return Response(xml, exc.sqs_status, headers, mimetype="text/xml")
+
+
+def guess_protocol(request: Request) -> str:
+    """The protocol an error reply should use when parsing itself failed."""
+    return "json" if request.headers.get("X-Amz-Target") or "json" in (request.mimetype or "") else "query"

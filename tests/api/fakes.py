@@ -1,0 +1,259 @@
+"""A small in-memory store for fast tests of the HTTP layer (never a substitute for FileStore).
+
+It follows the ``QueueStore`` contract closely enough for the doors: implicit creation on
+send, ``[]``/``0`` for never-used queues, ids of 40 hex chars whose last 4 are a checksum of
+the queue name, ``InvalidMessageId`` / ``MessageIdChecksumMismatch``, poll with
+``claim_ttl=0`` not claiming, renew (extend-only, claims unclaimed), release, dedup
+collapse of identical unsurfaced payloads, and moves that complete at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spoolq.errors import InvalidMessageId, MessageIdChecksumMismatch, QueueNotFound, UnknownMove
+from spoolq.store.model import (
+    Delivery,
+    Message,
+    MoveState,
+    MoveStatus,
+    OutgoingMessage,
+    QueueConfig,
+    QueueInfo,
+    QueueKind,
+    SendResult,
+)
+
+_ID_RE = re.compile(r"[0-9a-f]{40}")
+
+
+def checksum(queue: str) -> str:
+    return hashlib.sha256(queue.encode()).hexdigest()[:4]
+
+
+@dataclass
+class _Msg:
+    id: str
+    body: bytes
+    sent_at: float
+    claimed_until: float = 0.0
+    surfaced: bool = False
+    receives: int = 0
+
+
+@dataclass
+class _Queue:
+    info: QueueInfo
+    messages: dict[str, _Msg] = field(default_factory=dict)
+
+
+class FakeStore:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.queues: dict[str, _Queue] = {}
+        self.moves: dict[str, MoveStatus] = {}
+        self.lock = threading.Lock()
+        self.counter = itertools.count()
+        self.calls: list[str] = []
+        self.fail_with: Exception | None = None
+
+    # helpers
+    def _check(self, op: str) -> None:
+        self.calls.append(op)
+        if self.fail_with is not None:
+            raise self.fail_with
+
+    def _new_id(self, queue: str) -> str:
+        return f"{next(self.counter):036x}"[-36:] + checksum(queue)
+
+    def _parse(self, queue: str, ref: str) -> str:
+        if not _ID_RE.fullmatch(ref):
+            raise InvalidMessageId("Invalid event ID.")
+        if ref[-4:] != checksum(queue):
+            raise MessageIdChecksumMismatch("Invalid event ID checksum.")
+        return ref
+
+    def _queue(self, name: str, create: QueueKind | None) -> _Queue:
+        q = self.queues.get(name)
+        if q is None:
+            if create is None:
+                raise QueueNotFound(name)
+            now = self.clock()
+            q = _Queue(QueueInfo(name, create, QueueConfig(), {}, now, now))
+            self.queues[name] = q
+        return q
+
+    # queues
+    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+        self._check("create_queue")
+        with self.lock:
+            return self._queue(name, kind).info
+
+    def get_queue(self, name: str) -> QueueInfo:
+        self._check("get_queue")
+        with self.lock:
+            return self._queue(name, None).info
+
+    def delete_queue(self, name: str) -> None:
+        self._check("delete_queue")
+        with self.lock:
+            if self.queues.pop(name, None) is None:
+                raise QueueNotFound(name)
+
+    # messages
+    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+        return self.send_batch(queue, [message], create)[0]
+
+    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+                   create: QueueKind | None = None) -> list[SendResult]:
+        self._check("send_batch")
+        with self.lock:
+            q = self._queue(queue, create)
+            out = []
+            for m in messages:
+                if q.info.kind is QueueKind.DEDUP:
+                    dup = next((x for x in q.messages.values() if x.body == m.body and not x.surfaced), None)
+                    if dup is not None:
+                        out.append(SendResult(dup.id, duplicate=True))
+                        continue
+                mid = self._new_id(queue)
+                q.messages[mid] = _Msg(mid, m.body, self.clock())
+                out.append(SendResult(mid))
+            return out
+
+    def _view(self, m: _Msg) -> Message:
+        return Message(m.id, m.body, m.sent_at, m.receives, None, {})
+
+    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None, wait: float = 0.0) -> list[Delivery]:
+        self._check("poll")
+        ttl = 30.0 if claim_ttl is None else claim_ttl
+        with self.lock:
+            q = self.queues.get(queue)
+            if q is None:
+                return []
+            now = self.clock()
+            ready = [m for m in q.messages.values() if m.claimed_until <= now]
+            if q.info.kind is QueueKind.DEDUP:
+                ready.sort(key=lambda m: (m.surfaced is False, m.body))
+            out = []
+            for m in ready[:limit]:
+                m.surfaced = True
+                if ttl > 0:
+                    m.claimed_until = now + ttl
+                    m.receives += 1
+                out.append(Delivery(self._view(m), m.id, m.claimed_until))
+            return out
+
+    def ack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        self._check("ack")
+        ids = [self._parse(queue, r) for r in refs]
+        with self.lock:
+            q = self.queues.get(queue)
+            return [q is not None and q.messages.pop(i, None) is not None for i in ids]
+
+    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+              claim_unclaimed: bool = False) -> list[bool]:
+        self._check("renew")
+        ids = [self._parse(queue, r) for r in refs]
+        with self.lock:
+            q = self.queues.get(queue)
+            out = []
+            for i in ids:
+                m = q.messages.get(i) if q else None
+                if m is None:
+                    out.append(False)
+                    continue
+                now = self.clock()
+                if m.claimed_until <= now and not claim_unclaimed:
+                    out.append(False)
+                    continue
+                m.claimed_until = max(m.claimed_until, now + ttl) if extend_only else now + ttl
+                out.append(True)
+            return out
+
+    def release(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        self._check("release")
+        ids = [self._parse(queue, r) for r in refs]
+        with self.lock:
+            q = self.queues.get(queue)
+            out = []
+            for i in ids:
+                m = q.messages.get(i) if q else None
+                if m is not None:
+                    m.claimed_until = 0.0
+                out.append(m is not None)
+            return out
+
+    def peek(self, queue: str, limit: int = 10) -> list[Message]:
+        self._check("peek")
+        with self.lock:
+            q = self.queues.get(queue)
+            if q is None:
+                return []
+            items = list(q.messages.values())[:limit]
+            if q.info.kind is QueueKind.DEDUP:
+                for m in items:
+                    m.surfaced = True
+            return [self._view(m) for m in items]
+
+    def size(self, queue: str, limit: int | None = None) -> int:
+        self._check("size")
+        with self.lock:
+            q = self.queues.get(queue)
+            return len(q.messages) if q else 0
+
+    def claim_count(self, queue: str) -> int:
+        self._check("claim_count")
+        now = self.clock()
+        with self.lock:
+            q = self.queues.get(queue)
+            return sum(1 for m in q.messages.values() if m.claimed_until > now) if q else 0
+
+    def purge(self, queue: str) -> None:
+        self._check("purge")
+        with self.lock:
+            q = self.queues.get(queue)
+            if q:
+                q.messages.clear()
+
+    def unclaim_all(self, queue: str) -> None:
+        self._check("unclaim_all")
+        with self.lock:
+            q = self.queues.get(queue)
+            for m in (q.messages.values() if q else []):
+                m.claimed_until = 0.0
+
+    # moves
+    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str:
+        self._check("move")
+        ref = base64.b32encode(uuid.uuid4().bytes + b"move-queue").decode().rstrip("=")
+        with self.lock:
+            src = self.queues.get(source)
+            kind = src.info.kind if src else QueueKind.STANDARD
+            moving = list(src.messages.values()) if src else []
+            if src:
+                src.messages.clear()
+        self.send_batch(destination, [OutgoingMessage(m.body) for m in moving], create=kind)
+        now = self.clock()
+        self.moves[ref] = MoveStatus(ref, source, destination, MoveState.COMPLETE, len(moving), now, now)
+        return ref
+
+    def move_status(self, ref: str) -> MoveStatus:
+        self._check("move_status")
+        try:
+            return self.moves[ref]
+        except KeyError:
+            raise UnknownMove(ref) from None
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": self.fail_with is None, "kind": "fake"}
