@@ -50,6 +50,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "proc_name": "spoolq",
         "child_exit": child_exit,
         "limit_request_line": 8190,
+        "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
     }
 
 
