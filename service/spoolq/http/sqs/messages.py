@@ -39,6 +39,8 @@ ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
                      "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
                      "DeadLetterQueueSourceArn")
+#: VisibilityTimeout 0 is a claim this short: the store's ttl 0 means "peek" (EmoDB), not "claim and release".
+MIN_CLAIM = 0.001
 NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
 
 
@@ -185,8 +187,8 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         cached = env.attempts.get(store_name, attempt, env.clock())
         if cached is not None:
             return {"Messages": cached} if cached else {}
-    deliveries = env.store.poll(store_name, limit=limit or 1,
-                                claim_ttl=None if visibility is None else float(visibility),
+    ttl = float(info.config.claim_ttl if visibility is None else visibility)
+    deliveries = env.store.poll(store_name, limit=limit or 1, claim_ttl=max(ttl, MIN_CLAIM),
                                 wait=float(info.config.receive_wait if wait is None else wait))
     now = env.clock()
     messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
