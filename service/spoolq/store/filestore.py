@@ -232,6 +232,7 @@ class FileStore:
         self._maint_lock = threading.Lock()
         self._closed = False
         self._background: threading.Thread | None = None
+        self._bytes_per_entry = 80.0  # directory bytes per entry, recalibrated by exact counts
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive"):
@@ -1005,29 +1006,44 @@ class FileStore:
                 else:
                     expired += 1
         delayed = sum(len(listdir(q.sub(f"delayed/{b}"))) for b in listdir(q.sub("delayed")))
-        ready = expired
-        exact = True
-        counted_entries = counted_bytes = 0
-        estimate_dirs: list[str] = []
+        budget = None if limit is None else max(0, limit - expired - claimed - delayed)
+        ready, exact = self._count_ready(q, budget)
+        return QueueCounts(ready=ready + expired, claimed=claimed, delayed=delayed, exact=exact)
+
+    def _count_ready(self, q: _Queue, budget: int | None) -> tuple[int, bool]:
+        """Ready messages: exact up to ``budget`` entries read; beyond it, estimated from the
+        sizes of the remaining bucket directories (no directory is read past the budget)."""
+        total = 0
+        partial: list[tuple[str, int]] = []  # bucket directories not read to the end
         rdir = q.sub("ready")
         for b in sorted(listdir(rdir)):
             path = f"{rdir}/{b}"
-            if limit is not None and ready >= limit:
-                estimate_dirs.append(path)
+            if budget is not None and total >= budget:
+                partial.append((path, 0))
                 continue
-            count = len(listdir(path))
-            ready += count
-            if count:
+            counted, complete = 0, True
+            try:
+                with os.scandir(path) as entries:
+                    for _entry in entries:
+                        counted += 1
+                        if budget is not None and total + counted >= budget:
+                            complete = next(entries, None) is None
+                            break
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            total += counted
+            if not complete:
+                partial.append((path, counted))
+            elif counted >= 500:
                 with contextlib.suppress(OSError):
-                    counted_bytes += os.stat(path).st_size
-                    counted_entries += count
-        if estimate_dirs:
-            exact = False
-            per_entry = counted_bytes / counted_entries if counted_entries else 64.0
-            for path in estimate_dirs:
-                with contextlib.suppress(OSError):
-                    ready += max(1, int(os.stat(path).st_size / max(per_entry, 1.0)))
-        return QueueCounts(ready=ready, claimed=claimed, delayed=delayed, exact=exact)
+                    self._bytes_per_entry = os.stat(path).st_size / counted
+        if not partial:
+            return total, True
+        for path, counted in partial:
+            with contextlib.suppress(OSError):
+                estimate = int(os.stat(path).st_size / max(self._bytes_per_entry, 1.0))
+                total += max(estimate - counted, 1 if counted == 0 else 0)
+        return total, False
 
     def size(self, queue: str, limit: int | None = None) -> int:
         return self.counts(queue, limit).total
