@@ -1,0 +1,133 @@
+"""Start and stop a real ``spoolq serve`` (gunicorn) on a free 127.0.0.1 port for end-to-end tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+#: Keys of the test config: K may do everything, N nothing, P only post/poll/get_status on "p-*".
+KEY_ALL = "test-key-all"
+KEY_NONE = "test-key-none"
+KEY_PREFIX = "test-key-prefix"
+
+CONFIG = f"""
+api_keys:
+  - name: all
+    key: {KEY_ALL}
+    permissions: ["queue|*|*"]
+  - name: none
+    key: {KEY_NONE}
+    permissions: []
+  - name: prefix
+    key: {KEY_PREFIX}
+    permissions: ["queue|post,poll,get_status|p-*"]
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    root: Path
+    port: int
+    config: Path | None
+    workers: int = 2
+    threads: int = 16
+    proc: subprocess.Popen[bytes] | None = None
+    log: Path = field(default_factory=lambda: Path(os.devnull))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        cmd = [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(self.root), "--port", str(self.port),
+               "--workers", str(self.workers), "--threads", str(self.threads), "--node-id", "e2e"]
+        if self.config is not None:
+            cmd += ["--config", str(self.config)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_") and k != "PROMETHEUS_MULTIPROC_DIR"}
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"spoolq serve exited with {self.proc.returncode}; log: {self.log}")
+            with contextlib.suppress(requests.RequestException):
+                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("spoolq serve did not become healthy in time")
+
+    def worker_pids(self) -> list[int]:
+        assert self.proc is not None
+        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def kill9(self) -> None:
+        """SIGKILL the master and every worker at once (no graceful anything)."""
+        assert self.proc is not None
+        pids = [self.proc.pid, *self.worker_pids()]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        for pid in pids:  # workers are reparented; make sure they are gone
+            for _ in range(100):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@contextlib.contextmanager
+def running_server(tmp: Path, *, keys: bool = True, workers: int = 2, threads: int = 16) -> Iterator[Server]:
+    config = None
+    if keys:
+        config = tmp / "spoolq.yaml"
+        config.write_text(CONFIG)
+    server = Server(root=tmp / "root", port=free_port(), config=config, workers=workers, threads=threads,
+                    log=tmp / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def tree(root: Path) -> list[str]:
+    """Every path under ``root`` (relative), for "nothing changed" assertions."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            out.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return sorted(out)
