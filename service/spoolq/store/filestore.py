@@ -90,6 +90,8 @@ from spoolq.store.model import (
 from spoolq.store.watch import Watcher
 
 Clock = Callable[[], float]
+#: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
+EMPTY_POLL_MAINTENANCE = 0.1
 
 
 @dataclass
@@ -619,10 +621,12 @@ class FileStore:
             q = self._find(queue)
             seen = self.watcher.generation(q.path) if q is not None else 0
             if q is not None:
-                self._maybe_maintain(q)
+                self._maybe_maintain(q, self.maintenance_interval)
                 ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
                 try:
                     got = self._claim(q, limit, ttl)
+                    if not got and self._maybe_maintain(q, EMPTY_POLL_MAINTENANCE):
+                        got = self._claim(q, limit, ttl)  # expired claims or due delays came back
                 except OSError as e:
                     raise storage_error(e, f"polling {queue!r}") from e
                 if got:
@@ -1115,17 +1119,21 @@ class FileStore:
 
     # ================================================================ maintenance
 
-    def _maybe_maintain(self, q: _Queue) -> None:
+    def _maybe_maintain(self, q: _Queue, interval: float) -> bool:
+        """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
+
+        Returns True if it made messages visible (expired claims, due delays)."""
         now = self.clock()
-        if now - q.last_maintained < self.maintenance_interval:
-            return
+        if now - q.last_maintained < interval:
+            return False
         q.last_maintained = now
         try:
             from spoolq.store.maintenance import maintain_queue
 
-            maintain_queue(self, q, int(now * 1000))
+            done = maintain_queue(self, q, int(now * 1000))
         except OSError:
-            pass  # maintenance is retried; the operation that triggered it must not fail for it
+            return False  # maintenance is retried; the operation that triggered it must not fail for it
+        return bool(done["claims_expired"] or done["delays_released"])
 
     def maintain(self, now: float | None = None) -> dict[str, int]:
         """One maintenance pass over every queue and the root. Returns counters of what it did."""
