@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -106,6 +107,7 @@ def moto_server() -> Iterator[str]:
     """moto's in-process server on a loopback port; yields its URL."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

@@ -121,7 +121,7 @@ def unwrap_receipt(store_queue: str, handle: str) -> tuple[str, float]:
         queue, received_ms, receipt = raw.split("\n", 2)
         received_at = int(received_ms) / 1000.0
     except (ValueError, UnicodeError, binascii.Error):
-        raise ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.') from None
+        raise ReceiptHandleIsInvalid() from None
     if queue != store_queue or not receipt:
-        raise ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.')
+        raise ReceiptHandleIsInvalid()
     return receipt, received_at

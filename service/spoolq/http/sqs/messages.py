@@ -31,6 +31,7 @@ from spoolq.http.sqs.errors import (
     InvalidParameterValue,
     MessageNotInflight,
     MissingParameter,
+    ReceiptHandleIsInvalid,
     SqsError,
 )
 from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
@@ -210,8 +211,13 @@ def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     receipts: list[tuple[str, str]] = []
     failed: list[dict[str, Any]] = []
     for entry in entries:
+        handle = entry.get("ReceiptHandle")
         try:
             receipt, _ = unwrap_receipt(store_name, required_str(entry, "ReceiptHandle"))
+        except ReceiptHandleIsInvalid:
+            failed.append(_failure(entry["Id"], ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle}" is not a valid receipt handle.')))
+            continue
         except SqsError as exc:
             failed.append(_failure(entry["Id"], exc))
             continue

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from spoolq.errors import QueueAlreadyExists, QueueNotFound
 from spoolq.http.sqs import attributes
 from spoolq.http.sqs.checks import optional_int, optional_str, required_str, string_list, string_map
 from spoolq.http.sqs.context import QUEUE_NAME, queue_name_of
@@ -67,9 +68,16 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.store_name(name)
     settable = {k: v for k, v in attrs.items() if k != "FifoQueue"}
     config = attributes.apply(settable, attributes.defaults(), kind, store_name, env.queue)
-    info = env.store.create_queue(store_name, kind, config, tags, exist_ok=True)
-    if info.kind is not kind or (info.config != config and not attributes.same_as_existing(
-            attrs, attributes.render(info, None, env.caller, name))):
+    try:
+        info = env.store.get_queue(store_name)
+    except QueueNotFound:
+        try:
+            env.store.create_queue(store_name, kind, config, tags, exist_ok=False)
+            return {"QueueUrl": env.caller.url(name)}
+        except QueueAlreadyExists:  # created meanwhile by another request
+            info = env.store.get_queue(store_name)
+    if info.kind is not kind or not attributes.same_as_existing(
+            attrs, attributes.render(info, None, env.caller, name)):
         raise QueueNameExists("The specified queue already exists.")
     return {"QueueUrl": env.caller.url(name)}
 
