@@ -342,7 +342,10 @@ def _jackson_like(e: ValueError) -> str:
 
 def message_bytes(value: Any) -> bytes:
     """Compact bytes for one message, enforcing the 30720-byte limit."""
-    data = compact(value)
+    try:
+        data = compact(value)
+    except RecursionError:
+        raise bad_json("Unexpected character: nesting too deep") from None
     if len(data) > MAX_MESSAGE_BYTES:
         raise illegal_argument(
             f"Message size ({len(data)}) is greater than the maximum allowed ({MAX_MESSAGE_BYTES}) message size")
