@@ -174,9 +174,13 @@ class GroupCommit:
         with self._cond:
             self._issued += 1
             ticket = self._issued
-            while self._durable < ticket:
+            while True:
+                # failure first: a later successful flush must not hide the failure of the flush that
+                # covered this ticket (after EIO the kernel may have dropped the dirty pages)
                 if self._failed_upto >= ticket and self._error is not None:
                     raise storage_error(self._error, "flushing to stable storage") from self._error
+                if self._durable >= ticket:
+                    return
                 if self._syncing:
                     self._cond.wait()
                     continue
