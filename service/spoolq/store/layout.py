@@ -65,7 +65,7 @@ _MAX_PLAIN_DIR = 200
 
 def check_queue_name(name: object) -> str:
     """Return ``name`` if it is a legal store queue name, else raise :class:`InvalidQueueName`."""
-    if not isinstance(name, str) or not QUEUE_NAME_RE.match(name):
+    if not isinstance(name, str) or not QUEUE_NAME_RE.fullmatch(name):
         shown = repr(name)[:80]
         raise InvalidQueueName(
             f"invalid queue name {shown}: use 1-400 characters of A-Z a-z 0-9 . _ : @ -, not '.' or '..'"
@@ -138,7 +138,7 @@ def id_shard(message_id: str) -> str:
 
 def check_message_id(ref: object, queue: str) -> str:
     """Validate a bare message id against ``queue`` (EmoDB: 'Invalid event ID.' / '... checksum.')."""
-    if not isinstance(ref, str) or not HEX_ID_RE.match(ref) or len(ref) != 40:
+    if not isinstance(ref, str) or not HEX_ID_RE.fullmatch(ref) or len(ref) != 40:
         raise InvalidMessageId("Invalid event ID.")
     raw = bytes.fromhex(ref)
     if int.from_bytes(raw[18:], "big") != _checksum(raw[:18], queue):
@@ -171,7 +171,7 @@ class Ref:
 
 def parse_ref(ref: object, queue: str) -> Ref:
     if isinstance(ref, str):
-        m = RECEIPT_RE.match(ref)
+        m = RECEIPT_RE.fullmatch(ref)
         if m:
             name = m.group(2)
             check_message_id(name[:40], queue)
