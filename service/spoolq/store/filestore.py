@@ -195,6 +195,14 @@ def _check_int(name: str, value: int, lo: int, hi: int) -> int:
     return value
 
 
+def _check_kind(value: str) -> QueueKind:
+    try:
+        return QueueKind(value)
+    except ValueError:
+        raise InvalidArgument(f"unknown queue kind {value!r:.80}: use one of "
+                              f"{', '.join(k.value for k in QueueKind)}") from None
+
+
 def validate_config(config: QueueConfig) -> QueueConfig:
     _check_number("claim_ttl", config.claim_ttl, 0, MAX_CLAIM_TTL)
     _check_number("delay", config.delay, 0, MAX_DELAY)
@@ -306,7 +314,7 @@ class FileStore:
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
         L.check_queue_name(name)
-        kind = QueueKind(kind)
+        kind = _check_kind(kind)
         if config is not None:
             validate_config(config)
         tags = dict(tags or {})
@@ -454,7 +462,7 @@ class FileStore:
         if q is None:
             if create is None:
                 raise QueueNotFound(queue)
-            QueueKind(create)
+            _check_kind(create)
             prepared_probe = QueueInfo(queue, QueueKind(create), QueueConfig(), {}, 0, 0)
             probe = _Queue(info=prepared_probe, path="", stamp=(0, 0))
             for m in messages:  # validate before creating anything
