@@ -71,7 +71,8 @@ def test_health_metrics_docs(client: FlaskClient) -> None:
 
 
 def test_unknown_routes_are_json_not_html(client: FlaskClient) -> None:
-    for method, path in (("GET", "/nope"), ("GET", "/queue/1"), ("PUT", "/queue/1/t/send"), ("GET", "/mq")):
+    for method, path in (("GET", "/nope"), ("GET", "/queue/1"), ("PUT", "/queue/1/t/send"), ("GET", "/mq"),
+                         ("POST", "/queue/1"), ("POST", "/mq/x"), ("POST", "/dedupq/1"), ("POST", "/a/b")):
         r = client.open(path, method=method)
         assert r.status_code in (404, 405) and b"<html" not in r.data.lower()
 

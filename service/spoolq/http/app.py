@@ -22,9 +22,9 @@ import time
 from typing import Any
 
 import swagger_ui_bundle  # type: ignore[import-untyped]
-from flask import Flask, Response, g, request, send_from_directory
+from flask import Flask, Response, abort, g, request, send_from_directory
 from flask_smorest import Api, Blueprint
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
 
 from spoolq import __version__
 from spoolq.http import apidoc, emodb, emodb_wire, mq
@@ -150,6 +150,10 @@ def _install_hooks(app: Flask, services: Services) -> None:
 
     @app.after_request
     def observe(response: Response) -> Response:
+        if response.status_code >= 400 and response.mimetype == "text/html":
+            # An HTTPException rendered by werkzeug's default page (e.g. returned by another
+            # blueprint's error handler for a path that is ours): re-render it in our format.
+            response = _render_error(_status_exception(response.status_code))
         started = g.get("spoolq_started")
         if started is not None:
             operation = (request.endpoint or "unmatched").rsplit(".", 1)[-1]
@@ -158,18 +162,28 @@ def _install_hooks(app: Flask, services: Services) -> None:
         return response
 
 
-def _install_error_handlers(app: Flask) -> None:
-    def render(exc: BaseException) -> Response:
-        door = door_of(request.path)
-        if door == "mq":
-            if not isinstance(exc, HTTPException | mq.MqError) and not hasattr(exc, "http_status"):
-                log.exception("unexpected error on %s %s", request.method, request.path)
-            return mq.render_error(exc)
-        err, log_id = emodb_wire.render(exc)
-        if log_id is not None:
-            log.error("unexpected error (ID %s) on %s %s", log_id, request.method, request.path, exc_info=exc)
-        return Response(err.body, status=err.status, content_type=err.content_type, headers=err.headers)
+def _status_exception(status: int) -> HTTPException:
+    try:
+        abort(status)
+    except HTTPException as e:
+        return e
+    return InternalServerError()  # pragma: no cover - abort always raises
 
+
+def _render_error(exc: BaseException) -> Response:
+    """The rendering of ``exc`` for the door the current request belongs to."""
+    door = door_of(request.path)
+    if door == "mq":
+        if not isinstance(exc, HTTPException | mq.MqError) and not hasattr(exc, "http_status"):
+            log.exception("unexpected error on %s %s", request.method, request.path)
+        return mq.render_error(exc)
+    err, log_id = emodb_wire.render(exc)
+    if log_id is not None:
+        log.error("unexpected error (ID %s) on %s %s", log_id, request.method, request.path, exc_info=exc)
+    return Response(err.body, status=err.status, content_type=err.content_type, headers=err.headers)
+
+
+def _install_error_handlers(app: Flask) -> None:
     # Registered after flask-smorest's own HTTPException handler, so these win.
-    app.register_error_handler(HTTPException, render)
-    app.register_error_handler(Exception, render)
+    app.register_error_handler(HTTPException, _render_error)
+    app.register_error_handler(Exception, _render_error)
