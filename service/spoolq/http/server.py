@@ -12,17 +12,37 @@ The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn di
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from typing import Any
 
+from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 from spoolq.settings import Settings
 
 #: Access log without the query string (it may carry ``APIKey``).
 ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+
+def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's answer to a request it cannot parse (414, 431, 400), as JSON instead of HTML."""
+    body = json.dumps({"message": f"HTTP {status_int} {reason}" + (f": {mesg}" if mesg else "")}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    gunicorn_util.write_nonblock(sock, head + body)
+
+
+class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's gthread worker, except that protocol errors gunicorn answers itself (a request
+    line over 8190 bytes, oversized headers, malformed requests) get a JSON body, never HTML."""
+
+    def init_process(self) -> None:
+        gunicorn_util.write_error = _write_json_error  # this worker process only
+        super().init_process()
 
 
 def child_exit(server: Any, worker: Any) -> None:
@@ -38,7 +58,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "bind": [f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}"],
         "workers": settings.workers,
         "threads": settings.threads,
-        "worker_class": "gthread",
+        "worker_class": "spoolq.http.server.SpoolqThreadWorker",  # gthread, JSON protocol errors
         "timeout": 120,
         "graceful_timeout": 30,
         "keepalive": 30,
