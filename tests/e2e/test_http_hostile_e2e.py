@@ -74,7 +74,7 @@ def test_huge_header_is_json(server: Server) -> None:
 
 def test_no_key(server: Server) -> None:
     before = tree(server.root)
-    status, ctype, data = _raw(server, "POST", "/queue/1/t/send", b"1", {"Content-Type": "application/json"})
+    status, _ctype, data = _raw(server, "POST", "/queue/1/t/send", b"1", {"Content-Type": "application/json"})
     assert (status, data) == (403, b'{"reason":"not authorized"}')
     assert tree(server.root) == before
 
