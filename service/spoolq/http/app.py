@@ -40,8 +40,16 @@ log = logging.getLogger("spoolq.http")
 
 
 class _Api(Api):  # type: ignore[misc]
-    # Every status an operation answers with is documented explicitly; no generic default.
+    """flask-smorest's Api without its generic extras: every status an operation answers with is
+    documented explicitly, so the contract holds no unused Error / pagination components."""
+
     DEFAULT_ERROR_RESPONSE_NAME = None
+
+    def _register_responses(self) -> None:
+        pass
+
+    def _register_pagination_header(self) -> None:
+        pass
 
 
 def door_of(path: str) -> str:
