@@ -174,6 +174,8 @@ def measure(name: str, url: str, args: argparse.Namespace, prefill: int) -> dict
     send_rate = statistics.median(sends)
     recvs = []
     for _ in range(args.runs):
+        # a fresh queue per run, holding only the pre-filled messages
+        queue_url = sqs.create_queue(QueueName=f"bench-{uuid.uuid4().hex[:8]}")["QueueUrl"]
         if prefill:
             _prefill(url, queue_url, prefill)
         rate = _timed(args.clients, args.seconds, recv_delete, url)
