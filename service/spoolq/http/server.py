@@ -95,7 +95,10 @@ def prepare_metrics_dir() -> str | None:
     """Put prometheus-client in multiprocess mode (before anything imports it); returns a dir to remove."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return None
-    path = tempfile.mkdtemp(prefix="spoolq-metrics-")
+    # On tmpfs when there is one: the metric files are mmap'd and dirtied on every request, and
+    # on the data directory's file system each durable send's syncfs would write them back too.
+    shm = "/dev/shm"
+    path = tempfile.mkdtemp(prefix="spoolq-metrics-", dir=shm if os.access(shm, os.W_OK) else None)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     return path
 
