@@ -626,7 +626,8 @@ def test_long_poll_wakes_promptly_on_send(tmp_path: Path) -> None:
     got = s.poll("q", wait=5)
     elapsed = time.monotonic() - t0
     assert bodies(got) == [b"w"]
-    assert 0.25 < elapsed < 0.3 + 0.25
+    # well before the 1 s re-scan: the wake-up came from the send (slack for a loaded 2-core CI box)
+    assert 0.25 < elapsed < 0.9
 
 
 def test_long_poll_wakes_on_send_from_another_store_instance(tmp_path: Path) -> None:
@@ -637,7 +638,7 @@ def test_long_poll_wakes_on_send_from_another_store_instance(tmp_path: Path) -> 
     t0 = time.monotonic()
     got = a.poll("q", wait=5)
     assert bodies(got) == [b"w"]
-    assert time.monotonic() - t0 < 0.3 + 0.3
+    assert time.monotonic() - t0 < 0.9  # inotify, not the 1 s re-scan
 
 
 def test_long_poll_times_out_empty(tmp_path: Path) -> None:
