@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import FakeClock, tree
 
 from spoolq.errors import (
     InvalidArgument,
@@ -31,6 +30,7 @@ from spoolq.store import (
 )
 from spoolq.store.archive import compact, segments
 from spoolq.store.layout import IdFactory
+from tests.conftest import FakeClock, tree
 
 M = OutgoingMessage
 STD = QueueKind.STANDARD
@@ -625,6 +625,7 @@ def test_long_poll_wakes_promptly_on_send(tmp_path: Path) -> None:
     t0 = time.monotonic()
     got = s.poll("q", wait=5)
     elapsed = time.monotonic() - t0
+    s.close()
     assert bodies(got) == [b"w"]
     # well before the 1 s re-scan: the wake-up came from the send (slack for a loaded 2-core CI box)
     assert 0.25 < elapsed < 0.9
@@ -637,6 +638,8 @@ def test_long_poll_wakes_on_send_from_another_store_instance(tmp_path: Path) -> 
     threading.Timer(0.3, lambda: b.send("q", M(b"w"))).start()
     t0 = time.monotonic()
     got = a.poll("q", wait=5)
+    a.close()
+    b.close()
     assert bodies(got) == [b"w"]
     assert time.monotonic() - t0 < 0.9  # inotify, not the 1 s re-scan
 
@@ -647,3 +650,18 @@ def test_long_poll_times_out_empty(tmp_path: Path) -> None:
     t0 = time.monotonic()
     assert s.poll("q", wait=0.4) == []
     assert 0.35 < time.monotonic() - t0 < 1.5
+
+
+def test_long_poll_without_inotify_repolls_promptly(tmp_path: Path) -> None:
+    a = FileStore(tmp_path / "r", fsync=False)
+    b = FileStore(tmp_path / "r", fsync=False)
+    a.watcher._failed = True  # as when inotify is missing or its per-user instance limit is reached
+    a.create_queue("q")
+    threading.Timer(0.3, lambda: b.send("q", M(b"w"))).start()
+    t0 = time.monotonic()
+    try:
+        assert bodies(a.poll("q", wait=5)) == [b"w"]
+        assert time.monotonic() - t0 < 0.9
+    finally:
+        a.close()
+        b.close()

@@ -1,4 +1,4 @@
-"""Long-poll wake-ups: inotify where available, bounded back-off elsewhere.
+"""Long-poll wake-ups: inotify where available, a 50 ms re-poll elsewhere.
 
 A waiting poller reads the queue's *generation* (a per-process counter bumped by every
 in-process send and every inotify event under the queue's ``ready/`` tree), polls, and
@@ -24,7 +24,8 @@ except ImportError:  # pragma: no cover
     inotify_simple = None
 
 
-_MASK_NAMES = ("MOVED_TO", "CREATE", "CLOSE_WRITE")
+#: without inotify, a waiting poller re-polls this often (seconds)
+FALLBACK_STEP = 0.05
 
 
 class Watcher:
@@ -56,15 +57,11 @@ class Watcher:
         if timeout <= 0:
             return
         if not self._arm(qpath):
-            # no inotify: bounded back-off, 5 ms doubling to 50 ms
-            deadline = time.monotonic() + timeout
-            step = 0.005
-            while time.monotonic() < deadline:
-                with self._cond:
-                    if self._generation.get(qpath, 0) != seen:
-                        return
-                    self._cond.wait(min(step, max(0.0, deadline - time.monotonic())))
-                step = min(step * 2, 0.05)
+            # no inotify (not Linux, or the per-user instance limit is reached): the caller
+            # re-polls every FALLBACK_STEP, so a send elsewhere is seen within that time
+            with self._cond:
+                if self._generation.get(qpath, 0) == seen:
+                    self._cond.wait(min(timeout, FALLBACK_STEP))
             return
         deadline = time.monotonic() + min(timeout, self.rescan)
         with self._cond:
