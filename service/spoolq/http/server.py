@@ -4,8 +4,11 @@ Worker model: ``gthread`` workers (``settings.workers`` processes x ``settings.t
 threads). A long poll (``wait`` up to 20 s) holds one thread, not a process, so with the
 defaults (4 x 32) up to 128 requests are in flight and long polls cannot starve short
 requests until well over 100 of them wait at once; sync workers would block a whole
-process per long poll. gunicorn's ``timeout`` (the worker heartbeat, 120 s) is far above
-the 20 s long-poll ceiling, and keep-alive is 30 s so clients reuse connections.
+process per long poll. Each worker accepts at most ``threads`` connections
+(``worker_connections``), so a new request is never queued inside a worker whose threads
+are all busy; it waits in the listen backlog until any worker has a free thread. gunicorn's
+``timeout`` (the worker heartbeat, 120 s) is far above the 20 s long-poll ceiling;
+keep-alive is 5 s so idle connections do not hold a worker's slots for long.
 
 The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
 """
@@ -61,7 +64,11 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "worker_class": "spoolq.http.server.SpoolqThreadWorker",  # gthread, JSON protocol errors
         "timeout": 120,
         "graceful_timeout": 30,
-        "keepalive": 30,
+        "keepalive": 5,
+        # A worker accepts at most one connection per thread: a request never queues inside a
+        # worker whose threads are all held by long polls; it waits in the listen backlog for
+        # any worker with a free thread instead.
+        "worker_connections": settings.threads,
         "preload_app": False,  # the app (and the store) is built in each worker, after the fork
         "accesslog": "-" if access_log else None,
         "access_log_format": ACCESS_LOG_FORMAT,
