@@ -4,9 +4,10 @@ Worker model: ``gthread`` workers (``settings.workers`` processes x ``settings.t
 threads). A long poll (``wait`` up to 20 s) holds one thread, not a process, so with the
 defaults (4 x 32) up to 128 requests are in flight and long polls cannot starve short
 requests until well over 100 of them wait at once; sync workers would block a whole
-process per long poll. Each worker accepts at most ``threads`` connections
-(``worker_connections``), so a new request is never queued inside a worker whose threads
-are all busy; it waits in the listen backlog until any worker has a free thread. gunicorn's
+process per long poll. A worker stops accepting connections while all its threads are busy
+(:class:`SpoolqThreadWorker`), so a new request is never queued inside a worker whose
+threads are all held by long polls; it waits in the listen backlog until any worker has a
+free thread. gunicorn's
 ``timeout`` (the worker heartbeat, 120 s) is far above the 20 s long-poll ceiling;
 keep-alive is 5 s so idle connections do not hold a worker's slots for long.
 
@@ -40,12 +41,39 @@ def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> Non
 
 
 class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
-    """gunicorn's gthread worker, except that protocol errors gunicorn answers itself (a request
-    line over 8190 bytes, oversized headers, malformed requests) get a JSON body, never HTML."""
+    """gunicorn's gthread worker with two changes.
+
+    * It stops accepting new connections while every thread is busy (long polls hold threads
+      for up to 20 s), so a new request waits in the listen backlog for any worker with a free
+      thread instead of queueing behind long polls inside this one. (Plain gthread only limits
+      the number of connections, idle keep-alive ones included.)
+    * Protocol errors gunicorn answers itself (a request line over 8190 bytes, oversized
+      headers, malformed requests) get a JSON body, never HTML.
+    """
+
+    _busy = 0
 
     def init_process(self) -> None:
         gunicorn_util.write_error = _write_json_error  # this worker process only
         super().init_process()
+
+    # enqueue_req, finish_request and set_accept_enabled all run on the worker's main thread.
+    def enqueue_req(self, conn: Any) -> None:
+        self._busy += 1
+        super().enqueue_req(conn)
+
+    def finish_request(self, conn: Any, fs: Any) -> None:
+        self._busy -= 1
+        super().finish_request(conn, fs)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled and self._busy < self.cfg.threads)
+
+    def accept(self, listener: Any) -> None:
+        if self._busy >= self.cfg.threads:
+            self.set_accept_enabled(False)  # the run loop re-enables it once a thread is free
+            return
+        super().accept(listener)
 
 
 def child_exit(server: Any, worker: Any) -> None:
@@ -65,10 +93,8 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "timeout": 120,
         "graceful_timeout": 30,
         "keepalive": 5,
-        # A worker accepts at most one connection per thread: a request never queues inside a
-        # worker whose threads are all held by long polls; it waits in the listen backlog for
-        # any worker with a free thread instead.
-        "worker_connections": settings.threads,
+        # gthread keeps up to worker_connections - threads idle keep-alive connections
+        "worker_connections": settings.threads * 4,
         "preload_app": False,  # the app (and the store) is built in each worker, after the fork
         "accesslog": "-" if access_log else None,
         "access_log_format": ACCESS_LOG_FORMAT,
