@@ -76,6 +76,12 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         super().accept(listener)
 
 
+def _worker_hooks_present() -> bool:
+    """Whether this gunicorn's gthread worker has the methods SpoolqThreadWorker extends."""
+    return all(callable(getattr(ThreadWorker, m, None))
+               for m in ("enqueue_req", "finish_request", "accept", "set_accept_enabled"))
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """gunicorn hook: drop a dead worker's live gauges from the multiprocess metrics."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -89,7 +95,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "bind": [f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}"],
         "workers": settings.workers,
         "threads": settings.threads,
-        "worker_class": "spoolq.http.server.SpoolqThreadWorker",  # gthread, JSON protocol errors
+        "worker_class": "spoolq.http.server.SpoolqThreadWorker" if _worker_hooks_present() else "gthread",
         "timeout": 120,
         "graceful_timeout": 30,
         "keepalive": 5,
