@@ -373,6 +373,19 @@ def drop_queue(root: str, qname: str) -> None:
         shutil.rmtree(entry, ignore_errors=True)
 
 
+def remove_tree(ctx: Any, path: Path, procs: int) -> None:
+    """rmtree, with the queues' bucket directories removed by several processes (unlink waits on I/O)."""
+    buckets = [str(b) for b in path.glob("store/queues/*/*/*") if b.is_dir()]
+    if len(buckets) > 8:
+        with ctx.Pool(procs) as pool:
+            pool.map(_rmtree_quiet, buckets, chunksize=1)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _rmtree_quiet(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def reset_raw(raw: str) -> None:
     shutil.rmtree(raw, ignore_errors=True)
     os.makedirs(f"{raw}/tmp")
@@ -391,19 +404,44 @@ def pct(values: Sequence[float], q: float) -> float:
     return s[k]
 
 
+def device_reads(path: str) -> Callable[[], int]:
+    """A reader of the completed-reads counter of the block device holding ``path`` (-1 if unknown).
+
+    Whole-device counter: neighbours' reads count too, which is why depths are sampled alternately."""
+    st = os.stat(path)
+    key = (str(os.major(st.st_dev)), str(os.minor(st.st_dev)))
+
+    def reads() -> int:
+        with contextlib.suppress(OSError), open("/proc/diskstats") as f:
+            for line in f:
+                parts = line.split()
+                if (parts[0], parts[1]) == key:
+                    return int(parts[3])
+        return -1
+
+    return reads
+
+
 def latency_run(root: str, queues: dict[str, str], samples: int, warmup: int) -> dict[str, dict[str, list[float]]]:
-    """Alternate poll(limit 1) / ack / size(limit=1000) over the queues; re-send one message per ack."""
+    """Alternate poll(limit 1) / ack / size(limit=1000) over the queues; re-send one message per ack.
+
+    Also counts block-device reads completed during each poll (``reads``: one value per depth)."""
     store = FileStore(root, fsync=True)
     refill = FileStore(root, fsync=False)
     msg = OutgoingMessage(body=os.urandom(BODY_BYTES))
-    out: dict[str, dict[str, list[float]]] = {d: {"poll": [], "ack": [], "size": []} for d in queues}
+    out: dict[str, dict[str, list[float]]] = {d: {"poll": [], "ack": [], "size": [], "reads": [0.0]}
+                                              for d in queues}
     pc = time.perf_counter
+    reads = device_reads(root)
     try:
         for i in range(warmup + samples):
             for depth, qname in queues.items():
+                r0 = reads()
                 t0 = pc()
                 got = store.poll(qname, limit=1, claim_ttl=300)
                 t1 = pc()
+                if i >= warmup:
+                    out[depth]["reads"][0] += reads() - r0
                 if not got:
                     raise RuntimeError(f"queue {qname} unexpectedly empty")
                 store.ack(qname, [got[0].receipt])
@@ -627,6 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.sync()
             res = latency_run(root, {"1k": "lat-1k", "large": "lat-large"}, samples, warmup=50)
             for depth, ops in res.items():
+                lat.setdefault(f"{depth}:reads_per_poll", []).append(ops.pop("reads")[0] / samples)
                 for op, values in ops.items():
                     for q, name in ((0.5, "p50"), (0.99, "p99"), (1.0, "max")):
                         lat.setdefault(f"{depth}:{op}:{name}", []).append(pct(values, q))
@@ -641,7 +680,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"kept {data}")
         else:
             log(f"removing {data}")
-            shutil.rmtree(data, ignore_errors=True)
+            t = time.monotonic()
+            remove_tree(ctx, data, fill_procs * 2)
+            log(f"  removed in {time.monotonic() - t:.0f} s")
 
     # ================================================================ report
     P = print
@@ -702,6 +743,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         lat_ratios[f"{op} p50"], lat_ratios[f"{op} p99"] = r50, r99
         P(f"{op:>6} | {ms(v['p50']):>8} {ms(v['p99']):>8} {ms(v['max']):>8} | "
           f"{ms(w['p50']):>8} {ms(w['p99']):>8} {ms(w['max']):>8} | {r50:>8.2f} {r99:>8.2f}")
+    P("  per-run p50 (ms): " + "; ".join(
+        f"{op} 1k {'/'.join(ms(x) for x in lat.get(f'1k:{op}:p50', []))} "
+        f"L {'/'.join(ms(x) for x in lat.get(f'large:{op}:p50', []))}" for op in ("poll", "ack", "size")))
+    P(f"  block-device reads completed during a poll (whole device, per poll): "
+      f"1k {med(lat.get('1k:reads_per_poll', [])):.2f}, L {med(lat.get('large:reads_per_poll', [])):.2f}")
 
     hwm_mb = max(rss.get("vmhwm_kb", -1), rss.get("ru_maxrss_kb", -1)) / 1024
     P(f"\n5. peak RSS of a fresh process serving the {depth_large:,} queue for {rss_seconds:g} s "
