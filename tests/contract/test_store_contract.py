@@ -665,3 +665,29 @@ def test_long_poll_without_inotify_repolls_promptly(tmp_path: Path) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_missing_root_is_storage_unavailable(store: FileStore) -> None:
+    import shutil
+
+    from spoolq.errors import StorageUnavailable
+
+    store.send("q", M(b"x"), create=STD)
+    shutil.rmtree(store.root)
+    for call in (lambda: store.send("q", M(b"y")), lambda: store.poll("q"), lambda: store.size("q"),
+                 lambda: store.send("new", M(b"y"), create=STD)):
+        with pytest.raises(StorageUnavailable) as info:
+            call()
+        assert info.value.retry_after > 0
+
+
+def test_half_created_queue_is_swept(store: FileStore) -> None:
+    staging = store.root / "queues" / ".new~0123456789abcdef"
+    (staging / "ready").mkdir(parents=True)
+    old = time.time() - 3600
+    os.utime(staging, (old, old))
+    fresh = store.root / "queues" / ".new~fedcba9876543210"
+    fresh.mkdir()
+    store.maintain()
+    assert not staging.exists() and fresh.exists()
+    assert store.list_queues() == []

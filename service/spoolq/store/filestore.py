@@ -279,6 +279,8 @@ class FileStore:
             st = os.stat(f"{path}/meta.json")
         except FileNotFoundError:
             self._queues.pop(name, None)
+            if not os.path.isdir(self.queues_dir):  # the root vanished (unmounted, deleted)
+                raise StorageUnavailable(f"storage unavailable: the root {self.root} is missing") from None
             return None
         except OSError as e:
             raise storage_error(e, f"reading queue {name!r}") from e

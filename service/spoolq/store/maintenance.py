@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0
+#: a queue being created is staged for milliseconds; one this old was left by a crash
+STAGING_MAX_AGE = 60.0
 
 
 def expire_claims(store: FileStore, q: _Queue, now_ms: int) -> int:
@@ -142,6 +144,20 @@ def sweep_tmp(store: FileStore, now: float) -> int:
     return swept
 
 
+def sweep_staging(store: FileStore, now: float) -> int:
+    """Remove ``queues/.new~*`` directories left by a create_queue that crashed half-way."""
+    swept = 0
+    for n in listdir(store.queues_dir):
+        path = f"{store.queues_dir}/{n}"
+        try:
+            if n.startswith(".new~") and now - os.stat(path).st_mtime > STAGING_MAX_AGE:
+                shutil.rmtree(path, ignore_errors=True)
+                swept += 1
+        except FileNotFoundError:
+            continue
+    return swept
+
+
 def sweep_trash(store: FileStore) -> int:
     swept = 0
     tdir = store.root / "trash"
@@ -167,6 +183,7 @@ def maintain_all(store: FileStore, now_ms: int) -> dict[str, int]:
             totals[key] = totals.get(key, 0) + value
     totals["tmp_swept"] = sweep_tmp(store, time.time())
     totals["trash_swept"] = sweep_trash(store)
+    totals["staging_swept"] = sweep_staging(store, time.time())
     totals["moves_resumed"] = store.moves.resume_stale(now_ms)
     from spoolq.store.archive import expire_segments
 

@@ -192,6 +192,7 @@ class MoveRunner:
             dst = store._require(data["destination"])
         rate = data.get("max_per_second")
         started = time.monotonic()
+        moved_before = int(data.get("moved") or 0)  # by earlier owners of a resumed move
         moved_here = 0
         pending = self._sources(src, int(data["cutoff_ms"]))
         for i in range(0, len(pending), CHUNK):
@@ -205,10 +206,10 @@ class MoveRunner:
                         if ahead > 0:
                             time.sleep(ahead)
             store.commit.flush()
-            data.update(moved=max(int(data.get("moved") or 0), moved_here), heartbeat=store.clock())
+            data.update(moved=moved_before + moved_here, heartbeat=store.clock())
             self._save(ref, data)
         store.commit.flush()
-        data["moved"] = max(int(data.get("moved") or 0), moved_here)
+        data["moved"] = moved_before + moved_here
 
     def _move_one(self, path: str, dst: _Queue) -> bool:
         store = self.store
