@@ -36,7 +36,8 @@ from spoolq.store import layout as L
 from spoolq.store.files import CorruptMessage, decode_message, fsync_dir, listdir, read_file
 
 if TYPE_CHECKING:
-    from spoolq.store.filestore import FileStore, _Queue
+    from spoolq.store.core import QueueHandle, StoreCore
+    from spoolq.store.filestore import FileStore
 
 SEGMENT_MAX = 10_000
 #: compaction waits for this many acked files, or for the oldest to be this old (seconds)
@@ -64,7 +65,7 @@ def _record(queue: str, acked_name: str, data: bytes) -> dict[str, Any] | None:
             "first_received_at": frt / 1000 if frt else None, "acked_at": ack / 1000, "receive_count": rc}
 
 
-def _write_segment(store: FileStore, q: _Queue, work: str, segment: str) -> int:
+def _write_segment(store: StoreCore, q: QueueHandle, work: str, segment: str) -> int:
     out_dir = store.root / "archive" / L.queue_dir_name(q.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / f"{segment}.jsonl"
@@ -84,7 +85,7 @@ def _write_segment(store: FileStore, q: _Queue, work: str, segment: str) -> int:
     return len(lines)
 
 
-def compact(store: FileStore, q: _Queue, now_ms: int, force: bool = False) -> int:
+def compact(store: StoreCore, q: QueueHandle, now_ms: int, force: bool = False) -> int:
     """Turn acked files into a segment when enough are waiting. Returns records archived."""
     archived = 0
     work_root = q.sub("archive-work")

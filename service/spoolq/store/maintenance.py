@@ -20,7 +20,8 @@ from spoolq.store.files import listdir, rename_into
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 
 if TYPE_CHECKING:
-    from spoolq.store.filestore import FileStore, _Queue
+    from spoolq.store.core import QueueHandle, StoreCore
+    from spoolq.store.filestore import FileStore
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0
@@ -28,7 +29,7 @@ TMP_MAX_AGE = 3600.0
 STAGING_MAX_AGE = 60.0
 
 
-def expire_claims(store: FileStore, q: _Queue, now_ms: int) -> int:
+def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     requeued = 0
     for shard in listdir(q.sub("claimed")):
         sdir = q.sub(f"claimed/{shard}")
@@ -50,7 +51,7 @@ def expire_claims(store: FileStore, q: _Queue, now_ms: int) -> int:
     return requeued
 
 
-def release_due(store: FileStore, q: _Queue, now_ms: int) -> int:
+def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     released = 0
     now_s = now_ms // 1000
     for b in sorted(listdir(q.sub("delayed"))):
@@ -71,7 +72,7 @@ def release_due(store: FileStore, q: _Queue, now_ms: int) -> int:
     return released
 
 
-def drop_expired(store: FileStore, q: _Queue, now_ms: int) -> int:
+def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     """Retention: ready buckets whose second is older than the queue's retention are dropped."""
     if q.kind is QueueKind.FIFO:
         return 0
@@ -90,7 +91,7 @@ def drop_expired(store: FileStore, q: _Queue, now_ms: int) -> int:
     return dropped
 
 
-def sweep_dedup(store: FileStore, q: _Queue, now_ms: int) -> int:
+def sweep_dedup(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     """FIFO: forget deduplication records older than the 5-minute window."""
     if q.kind is not QueueKind.FIFO:
         return 0
@@ -106,7 +107,7 @@ def sweep_dedup(store: FileStore, q: _Queue, now_ms: int) -> int:
     return swept
 
 
-def maintain_queue(store: FileStore, q: _Queue, now_ms: int) -> dict[str, int]:
+def maintain_queue(store: StoreCore, q: QueueHandle, now_ms: int) -> dict[str, int]:
     done = {
         "claims_expired": expire_claims(store, q, now_ms),
         "delays_released": release_due(store, q, now_ms),

@@ -42,7 +42,8 @@ from spoolq.store.files import (
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
 
 if TYPE_CHECKING:
-    from spoolq.store.filestore import FileStore, _Queue
+    from spoolq.store.core import QueueHandle
+    from spoolq.store.filestore import FileStore
 
 STALE_AFTER = 15.0
 CHUNK = 500
@@ -171,7 +172,7 @@ class MoveRunner:
             with self._lock:
                 self._running.discard(ref)
 
-    def _sources(self, src: _Queue, cutoff_ms: int) -> list[str]:
+    def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
         for state in ("ready", "delayed", "claimed"):
             for b in sorted(listdir(src.sub(state))):
@@ -211,7 +212,7 @@ class MoveRunner:
         store.commit.flush()
         data["moved"] = moved_before + moved_here
 
-    def _move_one(self, path: str, dst: _Queue) -> bool:
+    def _move_one(self, path: str, dst: QueueHandle) -> bool:
         store = self.store
         meta: dict[str, Any] = {}
         if dst.kind in (QueueKind.FIFO, QueueKind.DEDUP):

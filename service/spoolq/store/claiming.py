@@ -1,0 +1,363 @@
+"""Claims and their ends: poll, ack, renew, release, unclaim_all, dead-lettering, transfer.
+
+A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp~tok``;
+the token is unique to the claimant, so a successful rename means the claim is ours.
+Nothing here waits for a flush except an at-most-once delivery (see files.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spoolq.errors import (
+    InvalidArgument,
+    storage_error,
+)
+from spoolq.store import layout as L
+from spoolq.store.config import check_int, check_number
+from spoolq.store.core import EMPTY_POLL_MAINTENANCE, QueueHandle
+from spoolq.store.files import (
+    CorruptMessage,
+    decode_message,
+    listdir,
+    read_file,
+    rename_into,
+)
+from spoolq.store.model import (
+    MAX_CLAIM_TTL,
+    MAX_POLL_LIMIT,
+    MAX_WAIT,
+    Delivery,
+    QueueKind,
+)
+from spoolq.store.reading import Reading
+
+
+class Claiming(Reading):
+    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+             wait: float = 0.0) -> list[Delivery]:
+        L.check_queue_name(queue)
+        check_int("limit", limit, 1, MAX_POLL_LIMIT)
+        if claim_ttl is not None:
+            check_number("claim_ttl", claim_ttl, 0, MAX_CLAIM_TTL)
+        check_number("wait", wait, 0, MAX_WAIT)
+        deadline = time.monotonic() + wait
+        while True:
+            q = self._find(queue)
+            seen = self.watcher.generation(q.path) if q is not None else 0
+            if q is not None:
+                self._maybe_maintain(q, self.maintenance_interval)
+                ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
+                try:
+                    got = self._claim(q, limit, ttl)
+                    if not got and self._maybe_maintain(q, EMPTY_POLL_MAINTENANCE):
+                        got = self._claim(q, limit, ttl)  # expired claims or due delays came back
+                except OSError as e:
+                    raise storage_error(e, f"polling {queue!r}") from e
+                if got:
+                    return got
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            if q is None:
+                time.sleep(min(remaining, 0.05))
+            else:
+                self.watcher.wait(q.path, seen, remaining)
+
+    def _claim(self, q: QueueHandle, limit: int, ttl: float) -> list[Delivery]:
+        now_ms = self.now_ms()
+        if ttl == 0:  # EmoDB: ttl=0 returns unclaimed messages without claiming them
+            return [Delivery(m, receipt="", claimed_until=now_ms / 1000)
+                    for m in self._peek(q, limit, include_claimed=False)]
+        exp = now_ms + int(ttl * 1000)
+        if q.kind is QueueKind.FIFO:
+            with self._fifo_lock(q):
+                return self._claim_fifo(q, limit, now_ms, exp)
+        out: list[Delivery] = []
+        ready = q.sub("ready")
+        budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
+        while len(out) < limit and budget > 0:
+            candidates = q.cursor.take(ready, limit - len(out), self.peers)
+            if not candidates:
+                break
+            budget -= len(candidates)
+            for bucket, name in candidates:
+                d = self._claim_one(q, f"{ready}/{bucket}", name, L.id_shard(name[:40]), now_ms, exp)
+                if d is not None:
+                    out.append(d)
+        if q.kind is QueueKind.DEDUP:
+            out.sort(key=lambda d: d.message.body)
+        return out
+
+    def _claim_one(self, q: QueueHandle, src_dir: str, name: str, shard: str, now_ms: int,
+                   exp: int) -> Delivery | None:
+        parsed = L.parse_ready(name)
+        if parsed is None:  # not ours: keep it out of every poller's way
+            self._quarantine(f"{src_dir}/{name}", q)
+            return None
+        frt = parsed.frt or now_ms
+        cname = L.claimed_name(parsed.id, parsed.rc + 1, frt, exp, L.new_token())
+        cdir = q.sub(f"claimed/{shard}")
+        try:
+            rename_into(f"{src_dir}/{name}", cdir, cname)
+        except FileNotFoundError:
+            return None  # another poller won it
+        cpath = f"{cdir}/{cname}"
+        try:
+            meta, body = decode_message(read_file(cpath))
+        except FileNotFoundError:
+            return None
+        except CorruptMessage:
+            self._quarantine(cpath, q)
+            return None
+        expire = meta.get("x")
+        if isinstance(expire, int) and expire <= now_ms:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(cpath)
+            return None
+        rc = parsed.rc + 1
+        dl = q.info.config.dead_letter
+        max_receives = meta.get("m") or (dl.max_receives if dl else None)
+        if isinstance(max_receives, int) and rc > max_receives:
+            self._dead_letter(q, cpath, parsed, meta)
+            return None
+        if q.kind is QueueKind.DEDUP:
+            self._surface(q, parsed.id, body)
+        if meta.get("o"):
+            # at-most-once: the delivery itself is the last state change, made durable first
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(cpath)
+            self.commit.note_paths(cdir)
+            self.commit.flush()
+        msg = self._message(parsed.id, meta, body, rc, frt)
+        return Delivery(message=msg, receipt=f"{shard}:{cname}", claimed_until=exp / 1000)
+
+    def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
+        ready = q.sub("ready")
+        heads: list[tuple[str, str, list[str]]] = []
+        for group in listdir(ready):
+            if not L.FIFO_BUCKET_RE.match(group):
+                continue
+            names = sorted(listdir(f"{ready}/{group}"))
+            if not names:
+                with contextlib.suppress(OSError):
+                    os.rmdir(f"{ready}/{group}")
+                continue
+            if listdir(q.sub(f"claimed/{group}")):
+                continue  # one in-flight batch per group
+            heads.append((names[0], group, names))
+        heads.sort()
+        out: list[Delivery] = []
+        for _head, group, names in heads:
+            for name in names:
+                if len(out) >= limit:
+                    return out
+                d = self._claim_one(q, f"{ready}/{group}", name, group, now_ms, exp)
+                if d is not None:  # None: expired or dead-lettered (we hold the lock: nobody else took it)
+                    out.append(d)
+        return out
+
+    def _dead_letter(self, q: QueueHandle, path: str, parsed: L.Parsed, meta: Mapping[str, Any]) -> None:
+        dl = q.info.config.dead_letter
+        target = self._find(dl.queue) if dl else None
+        if target is None or target.path == q.path:
+            if dl is None:  # a per-message max_receives without a DLQ: drop it
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                return
+            # the dead-letter queue is missing: keep the message rather than lose it
+            bucket = os.path.basename(os.path.dirname(path))
+            with contextlib.suppress(FileNotFoundError):
+                rename_into(path, q.sub(f"ready/{self._ready_bucket(q, parsed.id, bucket)}"),
+                            L.ready_name(parsed.id, parsed.rc, parsed.frt))
+            return
+        self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
+
+    def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
+                 keep_counts: tuple[int, int] | None = None) -> str | None:
+        """Rename the message file ``src`` into ``target``'s ready state; the new id, or None if gone."""
+        new_id = self._ids.new_id(target.name, self.now_ms())
+        if target.kind is QueueKind.FIFO:
+            bucket = L.fifo_bucket(str(meta.get("g") or "default"))
+        else:
+            bucket = L.std_bucket(L.id_time_ms(new_id))
+        rc, frt = keep_counts or (0, 0)
+        try:
+            rename_into(src, target.sub(f"ready/{bucket}"), L.ready_name(new_id, rc, frt))
+        except FileNotFoundError:
+            return None
+        self.watcher.notify(target.path)
+        return new_id
+
+    @staticmethod
+    def _ready_bucket(q: QueueHandle, mid: str, shard: str) -> str:
+        return shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(mid))
+
+    def _locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.Parsed] | None:
+        if ref.claimed_name is not None and ref.shard is not None:
+            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
+            if os.path.exists(path):
+                parsed = L.parse_claimed(ref.claimed_name)
+                assert parsed is not None
+                return path, parsed
+            prefix = f"{ref.id}~{ref.receive_count}~"
+            shards = [ref.shard]
+        else:
+            prefix = f"{ref.id}~"
+            shards = [L.id_shard(ref.id)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
+        for shard in shards:
+            for n in listdir(q.sub(f"claimed/{shard}")):
+                if n.startswith(prefix):
+                    parsed = L.parse_claimed(n)
+                    if parsed is not None:
+                        return q.sub(f"claimed/{shard}/{n}"), parsed
+        return None
+
+    def _locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.Parsed] | None:
+        """Find a ready (or delayed) message by id: (directory, name, parsed)."""
+        prefix = f"{mid}~"
+        buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
+        for b in buckets:
+            d = q.sub(f"ready/{b}")
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    parsed = L.parse_ready(n)
+                    if parsed is not None:
+                        return d, n, parsed
+        for b in listdir(q.sub("delayed")):
+            d = q.sub(f"delayed/{b}")
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    parsed = L.parse_delayed(n)
+                    if parsed is not None:
+                        return d, n, parsed
+        return None
+
+    def _refs(self, q: QueueHandle | None, queue: str, refs: Sequence[str]) -> list[L.Ref]:
+        if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
+            raise InvalidArgument("refs must be a sequence of message ids or receipts")
+        return [L.parse_ref(r, queue) for r in refs]
+
+    def ack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        parsed_refs = self._refs(q, queue, refs)
+        if q is None:
+            return [False] * len(parsed_refs)
+        out = []
+        try:
+            for ref in parsed_refs:
+                out.append(self._ack_one(q, ref))
+        except OSError as e:
+            raise storage_error(e, f"acknowledging in {queue!r}") from e
+        return out
+
+    def _ack_one(self, q: QueueHandle, ref: L.Ref) -> bool:
+        found = self._locate_claimed(q, ref)
+        if found is None and ref.claimed_name is None:
+            loose = self._locate_unclaimed(q, ref.id)
+            if loose is not None:
+                return self._finish(q, f"{loose[0]}/{loose[1]}")
+            return False
+        if found is None:
+            return False
+        return self._finish(q, found[0])
+
+    def _finish(self, q: QueueHandle, path: str) -> bool:
+        try:
+            if q.info.config.archive:
+                os.rename(path, q.sub(f"acked/{os.path.basename(path)}~{self.now_ms():x}"))
+            else:
+                os.unlink(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+              claim_unclaimed: bool = False) -> list[bool]:
+        L.check_queue_name(queue)
+        check_number("ttl", ttl, 0, MAX_CLAIM_TTL)
+        q = self._find(queue)
+        parsed_refs = self._refs(q, queue, refs)
+        if q is None:
+            return [False] * len(parsed_refs)
+        if ttl == 0:
+            return self.release(queue, refs)
+        new_exp = self.now_ms() + int(ttl * 1000)
+        out = []
+        try:
+            for ref in parsed_refs:
+                out.append(self._renew_one(q, ref, new_exp, extend_only, claim_unclaimed))
+        except OSError as e:
+            raise storage_error(e, f"renewing claims in {queue!r}") from e
+        return out
+
+    def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool) -> bool:
+        found = self._locate_claimed(q, ref)
+        if found is not None:
+            path, p = found
+            if extend_only and p.when >= new_exp:
+                return True
+            try:
+                os.rename(path, f"{os.path.dirname(path)}/"
+                                f"{L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token())}")
+            except FileNotFoundError:
+                return False
+            return True
+        if not claim_unclaimed or ref.claimed_name is not None:
+            return False
+        loose = self._locate_unclaimed(q, ref.id)
+        if loose is None:
+            return False
+        d, n, p = loose
+        shard = os.path.basename(d) if q.kind is QueueKind.FIFO else L.id_shard(p.id)
+        try:
+            rename_into(f"{d}/{n}", q.sub(f"claimed/{shard}"), L.claimed_name(p.id, p.rc, p.frt, new_exp,
+                                                                                L.new_token()))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def release(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        parsed_refs = self._refs(q, queue, refs)
+        if q is None:
+            return [False] * len(parsed_refs)
+        out = []
+        try:
+            for ref in parsed_refs:
+                found = self._locate_claimed(q, ref)
+                out.append(found is not None and self._unclaim(q, found[0], found[1]))
+        except OSError as e:
+            raise storage_error(e, f"releasing claims in {queue!r}") from e
+        if any(out):
+            self.watcher.notify(q.path)
+        return out
+
+    def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
+        shard = os.path.basename(os.path.dirname(path))
+        try:
+            rename_into(path, q.sub(f"ready/{self._ready_bucket(q, p.id, shard)}"), L.ready_name(p.id, p.rc, p.frt))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def unclaim_all(self, queue: str) -> None:
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        if q is None:
+            return
+        try:
+            for shard in listdir(q.sub("claimed")):
+                for n in listdir(q.sub(f"claimed/{shard}")):
+                    p = L.parse_claimed(n)
+                    if p is not None:
+                        self._unclaim(q, q.sub(f"claimed/{shard}/{n}"), p)
+        except OSError as e:
+            raise storage_error(e, f"unclaiming {queue!r}") from e
+        self.watcher.notify(q.path)

@@ -1,0 +1,184 @@
+"""The file store's shared core: the per-queue handle, the queue lookup, the shared helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spoolq.errors import (
+    QueueNotFound,
+    StorageUnavailable,
+    storage_error,
+)
+from spoolq.store import layout as L
+from spoolq.store.config import config_from_json
+from spoolq.store.cursor import ReadyCursor
+from spoolq.store.files import (
+    GroupCommit,
+    TempWriter,
+    read_file,
+    read_json,
+)
+from spoolq.store.model import (
+    Message,
+    QueueConfig,
+    QueueInfo,
+    QueueKind,
+)
+from spoolq.store.watch import Watcher
+
+Clock = Callable[[], float]
+#: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
+EMPTY_POLL_MAINTENANCE = 0.1
+
+@dataclass
+class QueueHandle:
+    info: QueueInfo
+    path: str
+    stamp: tuple[int, int]
+    cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
+    last_maintained: float = 0.0
+
+    @property
+    def kind(self) -> QueueKind:
+        return self.info.kind
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def sub(self, part: str) -> str:
+        return f"{self.path}/{part}"
+
+
+class StoreCore:
+    """State and helpers every part of the file store shares. See :class:`~spoolq.store.filestore.FileStore`."""
+
+    root: Path
+    node_id: str
+    clock: Clock
+    peers: int
+    maintenance_interval: float
+    fsync: bool
+    queues_dir: str
+    tmp: TempWriter
+    commit: GroupCommit
+    watcher: Watcher
+    _ids: L.IdFactory
+    _queues: dict[str, QueueHandle]
+    _queues_lock: threading.Lock
+    _bytes_per_entry: float  # directory bytes per entry, recalibrated by exact counts (size estimates)
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    def tmp_node_prefix(self) -> str:
+        return self.tmp.prefix
+
+    def _qpath(self, name: str) -> str:
+        return f"{self.queues_dir}/{L.queue_dir_name(name)}"
+
+    def _find(self, name: str) -> QueueHandle | None:
+        """The queue named ``name`` (validated), or None; cached while meta.json is unchanged."""
+        L.check_queue_name(name)
+        path = self._qpath(name)
+        try:
+            st = os.stat(f"{path}/meta.json")
+        except FileNotFoundError:
+            self._queues.pop(name, None)
+            if not os.path.isdir(self.queues_dir):  # the root vanished (unmounted, deleted)
+                raise StorageUnavailable(f"storage unavailable: the root {self.root} is missing") from None
+            return None
+        except OSError as e:
+            raise storage_error(e, f"reading queue {name!r}") from e
+        stamp = (st.st_ino, st.st_mtime_ns)
+        cached = self._queues.get(name)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        data = read_json(Path(path) / "meta.json")
+        if data is None:
+            return None
+        info = QueueInfo(name=data["name"], kind=QueueKind(data["kind"]),
+                         config=config_from_json(data.get("config") or {}),
+                         tags=dict(data.get("tags") or {}), created_at=float(data["created_at"]),
+                         updated_at=float(data["updated_at"]))
+        with self._queues_lock:
+            if cached is not None:
+                cached.info, cached.stamp = info, stamp
+                return cached
+            q = QueueHandle(info=info, path=path, stamp=stamp)
+            self._queues[name] = q
+            return q
+
+    def _require(self, name: str) -> QueueHandle:
+        q = self._find(name)
+        if q is None:
+            raise QueueNotFound(name)
+        return q
+
+    def _message(self, mid: str, meta: Mapping[str, Any], body: bytes, rc: int, frt: int,
+                 claimed_until: float | None = None) -> Message:
+        return Message(id=mid, body=body, sent_at=int(meta.get("t", L.id_time_ms(mid))) / 1000,
+                       receive_count=rc, first_received_at=frt / 1000 if frt else None,
+                       attributes=meta.get("a") or {}, group_id=meta.get("g"), dedup_id=meta.get("d"),
+                       sequence_number=L.sequence_number(mid) if "g" in meta else None,
+                       claimed_until=claimed_until)
+
+    def _quarantine(self, path: str, q: QueueHandle) -> None:
+        with contextlib.suppress(OSError):
+            os.rename(path, f"{self.root}/corrupt/{L.queue_dir_name(q.name)}~{os.path.basename(path)}")
+
+    def _maybe_maintain(self, q: QueueHandle, interval: float) -> bool:
+        """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
+
+        Returns True if it made messages visible (expired claims, due delays)."""
+        now = self.clock()
+        if now - q.last_maintained < interval:
+            return False
+        q.last_maintained = now
+        try:
+            from spoolq.store.maintenance import maintain_queue
+
+            done = maintain_queue(self, q, int(now * 1000))
+        except OSError:
+            return False  # maintenance is retried; the operation that triggered it must not fail for it
+        return bool(done["claims_expired"] or done["delays_released"])
+
+    def _surface(self, q: QueueHandle, mid: str, body: bytes) -> None:
+        """Dedup: once peeked or polled, a message no longer absorbs identical sends."""
+        marker = q.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
+        if self._read_marker_id(marker) == mid:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(marker)
+
+    def _read_marker_id(self, marker: str) -> str | None:
+        try:
+            text = read_file(marker).decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise storage_error(e, "reading a dedup marker") from e
+        return text if L.ID_RE.match(text) else None
+
+    @contextlib.contextmanager
+    def _fifo_lock(self, q: QueueHandle) -> Iterator[None]:
+        try:
+            fd = os.open(q.sub("lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise storage_error(e, f"locking FIFO queue {q.name!r}") from e
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+        raise NotImplementedError  # FileStore

@@ -1,0 +1,72 @@
+"""A process's cursor over the oldest ready bucket of a standard or dedup queue.
+
+Poll never lists a whole queue: the cursor lists the oldest non-empty bucket(s) once and
+hands out candidates until they are spent; then it lists again. At most once a second it
+re-lists bucket names only, so an older bucket that reappeared (a requeue, a delay that came
+due, another node with a slower clock) is seen within that second. With ``peers > 0``
+candidates are shuffled within windows of ``8 * (peers + 1)`` so concurrent pollers in
+different processes rarely try the same rename (MQ's ``--peers`` fuzziness).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import threading
+import time
+
+from spoolq.store import layout as L
+from spoolq.store.files import (
+    listdir,
+)
+
+
+class ReadyCursor:
+    """A process's view of the oldest ready bucket of one standard/dedup queue."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[str, str]] = []
+        self.pos = 0
+        self.bucket = ""
+        self.checked = 0.0
+
+    def take(self, ready: str, n: int, peers: int) -> list[tuple[str, str]]:
+        with self.lock:
+            now = time.monotonic()
+            if self.pos < len(self.items) and now - self.checked > 1.0:
+                # bounded staleness: an older bucket may have reappeared (requeue, other node)
+                self.checked = now
+                buckets = [b for b in listdir(ready) if L.STD_BUCKET_RE.match(b)]
+                if buckets and min(buckets) < self.bucket:
+                    self.pos = len(self.items)
+            if self.pos >= len(self.items):
+                self._refill(ready, peers)
+                self.checked = now
+            out = self.items[self.pos:self.pos + n]
+            self.pos += len(out)
+            return out
+
+    def _refill(self, ready: str, peers: int) -> None:
+        items: list[tuple[str, str]] = []
+        for b in sorted(listdir(ready)):
+            if not L.STD_BUCKET_RE.match(b):
+                continue
+            names = listdir(f"{ready}/{b}")
+            if not names:
+                with contextlib.suppress(OSError):
+                    os.rmdir(f"{ready}/{b}")
+                continue
+            names.sort()
+            items.extend((b, n) for n in names)
+            if len(items) >= 64:
+                break
+        self.bucket = items[0][0] if items else ""
+        if peers > 0:
+            window = 8 * (peers + 1)
+            for i in range(0, len(items), window):
+                chunk = items[i:i + window]
+                random.shuffle(chunk)
+                items[i:i + window] = chunk
+        self.items, self.pos = items, 0

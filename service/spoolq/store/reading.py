@@ -1,0 +1,152 @@
+"""Reads without side effects (except dedup surfacing): peek, counts, size, claim count."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from spoolq.errors import (
+    storage_error,
+)
+from spoolq.store import layout as L
+from spoolq.store.config import check_int
+from spoolq.store.core import QueueHandle, StoreCore
+from spoolq.store.files import (
+    CorruptMessage,
+    decode_message,
+    listdir,
+    read_file,
+)
+from spoolq.store.model import (
+    MAX_PEEK_LIMIT,
+    Message,
+    QueueCounts,
+    QueueKind,
+)
+
+
+class Reading(StoreCore):
+    def _peek(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
+        now_ms = self.now_ms()
+        entries: list[tuple[str, str, L.Parsed, bool]] = []  # (id, path, parsed, claimed)
+        ready = q.sub("ready")
+        for b in sorted(listdir(ready)):
+            names = listdir(f"{ready}/{b}")
+            for n in names:
+                p = L.parse_ready(n)
+                if p is not None:
+                    entries.append((p.id, f"{ready}/{b}/{n}", p, False))
+            if q.kind is not QueueKind.FIFO and len(entries) >= limit:
+                break
+        if include_claimed:
+            for shard in listdir(q.sub("claimed")):
+                for n in listdir(q.sub(f"claimed/{shard}")):
+                    p = L.parse_claimed(n)
+                    if p is not None:
+                        entries.append((p.id, q.sub(f"claimed/{shard}/{n}"), p, True))
+        entries.sort(key=lambda e: e[0])
+        out: list[Message] = []
+        for mid, path, p, claimed in entries:
+            if len(out) >= limit:
+                break
+            try:
+                meta, body = decode_message(read_file(path))
+            except FileNotFoundError:
+                continue
+            except CorruptMessage:
+                self._quarantine(path, q)
+                continue
+            expire = meta.get("x")
+            if isinstance(expire, int) and expire <= now_ms:
+                continue
+            if q.kind is QueueKind.DEDUP and not claimed:
+                self._surface(q, mid, body)
+            out.append(self._message(mid, meta, body, p.rc, p.frt,
+                                     claimed_until=p.when / 1000 if claimed and p.when > now_ms else None))
+        return out
+
+    def peek(self, queue: str, limit: int = 10) -> list[Message]:
+        L.check_queue_name(queue)
+        check_int("limit", limit, 1, MAX_PEEK_LIMIT)
+        q = self._find(queue)
+        if q is None:
+            return []
+        try:
+            return self._peek(q, limit)
+        except OSError as e:
+            raise storage_error(e, f"peeking {queue!r}") from e
+
+    def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
+        L.check_queue_name(queue)
+        if limit is not None:
+            check_int("limit", limit, 1, 2**63 - 1)
+        q = self._find(queue)
+        if q is None:
+            return QueueCounts(0, 0, 0, True)
+        now_ms = self.now_ms()
+        claimed = expired = 0
+        for shard in listdir(q.sub("claimed")):
+            for n in listdir(q.sub(f"claimed/{shard}")):
+                p = L.parse_claimed(n)
+                if p is None:
+                    continue
+                if p.when > now_ms:
+                    claimed += 1
+                else:
+                    expired += 1
+        delayed = sum(len(listdir(q.sub(f"delayed/{b}"))) for b in listdir(q.sub("delayed")))
+        budget = None if limit is None else max(0, limit - expired - claimed - delayed)
+        ready, exact = self._count_ready(q, budget)
+        return QueueCounts(ready=ready + expired, claimed=claimed, delayed=delayed, exact=exact)
+
+    def _count_ready(self, q: QueueHandle, budget: int | None) -> tuple[int, bool]:
+        """Ready messages: exact up to ``budget`` entries read; beyond it, estimated from the
+        sizes of the remaining bucket directories (no directory is read past the budget)."""
+        total = 0
+        partial: list[tuple[str, int]] = []  # bucket directories not read to the end
+        rdir = q.sub("ready")
+        for b in sorted(listdir(rdir)):
+            path = f"{rdir}/{b}"
+            if budget is not None and total >= budget:
+                partial.append((path, 0))
+                continue
+            counted, complete = 0, True
+            try:
+                with os.scandir(path) as entries:
+                    for _entry in entries:
+                        counted += 1
+                        if budget is not None and total + counted >= budget:
+                            complete = next(entries, None) is None
+                            break
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            total += counted
+            if not complete:
+                partial.append((path, counted))
+            elif counted >= 500:
+                with contextlib.suppress(OSError):
+                    self._bytes_per_entry = os.stat(path).st_size / counted
+        if not partial:
+            return total, True
+        for path, counted in partial:
+            with contextlib.suppress(OSError):
+                estimate = int(os.stat(path).st_size / max(self._bytes_per_entry, 1.0))
+                total += max(estimate - counted, 1 if counted == 0 else 0)
+        return total, False
+
+    def size(self, queue: str, limit: int | None = None) -> int:
+        return self.counts(queue, limit).total
+
+    def claim_count(self, queue: str) -> int:
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        if q is None:
+            return 0
+        now_ms = self.now_ms()
+        total = 0
+        for shard in listdir(q.sub("claimed")):
+            for n in listdir(q.sub(f"claimed/{shard}")):
+                p = L.parse_claimed(n)
+                if p is not None and p.when > now_ms:
+                    total += 1
+        return total

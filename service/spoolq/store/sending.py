@@ -1,0 +1,236 @@
+"""Sending: validation of every message first, then temp write, rename into place, group commit.
+
+Standard queues write and flush. Dedup queues skip a message whose identical body is
+still pending and unsurfaced (``dedup/<sha256>`` names it). FIFO queues take the queue's
+flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
+seen in the last five minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spoolq.errors import (
+    InvalidArgument,
+    MessageTooLarge,
+    QueueKindMismatch,
+    QueueNotFound,
+    StorageUnavailable,
+    storage_error,
+)
+from spoolq.store import layout as L
+from spoolq.store.config import check_int, check_kind, check_number
+from spoolq.store.core import QueueHandle, StoreCore
+from spoolq.store.files import (
+    encode_message,
+    read_file,
+    rename_into,
+)
+from spoolq.store.model import (
+    FIFO_DEDUP_WINDOW,
+    MAX_BATCH,
+    MAX_DELAY,
+    OutgoingMessage,
+    QueueConfig,
+    QueueInfo,
+    QueueKind,
+    SendResult,
+)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    message: OutgoingMessage
+    meta: dict[str, Any]
+    due_ms: int  # 0 = ready now
+
+
+class Sending(StoreCore):
+    def _prepare(self, q: QueueHandle, m: OutgoingMessage, now_ms: int) -> _Prepared:
+        if not isinstance(m, OutgoingMessage):
+            raise InvalidArgument("each message must be an OutgoingMessage")
+        if not isinstance(m.body, (bytes, bytearray)):
+            raise InvalidArgument("message body must be bytes")
+        if len(m.body) > q.info.config.max_message_bytes:
+            raise MessageTooLarge(
+                f"message of {len(m.body)} bytes is over the limit of {q.info.config.max_message_bytes} bytes")
+        delay = q.info.config.delay if m.delay is None else check_number("delay", m.delay, 0, MAX_DELAY)
+        meta: dict[str, Any] = {"t": now_ms}
+        if m.ttl is not None:
+            meta["x"] = now_ms + int(check_number("ttl", m.ttl, 0.001, 10 * 365 * 86400) * 1000)
+        if m.max_receives is not None:
+            meta["m"] = check_int("max_receives", m.max_receives, 1, 1_000_000)
+        if m.at_most_once:
+            meta["o"] = 1
+        for key, value, short in (("group_id", m.group_id, "g"), ("dedup_id", m.dedup_id, "d")):
+            if value is not None:
+                if not isinstance(value, str) or not 1 <= len(value) <= 128:
+                    raise InvalidArgument(f"{key} must be a string of 1 to 128 characters")
+                meta[short] = value
+        if q.kind is QueueKind.FIFO:
+            if m.group_id is None:
+                raise QueueKindMismatch("a message for a FIFO queue needs a group id")
+            if m.dedup_id is None and not q.info.config.content_based_dedup:
+                raise QueueKindMismatch(
+                    "a message for a FIFO queue needs a deduplication id unless content-based deduplication is on")
+        if m.attributes:
+            if not isinstance(m.attributes, Mapping):
+                raise InvalidArgument("attributes must be a mapping")
+            meta["a"] = dict(m.attributes)
+        try:
+            encode_message(meta, b"")
+        except (TypeError, ValueError) as e:
+            raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
+        return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0)
+
+    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+        return self.send_batch(queue, [message], create)[0]
+
+    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+                   create: QueueKind | None = None) -> list[SendResult]:
+        L.check_queue_name(queue)
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+            raise InvalidArgument("messages must be a sequence")
+        if len(messages) > MAX_BATCH:
+            raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
+        q = self._find(queue)
+        now_ms = self.now_ms()
+        if q is None:
+            if create is None:
+                raise QueueNotFound(queue)
+            check_kind(create)
+            prepared_probe = QueueInfo(queue, QueueKind(create), QueueConfig(), {}, 0, 0)
+            probe = QueueHandle(info=prepared_probe, path="", stamp=(0, 0))
+            for m in messages:  # validate before creating anything
+                self._prepare(probe, m, now_ms)
+            if not messages:
+                return []
+            self.create_queue(queue, create)
+            q = self._require(queue)
+        prepared = [self._prepare(q, m, now_ms) for m in messages]
+        if not prepared:
+            return []
+        if q.kind is QueueKind.FIFO:
+            with self._fifo_lock(q):
+                results = self._write_fifo(q, prepared, now_ms)
+        elif q.kind is QueueKind.DEDUP:
+            results = self._write_dedup(q, prepared)
+        else:
+            results = self._write(q, [(p, self._ids.new_id(q.name, now_ms)) for p in prepared])
+        self.watcher.notify(q.path)
+        return results
+
+    def _target(self, q: QueueHandle, p: _Prepared, message_id: str) -> tuple[str, str]:
+        bucket = L.fifo_bucket(p.meta["g"]) if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(message_id))
+        if p.due_ms:
+            return q.sub(f"delayed/{p.due_ms // 1000:011d}"), L.delayed_name(message_id, 0, 0, p.due_ms, bucket)
+        return q.sub(f"ready/{bucket}"), L.ready_name(message_id, 0, 0)
+
+    def _write(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]], flush: bool = True) -> list[SendResult]:
+        """Write, place and flush messages; on any storage error undo what was placed."""
+        temps: list[str] = []
+        placed: list[str] = []
+        try:
+            for p, _mid in items:
+                temps.append(self.tmp.write(encode_message(p.meta, bytes(p.message.body)),
+                                            fsync_file=self.commit.per_file))
+            for tmp_path, (p, mid) in zip(temps, items, strict=True):
+                dst_dir, name = self._target(q, p, mid)
+                try:
+                    rename_into(tmp_path, dst_dir, name)
+                except FileNotFoundError:
+                    if not os.path.exists(f"{q.path}/meta.json"):
+                        raise QueueNotFound(q.name) from None
+                    os.makedirs(dst_dir, exist_ok=True)  # purge raced us: the state dir is being replaced
+                    rename_into(tmp_path, dst_dir, name)
+                placed.append(f"{dst_dir}/{name}")
+                self.commit.note_paths(f"{dst_dir}/{name}", dst_dir)
+            if flush:
+                self.commit.flush()
+        except (OSError, StorageUnavailable, QueueNotFound) as e:
+            for path in placed + temps[len(placed):]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            if isinstance(e, OSError):
+                raise storage_error(e, f"storing messages in {q.name!r}") from e
+            raise
+        return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if q.kind is QueueKind.FIFO else None)
+                for _p, mid in items]
+
+    def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
+        results: list[SendResult] = []
+        now_ms = self.now_ms()
+        for p in prepared:
+            digest = hashlib.sha256(p.message.body).hexdigest()
+            marker = q.sub(f"dedup/{digest}")
+            pending = self._read_marker_id(marker)
+            if pending is not None and not p.due_ms and os.path.exists(
+                    q.sub(f"ready/{L.std_bucket(L.id_time_ms(pending))}/{L.ready_name(pending, 0, 0)}")):
+                results.append(SendResult(id=pending, duplicate=True))
+                continue
+            mid = self._ids.new_id(q.name, now_ms)
+            results.extend(self._write(q, [(p, mid)], flush=False))
+            if not p.due_ms:
+                self._write_marker(marker, mid.encode())
+        self.commit.flush()
+        return results
+
+    def _write_marker(self, marker: str, data: bytes) -> None:
+        try:
+            t = self.tmp.write(data)
+            os.replace(t, marker)
+        except OSError as e:
+            raise storage_error(e, "writing a dedup marker") from e
+
+    def _write_fifo(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
+        last_path = q.sub("fifo.last")
+        try:
+            last: str | None = read_file(last_path).decode().strip() or None
+        except FileNotFoundError:
+            last = None
+        except OSError as e:
+            raise storage_error(e, "reading the FIFO sequence") from e
+        scope_group = q.info.config.extra.get("DeduplicationScope") == "messageGroup"
+        results: list[SendResult | None] = []
+        to_write: list[tuple[_Prepared, str]] = []
+        markers: list[tuple[str, str]] = []
+        seen_in_batch: dict[str, str] = {}
+        for p in prepared:
+            dedup = p.message.dedup_id or hashlib.sha256(p.message.body).hexdigest()
+            key = (p.meta["g"] + "\0" + dedup) if scope_group else dedup
+            digest = hashlib.sha256(key.encode()).hexdigest()
+            marker = q.sub(f"dedup/{digest}")
+            earlier = seen_in_batch.get(digest) or self._recent_fifo_marker(marker, now_ms)
+            if earlier is not None:
+                results.append(SendResult(id=earlier, sequence_number=L.sequence_number(earlier), duplicate=True))
+                continue
+            mid = self._ids.next_after(q.name, now_ms, last)
+            last = mid
+            seen_in_batch[digest] = mid
+            to_write.append((p, mid))
+            markers.append((marker, mid))
+            results.append(None)
+        written = iter(self._write(q, to_write, flush=False)) if to_write else iter(())
+        for marker, mid in markers:
+            self._write_marker(marker, f"{mid} {now_ms}".encode())
+        if last is not None:
+            self._write_marker(last_path, last.encode())
+        self.commit.flush()
+        return [r if r is not None else next(written) for r in results]
+
+    def _recent_fifo_marker(self, marker: str, now_ms: int) -> str | None:
+        try:
+            parts = read_file(marker).decode().split()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise storage_error(e, "reading a FIFO dedup record") from e
+        if len(parts) == 2 and L.ID_RE.match(parts[0]) and parts[1].isdigit() \
+                and now_ms - int(parts[1]) < FIFO_DEDUP_WINDOW * 1000:
+            return parts[0]
+        return None
