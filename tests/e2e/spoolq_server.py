@@ -75,8 +75,17 @@ class Server:
 
     def worker_pids(self) -> list[int]:
         assert self.proc is not None
-        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout
-        return [int(p) for p in out.split()]
+        children = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid:  # field 4: the parent pid
+                children.append(int(entry))
+        return children
 
     def kill9(self) -> None:
         """SIGKILL the master and every worker at once (no graceful anything)."""
