@@ -2,6 +2,8 @@
 
 ``spoolq serve``      run the HTTP service (EmoDB, MQ and SQS doors) under gunicorn
 ``spoolq hash-key``   print the SHA-256 digest to put in the config for an API key
+``spoolq send | poll | ack | peek | size | purge | move | tail | queues``
+                      client commands over HTTP (:mod:`spoolq.cli_client`)
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spoolq.cli_client import CliError, add_client_commands
 from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
 
 Handler = Callable[[argparse.Namespace], int]
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in (_add_serve, _add_hash_key):
         add(sub)
+    add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
     return parser
 
 
@@ -91,6 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as e:
         print(f"spoolq: {e}", file=sys.stderr)
         return 2
+    except CliError as e:
+        print(f"spoolq: {e}", file=sys.stderr)
+        return e.code
 
 
 if __name__ == "__main__":

@@ -12,12 +12,15 @@ store queue ``__dedupq:{q}`` (kind dedup). Both doors share the ``queue|...`` pe
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Response, request
 from flask_smorest import Blueprint
 
+from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
@@ -245,6 +248,32 @@ class EmoDoor:
         self.services.store().purge(name)
         return success()
 
+    def list_queues(self) -> Response:
+        """spoolq extension: every queue this key may ``get_status``, with its counts.
+
+        Dedup queues are listed under their ``/dedupq/1`` name with ``kind: dedup``; counts are
+        exact up to ``limit`` messages per queue and estimated beyond (``exact: false``)."""
+        who = self.principal()
+        args = request.args
+        prefix = args.get("prefix", "")
+        limit = wire.int_param(args, "limit", 10000, maximum=wire.JAVA_LONG_MAX)
+        assert limit is not None
+        if limit <= 0:
+            raise wire.illegal_argument("Limit must be >0")
+        store = self.services.store()
+        out: list[dict[str, Any]] = []
+        strip = len(wire.DEDUP_STORE_PREFIX)
+        for name in store.list_queues():
+            shown = name[strip:] if name.startswith(wire.DEDUP_STORE_PREFIX) else name
+            if not shown.startswith(prefix) or not who.can("get_status", shown):
+                continue
+            with contextlib.suppress(QueueNotFound):  # deleted since it was listed
+                kind = store.get_queue(name).kind.value
+                c = store.counts(name, limit=limit)
+                out.append({"name": shown, "kind": kind, "ready": c.ready, "claimed": c.claimed,
+                            "delayed": c.delayed, "exact": c.exact})
+        return _json(json.dumps(out, separators=(",", ":")))
+
     def move(self) -> Response:
         who = self.principal()
         source, dest = request.args.get("from"), request.args.get("to")
@@ -290,7 +319,7 @@ def _routes(dedup: bool) -> list[_Route]:
     success_ok = apidoc.ok_json(s.SuccessSchema)
     messages_ok = apidoc.ok_json(s.MessageSchema(many=True), "messages (possibly [])")
     count_ok = apidoc.ok_json(s.COUNT, "a bare JSON integer")
-    return [
+    routes: list[_Route] = [
         ("/<queue>/send", "POST", "send", "Send one message", dict(
             ok=success_ok, body=s.ANY_JSON, query=s.SendQuery, errors=body_err)),
         ("/<queue>/sendbatch", "POST", "send_batch", "Send messages to one queue (all or nothing)", dict(
@@ -319,6 +348,11 @@ def _routes(dedup: bool) -> list[_Route]:
         ("/_move/<ref>", "GET", "move_status", "Status of a move", dict(
             ok=apidoc.ok_json(s.MoveStatusSchema), errors=apidoc.emodb_errors(move=True))),
     ]
+    if not dedup:
+        routes.append(("/_queues", "GET", "list_queues", "List queues with their counts (spoolq extension)", dict(
+            ok=apidoc.ok_json(s.QueueSummarySchema(many=True), "queues the key may get_status, by name"),
+            query=s.ListQueuesQuery, errors=errs)))
+    return routes
 
 
 def create_blueprint(services: Services, *, dedup: bool) -> Blueprint:

@@ -198,7 +198,8 @@ def create_blueprint(services: Services) -> Blueprint:
             **_ok("204", "no message can be fetched now"), **_errors(400, 403, 503))),
         ("/<queue>/messages", "POST", "add", "mq_send", "Add a message", qparam,
          {"parameters": [{"in": "query", "schema": s.MqSendQuery}],
-          "requestBody": {"required": False, "content": {"*/*": {"schema": s.BINARY}}}}, dict(
+          "requestBody": {"required": False, "description": "opaque bytes; any Content-Type is accepted",
+                          "content": {"application/octet-stream": {"schema": s.BINARY}}}}, dict(
             **_ok("201", "stored durably", _TEXT, _MSG_ID), **_errors(400, 403, 404, 413, 503))),
         ("/<queue>/messages/<message_id>", "DELETE", "delete_message", "mq_delete", "Delete a message", idparam,
          {}, dict(**_ok("200", "removed", _TEXT), **_errors(400, 403, 404, 503))),

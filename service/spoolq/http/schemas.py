@@ -46,6 +46,15 @@ class MoveStatusSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["IN_PROGRESS", "COMPLETE", "ERROR"]))
 
 
+class QueueSummarySchema(Schema):
+    name = fields.String(required=True, metadata={"description": "name under /queue/1 (or /dedupq/1 for dedup)"})
+    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+    ready = fields.Integer(required=True, metadata={"description": "visible now (estimated beyond limit)"})
+    claimed = fields.Integer(required=True, metadata={"description": "unexpired claims"})
+    delayed = fields.Integer(required=True, metadata={"description": "not visible before their due time"})
+    exact = fields.Boolean(required=True, metadata={"description": "false when ready was estimated"})
+
+
 class NotAuthorizedSchema(Schema):
     reason = fields.String(required=True)
 
@@ -135,6 +144,13 @@ class RenewQuery(Schema):
 class MoveQuery(Schema):
     from_ = fields.String(required=True, data_key="from", metadata={"pattern": QUEUE_NAME_PATTERN})
     to = fields.String(required=True, metadata={"pattern": QUEUE_NAME_PATTERN})
+
+
+class ListQueuesQuery(Schema):
+    prefix = fields.String(load_default="", metadata={"description": "only queues whose name starts with this"})
+    limit = fields.Integer(load_default=10000, validate=validate.Range(1, wire.JAVA_LONG_MAX),
+                           metadata={"description": "count each queue exactly up to this, estimate beyond",
+                                     "format": "int64"})
 
 
 # --- MQ --------------------------------------------------------------------------------------

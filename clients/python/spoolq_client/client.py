@@ -1,0 +1,218 @@
+"""``SpoolqClient``: the verbs of the EmoDB door as plain typed methods over the generated client.
+
+The generated functions (``spoolq_client._generated.api.*``) return ``Response`` objects whose
+``parsed`` value is a union of every documented answer. This wrapper calls ``sync_detailed``,
+returns the success value, and raises :mod:`spoolq_client.errors` for everything else, so code
+on top (the Consumer, the Producer, the ``spoolq`` CLI) reads like the verbs::
+
+    with SpoolqClient("http://127.0.0.1:8480", api_key="...") as sq:
+        sq.send("jobs", {"task": "resize"})
+        for m in sq.poll("jobs", limit=10, ttl=30, wait=5):
+            ...
+            sq.ack("jobs", [m.id])
+
+``dedup=True`` on any queue verb uses the ``/dedupq/1`` door instead of ``/queue/1``. The
+generated client stays reachable as ``SpoolqClient.generated`` (an ``AuthenticatedClient``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from types import ModuleType, SimpleNamespace, TracebackType
+from typing import Any, cast
+
+import httpx
+
+from spoolq_client._generated.api.dedupq import (
+    dedup_ack,
+    dedup_claim_count,
+    dedup_move,
+    dedup_move_status,
+    dedup_peek,
+    dedup_poll,
+    dedup_purge,
+    dedup_renew,
+    dedup_send,
+    dedup_send_batch,
+    dedup_send_batches,
+    dedup_size,
+    dedup_unclaim_all,
+)
+from spoolq_client._generated.api.ops import healthz
+from spoolq_client._generated.api.queue import (
+    ack,
+    claim_count,
+    list_queues,
+    move,
+    move_status,
+    peek,
+    poll,
+    purge,
+    renew,
+    send,
+    send_batch,
+    send_batches,
+    size,
+    unclaim_all,
+)
+from spoolq_client._generated.client import AuthenticatedClient
+from spoolq_client._generated.models import (
+    DedupSendBatchesBody,
+    Message,
+    MoveRef,
+    MoveStatus,
+    QueueSummary,
+    SendBatchesBody,
+)
+from spoolq_client._generated.types import UNSET, Response
+from spoolq_client.errors import error_for
+
+API_KEY_HEADER = "X-BV-API-Key"
+
+_DOORS = {
+    False: SimpleNamespace(send=send, send_batch=send_batch, send_batches=send_batches, poll=poll, peek=peek,
+                           renew=renew, ack=ack, size=size, claim_count=claim_count, purge=purge,
+                           unclaim_all=unclaim_all, move=move, move_status=move_status),
+    True: SimpleNamespace(send=dedup_send, send_batch=dedup_send_batch, send_batches=dedup_send_batches,
+                          poll=dedup_poll, peek=dedup_peek, renew=dedup_renew, ack=dedup_ack, size=dedup_size,
+                          claim_count=dedup_claim_count, purge=dedup_purge, unclaim_all=dedup_unclaim_all,
+                          move=dedup_move, move_status=dedup_move_status),
+}
+
+
+def _opt(value: Any) -> Any:
+    return UNSET if value is None else value
+
+
+def _message_of(response: Response[Any]) -> str:
+    """The server's one-line explanation from an error body (text, or JSON ``message``/``reason``)."""
+    text = response.content.decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text.splitlines()[0] if text else ""
+    if isinstance(body, dict):
+        for key in ("message", "reason"):
+            if isinstance(body.get(key), str):
+                return str(body[key])
+        if isinstance(body.get("queue"), str):
+            return f"not authorized to post to queue {body['queue']!r}"
+        if isinstance(body.get("errors"), list):
+            return "; ".join(str(e) for e in body["errors"]) or "invalid request body"
+    return text
+
+
+def _retry_after(response: Response[Any]) -> float | None:
+    raw = response.headers.get("Retry-After")
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+class SpoolqClient:
+    """The EmoDB verbs over HTTP (thread-safe: one pooled ``httpx.Client`` shared by all threads)."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0,
+                 max_connections: int = 64) -> None:
+        self.base_url = base_url.rstrip("/")
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self.generated = AuthenticatedClient(
+            base_url=self.base_url, token=api_key or "", prefix="", auth_header_name=API_KEY_HEADER,
+            timeout=httpx.Timeout(timeout), httpx_args={"limits": limits})
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def _door(self, dedup: bool) -> Any:
+        return _DOORS[dedup]
+
+    def _ok(self, response: Response[Any], *ok: int) -> Any:
+        if int(response.status_code) in (ok or (200,)):
+            return response.parsed
+        raise error_for(int(response.status_code), _message_of(response), _retry_after(response))
+
+    def _call(self, op: ModuleType, *args: Any, **kwargs: Any) -> Any:
+        kwargs = {k: _opt(v) for k, v in kwargs.items()}
+        return self._ok(op.sync_detailed(*args, client=self.generated, **kwargs))
+
+    def close(self) -> None:
+        self.generated.get_httpx_client().close()
+
+    def __enter__(self) -> SpoolqClient:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # --- verbs --------------------------------------------------------------------------
+
+    def send(self, queue: str, payload: Any, *, dedup: bool = False, delay: float | None = None,
+             ttl: float | None = None, at_most_once: bool = False) -> None:
+        """Send one JSON value (durably stored when this returns)."""
+        self._call(self._door(dedup).send, queue, body=payload, delay=delay, ttl=ttl,
+                   at_most_once="true" if at_most_once else None)
+
+    def send_batch(self, queue: str, payloads: Sequence[Any], *, dedup: bool = False, delay: float | None = None,
+                   ttl: float | None = None, at_most_once: bool = False) -> None:
+        """Send several JSON values to one queue, all or nothing."""
+        self._call(self._door(dedup).send_batch, queue, body=list(payloads), delay=delay, ttl=ttl,
+                   at_most_once="true" if at_most_once else None)
+
+    def send_batches(self, batches: Mapping[str, Sequence[Any]], *, dedup: bool = False) -> None:
+        """Send to several queues at once, all or nothing."""
+        door = self._door(dedup)
+        body = (DedupSendBatchesBody if dedup else SendBatchesBody).from_dict(
+            {q: list(p) for q, p in batches.items()})
+        self._call(door.send_batches, body=body)
+
+    def poll(self, queue: str, *, limit: int = 10, ttl: int = 30, wait: float | None = None,
+             dedup: bool = False) -> list[Message]:
+        """Claim up to ``limit`` messages for ``ttl`` seconds; ``wait`` long-polls (0-20 s)."""
+        return cast(list[Message], self._call(self._door(dedup).poll, queue, limit=limit, ttl=ttl, wait=wait))
+
+    def peek(self, queue: str, *, limit: int = 10, dedup: bool = False) -> list[Message]:
+        """Up to ``limit`` messages without claiming them."""
+        return cast(list[Message], self._call(self._door(dedup).peek, queue, limit=limit))
+
+    def renew(self, queue: str, ids: Iterable[str], ttl: int = 30, *, dedup: bool = False) -> None:
+        """Extend claims to at least ``ttl`` seconds from now (``ttl=0`` releases them)."""
+        self._call(self._door(dedup).renew, queue, body=list(ids), ttl=ttl)
+
+    def release(self, queue: str, ids: Iterable[str], *, dedup: bool = False) -> None:
+        """Give claimed messages back at once (renew with ttl=0)."""
+        self.renew(queue, ids, 0, dedup=dedup)
+
+    def ack(self, queue: str, ids: Iterable[str], *, dedup: bool = False) -> None:
+        """Acknowledge (delete) messages; unknown or already acknowledged ids are ignored."""
+        self._call(self._door(dedup).ack, queue, body=list(ids))
+
+    def size(self, queue: str, *, limit: int | None = None, dedup: bool = False) -> int:
+        """Messages in the queue: exact up to ``limit``, estimated beyond."""
+        return int(self._call(self._door(dedup).size, queue, limit=limit))
+
+    def claim_count(self, queue: str, *, dedup: bool = False) -> int:
+        return int(self._call(self._door(dedup).claim_count, queue))
+
+    def purge(self, queue: str, *, dedup: bool = False) -> None:
+        self._call(self._door(dedup).purge, queue)
+
+    def unclaim_all(self, queue: str, *, dedup: bool = False) -> None:
+        self._call(self._door(dedup).unclaim_all, queue)
+
+    def move(self, source: str, destination: str, *, dedup: bool = False) -> str:
+        """Start moving every message of ``source`` to ``destination``; returns the move reference."""
+        ref: MoveRef = self._call(self._door(dedup).move, from_=source, to=destination)
+        return ref.id
+
+    def move_status(self, ref: str, *, dedup: bool = False) -> MoveStatus:
+        return cast(MoveStatus, self._call(self._door(dedup).move_status, ref))
+
+    def list_queues(self, *, prefix: str | None = None, limit: int | None = None) -> list[QueueSummary]:
+        """Every queue the key may ``get_status``, with ready / claimed / delayed counts."""
+        return cast(list[QueueSummary], self._call(list_queues, prefix=prefix, limit=limit))
+
+    def healthy(self) -> bool:
+        response = healthz.sync_detailed(client=self.generated)
+        return int(response.status_code) == 200
+

@@ -1,0 +1,411 @@
+"""The client subcommands of ``spoolq``: send, poll, ack, peek, size, purge, move, tail, queues.
+
+They talk to a running service over HTTP through the generated client (``spoolq_client``, the
+``spoolq-client`` distribution in ``clients/python``). That package is imported lazily: ``spoolq
+serve`` works without it, and a client command without it says how to install it. (spoolq does
+not declare it as a dependency because it is not published on a package index; ``scripts/bootstrap``
+installs both.)
+
+Common flags: ``--url`` (or ``SPOOLQ_URL``, default ``http://127.0.0.1:8480``), ``--api-key`` (or
+``SPOOLQ_API_KEY``), ``--dedup`` (use ``/dedupq/1``), ``--json`` (machine-readable output on
+stdout). Errors are one line on stderr (exit 1): a refused connection, 403, 400 and 503 each
+say what to check; usage errors exit 2.
+
+Bodies (``send``): each argument is one message; ``@path`` reads a file, ``-`` reads standard
+input, and no body reads standard input (``--lines``: one message per line). Text that parses
+as JSON is sent as that JSON value, anything else as a JSON string (``--string`` forces a string).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spoolq_client import SpoolqClient
+
+DEFAULT_URL = "http://127.0.0.1:8480"
+
+
+class CliError(Exception):
+    """A one-line error for stderr; ``code`` is the exit status."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --- plumbing ---------------------------------------------------------------------------------
+
+
+def _common(p: argparse.ArgumentParser, *, dedup: bool = True) -> None:
+    p.add_argument("--url", default=None, help=f"service URL (default: $SPOOLQ_URL or {DEFAULT_URL})")
+    p.add_argument("--api-key", dest="api_key", default=None, help="API key (default: $SPOOLQ_API_KEY)")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout (for scripts)")
+    p.add_argument("--timeout", type=float, default=60.0, help="HTTP timeout in seconds (default 60)")
+    if dedup:
+        p.add_argument("--dedup", action="store_true", help="use the dedup queue API (/dedupq/1)")
+
+
+def _client(args: argparse.Namespace) -> SpoolqClient:
+    try:
+        from spoolq_client import SpoolqClient
+    except ImportError as e:
+        raise CliError("the client commands need the spoolq-client package: pip install -e clients/python "
+                       f"(or run scripts/bootstrap) [{e}]", 2) from None
+    url = args.url or os.environ.get("SPOOLQ_URL") or DEFAULT_URL
+    key = args.api_key if args.api_key is not None else os.environ.get("SPOOLQ_API_KEY")
+    return SpoolqClient(url, key or None, timeout=args.timeout)
+
+
+@contextmanager
+def _errors(url: str) -> Iterator[None]:
+    """Turn the client's exceptions into one-line :class:`CliError` s."""
+    import httpx
+
+    from spoolq_client import BadRequest, NotAuthorized, NotFound, SpoolqApiError, Unavailable
+
+    try:
+        yield
+    except httpx.ConnectError:
+        raise CliError(f"cannot connect to {url} (connection refused?): is spoolq running there? "
+                       "Set --url or SPOOLQ_URL") from None
+    except httpx.TimeoutException:
+        raise CliError(f"{url} did not answer in time (raise --timeout?)") from None
+    except httpx.HTTPError as e:
+        raise CliError(f"HTTP error talking to {url}: {e}") from None
+    except NotAuthorized as e:
+        raise CliError(f"403 not authorized ({e.message or 'no reason given'}): check --api-key / "
+                       "SPOOLQ_API_KEY and that the key has the permission for this queue") from None
+    except BadRequest as e:
+        raise CliError(f"{e.status} bad request: {e.message}") from None
+    except NotFound as e:
+        raise CliError(f"404 not found: {e.message}") from None
+    except Unavailable as e:
+        after = f"; retry after {e.retry_after:g}s" if e.retry_after is not None else ""
+        raise CliError(f"503 service unavailable: {e.message}{after}") from None
+    except SpoolqApiError as e:
+        raise CliError(f"server error {e.status}: {e.message}") from None
+
+
+def _run(args: argparse.Namespace, body: Callable[[SpoolqClient], int]) -> int:
+    client = _client(args)
+    try:
+        with _errors(client.base_url):
+            return body(client)
+    finally:
+        client.close()
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False))
+
+
+def _print_messages(args: argparse.Namespace, messages: list[Any]) -> None:
+    if args.json:
+        _print_json([{"id": m.id, "payload": m.payload} for m in messages])
+        return
+    for m in messages:
+        print(f"{m.id}\t{json.dumps(m.payload, ensure_ascii=False)}")
+
+
+# --- bodies ------------------------------------------------------------------------------------
+
+
+def _value(text: str, force_string: bool) -> Any:
+    if force_string:
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _read(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    if source.startswith("@"):
+        try:
+            with open(source[1:], encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise CliError(f"cannot read {source[1:]}: {e.strerror}", 2) from None
+    return source
+
+
+def _bodies(args: argparse.Namespace) -> list[Any]:
+    sources = args.bodies or ["-"]
+    texts: list[str] = []
+    for source in sources:
+        text = _read(source)
+        if args.lines:
+            texts.extend(line for line in text.splitlines() if line.strip())
+        else:
+            texts.append(text.rstrip("\n") if source == "-" or source.startswith("@") else text)
+    values = [_value(t, args.string) for t in texts]
+    if any(v is None for v in values):
+        raise CliError("null is not a valid message", 2)
+    return values
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+
+def run_send(args: argparse.Namespace) -> int:
+    values = _bodies(args)
+    if not values:
+        raise CliError("no message to send (empty input)", 2)
+
+    def body(c: SpoolqClient) -> int:
+        opts: dict[str, Any] = {"dedup": args.dedup, "delay": args.delay, "ttl": args.ttl,
+                                "at_most_once": args.at_most_once}
+        for i in range(0, len(values), args.batch):
+            chunk = values[i:i + args.batch]
+            if len(chunk) == 1:
+                c.send(args.queue, chunk[0], **opts)
+            else:
+                c.send_batch(args.queue, chunk, **opts)
+        if args.json:
+            _print_json({"queue": args.queue, "sent": len(values)})
+        else:
+            print(f"sent {len(values)} message{'s' if len(values) != 1 else ''} to {args.queue}")
+        return 0
+    return _run(args, body)
+
+
+def run_poll(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        messages = c.poll(args.queue, limit=args.limit, ttl=args.ttl, wait=args.wait, dedup=args.dedup)
+        if args.ack and messages:
+            c.ack(args.queue, [m.id for m in messages], dedup=args.dedup)
+        _print_messages(args, messages)
+        return 0
+    return _run(args, body)
+
+
+def run_peek(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        _print_messages(args, c.peek(args.queue, limit=args.limit, dedup=args.dedup))
+        return 0
+    return _run(args, body)
+
+
+def run_ack(args: argparse.Namespace) -> int:
+    ids = list(args.ids) or sys.stdin.read().split()
+    if not ids:
+        raise CliError("no message ids given (as arguments or on stdin)", 2)
+
+    def body(c: SpoolqClient) -> int:
+        c.ack(args.queue, ids, dedup=args.dedup)
+        if args.json:
+            _print_json({"queue": args.queue, "acked": len(ids)})
+        else:
+            print(f"acknowledged {len(ids)} message{'s' if len(ids) != 1 else ''} of {args.queue}")
+        return 0
+    return _run(args, body)
+
+
+def run_size(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        n = c.size(args.queue, limit=args.limit, dedup=args.dedup)
+        if args.json:
+            _print_json({"queue": args.queue, "size": n, "claimed": c.claim_count(args.queue, dedup=args.dedup)})
+        else:
+            print(n)
+        return 0
+    return _run(args, body)
+
+
+def run_purge(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise CliError(f"purge deletes every message of {args.queue}: add --yes to confirm", 2)
+
+    def body(c: SpoolqClient) -> int:
+        c.purge(args.queue, dedup=args.dedup)
+        if args.json:
+            _print_json({"queue": args.queue, "purged": True})
+        else:
+            print(f"purged {args.queue}")
+        return 0
+    return _run(args, body)
+
+
+def run_move(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        total = c.size(args.source, dedup=args.dedup)
+        ref = c.move(args.source, args.destination, dedup=args.dedup)
+        if args.no_wait:
+            if args.json:
+                _print_json({"id": ref, "from": args.source, "to": args.destination, "status": "IN_PROGRESS"})
+            else:
+                print(ref)
+            return 0
+        status = _wait_for_move(c, args, ref, total)
+        if args.json:
+            _print_json({"id": ref, "from": args.source, "to": args.destination, "status": status})
+        else:
+            print(f"move {ref} {args.source} -> {args.destination}: {status}")
+        if status == "ERROR":
+            print(f"spoolq: move {ref} ended in ERROR; the messages not yet moved are still in {args.source}",
+                  file=sys.stderr)
+            return 1
+        return 0
+    return _run(args, body)
+
+
+def _wait_for_move(c: SpoolqClient, args: argparse.Namespace, ref: str, total: int) -> str:
+    """Poll the move until it leaves IN_PROGRESS, with a progress bar on stderr (rich)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True, force_terminal=args.progress == "always" or None,
+                      quiet=args.progress == "never")
+    columns = (TextColumn("moving {task.fields[src]} -> {task.fields[dst]}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False, refresh_per_second=4) as progress:
+        task = progress.add_task("move", total=max(total, 1), src=args.source, dst=args.destination)
+        while True:
+            state = str(c.move_status(ref, dedup=args.dedup).status)
+            left = c.size(args.source, dedup=args.dedup)
+            progress.update(task, completed=max(0, min(total, total - left)))
+            if state != "IN_PROGRESS":
+                if state == "COMPLETE":
+                    progress.update(task, completed=max(total, 1))
+                if not console.is_terminal and not console.quiet:
+                    console.print(f"moved {max(0, total - left)}/{total} ({state})")
+                return state
+            if not console.is_terminal and not console.quiet:
+                console.print(f"moved {max(0, total - left)}/{total}")
+            time.sleep(args.interval)
+
+
+def run_tail(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        seen: dict[str, None] = {}
+        printed = 0
+        deadline = None if args.timeout_after is None else time.monotonic() + args.timeout_after
+        while True:
+            for m in c.peek(args.queue, limit=args.limit, dedup=args.dedup):
+                if m.id in seen:
+                    continue
+                seen[m.id] = None
+                if len(seen) > 100_000:
+                    seen.pop(next(iter(seen)))
+                if args.json:
+                    _print_json({"id": m.id, "payload": m.payload})
+                else:
+                    print(f"{m.id}\t{json.dumps(m.payload, ensure_ascii=False)}")
+                sys.stdout.flush()
+                printed += 1
+                if args.count is not None and printed >= args.count:
+                    return 0
+            if deadline is not None and time.monotonic() >= deadline:
+                return 0
+            time.sleep(args.interval)
+    try:
+        return _run(args, body)
+    except KeyboardInterrupt:
+        return 0
+
+
+def run_queues(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        queues = c.list_queues(prefix=args.prefix or None, limit=args.limit)
+        if args.json:
+            _print_json([q.to_dict() for q in queues])
+            return 0
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("queue", "kind", "depth", "claimed", "delayed", box=None, header_style="bold")
+        for q in queues:
+            depth = f"{q.ready}" if q.exact else f"~{q.ready}"
+            table.add_row(q.name, str(q.kind), depth, str(q.claimed), str(q.delayed))
+        Console(width=200).print(table)
+        if not queues:
+            print("(no queues)")
+        return 0
+    return _run(args, body)
+
+
+# --- registration ------------------------------------------------------------------------------
+
+
+def add_client_commands(sub: Any) -> None:
+    """Add the client subcommands to ``spoolq``'s argparse subparsers."""
+    p = sub.add_parser("send", help="send messages (arguments, @file or stdin)")
+    p.add_argument("queue")
+    p.add_argument("bodies", nargs="*", metavar="BODY", help="a message; @path reads a file; - or none: stdin")
+    p.add_argument("--lines", action="store_true", help="one message per line of the input")
+    p.add_argument("--string", action="store_true", help="send the text as a JSON string even if it is JSON")
+    p.add_argument("--delay", type=float, help="seconds before the messages become visible")
+    p.add_argument("--ttl", type=float, help="drop the messages if not consumed within this many seconds")
+    p.add_argument("--at-most-once", dest="at_most_once", action="store_true", help="never redeliver")
+    p.add_argument("--batch", type=int, default=500, help="messages per sendbatch call (default 500)")
+    _common(p)
+    p.set_defaults(handler=run_send)
+
+    p = sub.add_parser("poll", help="claim messages and print them")
+    p.add_argument("queue")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--ttl", type=int, default=30, help="claim seconds (default 30)")
+    p.add_argument("--wait", type=float, default=None, help="long-poll up to this many seconds (0-20)")
+    p.add_argument("--ack", action="store_true", help="acknowledge the printed messages at once")
+    _common(p)
+    p.set_defaults(handler=run_poll)
+
+    p = sub.add_parser("ack", help="acknowledge messages by id (arguments or stdin)")
+    p.add_argument("queue")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    _common(p)
+    p.set_defaults(handler=run_ack)
+
+    p = sub.add_parser("peek", help="print messages without claiming them")
+    p.add_argument("queue")
+    p.add_argument("--limit", type=int, default=10)
+    _common(p)
+    p.set_defaults(handler=run_peek)
+
+    p = sub.add_parser("size", help="print the number of messages")
+    p.add_argument("queue")
+    p.add_argument("--limit", type=int, default=None, help="count exactly up to this, estimate beyond")
+    _common(p)
+    p.set_defaults(handler=run_size)
+
+    p = sub.add_parser("purge", help="delete every message of a queue")
+    p.add_argument("queue")
+    p.add_argument("--yes", action="store_true", help="confirm")
+    _common(p)
+    p.set_defaults(handler=run_purge)
+
+    p = sub.add_parser("move", help="move every message to another queue, showing progress until done")
+    p.add_argument("source", metavar="FROM")
+    p.add_argument("destination", metavar="TO")
+    p.add_argument("--no-wait", dest="no_wait", action="store_true", help="print the move id and return")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between status checks")
+    p.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
+                   help="progress bar on stderr (auto: a bar on a terminal, lines otherwise)")
+    _common(p)
+    p.set_defaults(handler=run_move)
+
+    p = sub.add_parser("tail", help="follow a queue without consuming (peek polling)")
+    p.add_argument("queue")
+    p.add_argument("--limit", type=int, default=1000, help="peek window: the oldest N ready messages")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between peeks")
+    p.add_argument("--count", type=int, default=None, help="exit after printing this many messages")
+    p.add_argument("--timeout-after", dest="timeout_after", type=float, default=None,
+                   help="exit after this many seconds")
+    _common(p)
+    p.set_defaults(handler=run_tail)
+
+    p = sub.add_parser("queues", help="table of queues with depth, claimed and delayed counts")
+    p.add_argument("--prefix", default="")
+    p.add_argument("--limit", type=int, default=None, help="count each queue exactly up to this")
+    _common(p, dedup=False)
+    p.set_defaults(handler=run_queues)
