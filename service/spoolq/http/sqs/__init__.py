@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Blueprint, Response, g, request
-from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
 from spoolq.http.sqs import messages, moves, queues, sigv4, wire
@@ -89,11 +89,10 @@ def create_blueprint(settings: Settings, store: QueueStore) -> Blueprint:
     def sqs_root() -> Response:
         return dispatch(None)
 
-    @bp.post("/<account>/<queue_name>")
-    def sqs_queue_path(account: str, queue_name: str) -> Response:
-        if not (len(account) == 12 and account.isdigit()):
-            raise NotFound()
-        return dispatch(f"{request.host_url.rstrip('/')}/{account}/{queue_name}")
+    # only a 12-digit account segment routes here, so /queue/1/..., /mq/... never reach this rule
+    @bp.post("/<int(fixed_digits=12):account>/<queue_name>")
+    def sqs_queue_path(account: int, queue_name: str) -> Response:
+        return dispatch(f"{request.host_url.rstrip('/')}/{account:012d}/{queue_name}")
 
     @bp.errorhandler(SpoolqError)
     def spoolq_error(exc: SpoolqError) -> Response:
