@@ -1,0 +1,30 @@
+"""A real ``spoolq serve`` (gunicorn, keys on) per test module, and clients for it. 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from spoolq_client import SpoolqClient
+from tests.e2e.spoolq_server import KEY_ALL, Server, running_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp: Path = tmp_path_factory.mktemp("client-e2e")
+    with running_server(tmp, keys=True, workers=2, threads=16) as s:
+        yield s
+
+
+@pytest.fixture
+def sq(server: Server) -> Iterator[SpoolqClient]:
+    with SpoolqClient(server.url, KEY_ALL, timeout=30) as c:
+        yield c
+
+
+@pytest.fixture
+def qname() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
