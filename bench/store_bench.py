@@ -266,30 +266,42 @@ def run_procs(ctx: Any, kind: str, p: dict[str, Any], n: int, duration: float) -
 # ============================================================== filling, cleaning
 
 
-def _fill_entry(root: str, qname: str, n: int, batch: int, progress: Any) -> None:
-    store = FileStore(root, fsync=False)
-    msg = OutgoingMessage(body=os.urandom(BODY_BYTES))
+def _fill_entry(root: str, qname: str, n: int, batch: int, progress: Any, spread: float) -> None:
+    # spread > 0: the store's clock sweeps the last ``spread`` seconds while filling, so the
+    # backlog lands in ~spread one-second buckets, as one that built up over that time would
+    base = time.time() - spread - 60
     sent = 0
+    store = FileStore(root, fsync=False, clock=(lambda: base + spread * sent / n) if spread else time.time)
+    msg = OutgoingMessage(body=os.urandom(BODY_BYTES))
+    unreported = 0
     try:
         while sent < n:
             k = min(batch, n - sent)
             store.send_batch(qname, [msg] * k)
             sent += k
-            progress.put(k)
+            unreported += k
+            if unreported >= 1000 or sent == n:
+                progress.put(unreported)
+                unreported = 0
     except BaseException as e:
         progress.put(f"{type(e).__name__}: {e}")
     finally:
         store.close()
 
 
-def fill(ctx: Any, root: str, qname: str, n: int, procs: int, show: bool = False, batch: int = 5000) -> float:
-    """Send ``n`` 1 KiB messages with fsync=False send_batch from ``procs`` processes; msgs/s."""
+def fill(ctx: Any, root: str, qname: str, n: int, procs: int, show: bool = False, batch: int = 5000,
+         spread: float = 0.0) -> float:
+    """Send ``n`` 1 KiB messages with fsync=False send_batch from ``procs`` processes; msgs/s.
+
+    ``spread``: backdate the messages evenly over that many seconds (see ``_fill_entry``)."""
     if n <= 0:
         return 0.0
+    if spread > 0:
+        batch = max(1, min(batch, round(n / procs / spread)))
     FileStore(root, fsync=False).create_queue(qname)
     progress = ctx.Queue()
     shares = [n // procs + (1 if i < n % procs else 0) for i in range(procs)]
-    workers = [ctx.Process(target=_fill_entry, args=(root, qname, s, batch, progress), daemon=True)
+    workers = [ctx.Process(target=_fill_entry, args=(root, qname, s, batch, progress, spread), daemon=True)
                for s in shares if s]
     start = time.monotonic()
     for w in workers:
@@ -568,6 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=None, help="seconds per throughput cell (3; 0.5 with --quick)")
     ap.add_argument("--samples", type=int, default=None, help="latency samples per run and depth (1500; 200 quick)")
     ap.add_argument("--rss-seconds", type=float, default=None, help="how long the RSS probe serves (20; 3 quick)")
+    ap.add_argument("--spread", type=float, default=0.0,
+                    help="backdate the large queue's messages evenly over this many seconds (e.g. 86400: a "
+                         "backlog built up over a day, ~1 bucket per second); default 0: filled as fast as it goes")
     ap.add_argument("--keep", action="store_true", help="keep the data directory (for profiling)")
     ap.add_argument("--rss-child", nargs=3, metavar=("ROOT", "QUEUE", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -608,14 +623,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     pa_cells: dict[int, list[Cell]] = {1: [], 10: []}
     lat: dict[str, dict[str, list[float]]] = {}  # "1k:poll:p50" -> per-run values
     rss: dict[str, Any] = {}
+    buckets: dict[str, int] = {}
     fill_rate = 0.0
     try:
         FileStore(root, fsync=False).close()
         # ---- queues for the latency and RSS phases: filled once, shared by every run
         log(f"filling the latency queues (1,000 and {depth_large:,}) with {fill_procs} processes")
         fill(ctx, root, "lat-1k", 1000, 1)
-        fill_rate = fill(ctx, root, "lat-large", depth_large, fill_procs, show=True)
-        log(f"  filled at {fill_rate:,.0f} msgs/s; os.sync()")
+        fill_rate = fill(ctx, root, "lat-large", depth_large, fill_procs, show=True, spread=args.spread)
+        buckets = {q: len(os.listdir(f"{root}/queues/{q}/ready")) for q in ("lat-1k", "lat-large")}
+        log(f"  filled at {fill_rate:,.0f} msgs/s into {buckets['lat-large']:,} ready buckets; os.sync()")
         os.sync()
 
         for run in range(1, runs + 1):
@@ -733,6 +750,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     P(f"\n4. latency (ms), depth 1,000 vs depth {depth_large:,}; {samples} samples per run and depth, "
       "poll limit 1, size(limit=1000)")
+    P(f"  ready buckets (one per second of send time) at the start: 1k {buckets.get('lat-1k', 0):,}, "
+      f"L {buckets.get('lat-large', 0):,}" + (f" (L backdated over {args.spread:,.0f} s)" if args.spread else
+                                             " (L filled as fast as it goes; see --spread)"))
     P(f"{'op':>6} | {'1k p50':>8} {'1k p99':>8} {'1k max':>8} | {'L p50':>8} {'L p99':>8} {'L max':>8} | "
       f"{'p50 L/1k':>8} {'p99 L/1k':>8}")
     lat_ratios: dict[str, float] = {}
