@@ -31,6 +31,8 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--threads", type=int, help="threads per worker; each long poll holds one (default 32)")
     p.add_argument("--peers", type=int, help="MQ --peers: spread concurrent pollers over this many candidates")
     p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
+    p.add_argument("--flush", choices=["syncfs", "fsync"],
+                   help="group-commit flush: syncfs (local disks, default) or fsync (NFS, FUSE/GlusterFS)")
     p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
     p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
@@ -42,7 +44,7 @@ def _add_serve(sub: Any) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
-                                               "node_id", "allow_open", "max_body_bytes")}
+                                               "node_id", "allow_open", "max_body_bytes", "flush")}
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)

@@ -693,3 +693,14 @@ def test_half_created_queue_is_swept(store: FileStore) -> None:
     store.maintain()
     assert not staging.exists() and fresh.exists()
     assert store.list_queues() == []
+
+
+def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
+    s = FileStore(tmp_path / "r", fsync=True, flush="fsync")
+    s.send("q", M(b"a"), create=STD)
+    s.send_batch("q", [M(b"b"), M(b"c", delay=5)])
+    assert s.commit.per_file and s.commit.flushes >= 2
+    assert sorted(m.body for m in s.peek("q")) == [b"a", b"b"]
+    with pytest.raises(InvalidArgument):
+        FileStore(tmp_path / "r2", flush="sometimes")
+    s.close()

@@ -45,7 +45,7 @@ class Services:
 
         s = self.settings
         try:
-            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers)
+            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush)
         except OSError as e:
             raise storage_error(e, f"opening the store at {s.root}") from e
         start = getattr(store, "start_background", None)

@@ -190,6 +190,7 @@ class Claiming(Reading):
             rename_into(src, target.sub(f"ready/{bucket}"), L.ready_name(new_id, rc, frt))
         except FileNotFoundError:
             return None
+        self.commit.note_paths(target.sub(f"ready/{bucket}"), os.path.dirname(src))
         self.watcher.notify(target.path)
         return new_id
 

@@ -45,6 +45,8 @@ class QueueHandle:
     stamp: tuple[int, int]
     cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
     last_maintained: float = 0.0
+    #: FIFO: serialises this process's threads; the POSIX record lock serialises processes and nodes
+    fifo_mutex: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def kind(self) -> QueueKind:
@@ -169,15 +171,20 @@ class StoreCore:
 
     @contextlib.contextmanager
     def _fifo_lock(self, q: QueueHandle) -> Iterator[None]:
-        try:
-            fd = os.open(q.sub("lock"), os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise storage_error(e, f"locking FIFO queue {q.name!r}") from e
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        """Exclusive access to a FIFO queue's group state across threads, processes and nodes.
+
+        POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
+        enforce between nodes; they are per process, so threads take ``fifo_mutex`` first."""
+        with q.fifo_mutex:
+            try:
+                fd = os.open(q.sub("lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e:
+                raise storage_error(e, f"locking FIFO queue {q.name!r}") from e
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:

@@ -24,7 +24,10 @@ What is flushed when (``fsync=True``):
   process crash: the page cache survives kill -9) means one more delivery, which
   at-least-once allows.
 
-Where ``syncfs`` is missing (non-Linux) each file and directory is fsync'd instead.
+Where ``syncfs`` is missing (non-Linux), or with ``flush="fsync"`` (for network file systems,
+where syncfs on a FUSE or NFS mount may not reach the server), each message file is fsync'd
+as it is written and the leader of a group fsyncs every directory the group renamed into:
+still one flush round for many concurrent sends, but only of this store's own files.
 """
 
 from __future__ import annotations
@@ -119,8 +122,11 @@ class GroupCommit:
     it covered (they get :class:`~spoolq.errors.StorageUnavailable`).
     """
 
-    def __init__(self, root: Path, enabled: bool) -> None:
+    def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True) -> None:
         self.enabled = enabled
+        #: syncfs(2) flushes the whole local file system at once; per-file fsync is for file
+        #: systems where syncfs may not reach stable storage (FUSE, NFS) or is missing
+        self._syncfs = _SYNCFS if use_syncfs else None
         self._root = root
         self._cond = threading.Condition()
         self._issued = 0
@@ -136,7 +142,7 @@ class GroupCommit:
     @property
     def per_file(self) -> bool:
         """True when each file must be fsync'd as it is written (no syncfs here)."""
-        return self.enabled and _SYNCFS is None
+        return self.enabled and self._syncfs is None
 
     def _root_fd(self) -> int:
         if self._fd is None:
@@ -145,14 +151,14 @@ class GroupCommit:
 
     def note_paths(self, *paths: str) -> None:
         """Without syncfs, remember files and directories the next flush must fsync."""
-        if self.enabled and _SYNCFS is None:
+        if self.enabled and self._syncfs is None:
             with self._cond:
                 self._pending_paths.extend(paths)
 
     def _do_flush(self, paths: list[str]) -> None:
         start = time.perf_counter()
-        if _SYNCFS is not None:
-            if _SYNCFS(self._root_fd()) != 0:
+        if self._syncfs is not None:
+            if self._syncfs(self._root_fd()) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, os.strerror(err))
         else:

@@ -80,7 +80,8 @@ class FileStore(Sending, Claiming):
     """The file-system store. See the module docstring and :mod:`spoolq.store.layout`."""
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
-                 clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0) -> None:
+                 clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
+                 flush: str = "syncfs") -> None:
         self.root = Path(root)
         self.node_id = node_id or os.uname().nodename or "node"
         self.clock = clock
@@ -100,7 +101,9 @@ class FileStore(Sending, Claiming):
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
-        self.commit = GroupCommit(self.root, enabled=fsync)
+        if flush not in ("syncfs", "fsync"):
+            raise InvalidArgument(f"flush must be 'syncfs' or 'fsync', got {flush!r}")
+        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush == "syncfs")
         self.fsync = fsync
         self.watcher = Watcher()
         from spoolq.store.moves import MoveRunner  # late import: moves imports this module's types

@@ -149,7 +149,7 @@ class Sending(StoreCore):
                     os.makedirs(dst_dir, exist_ok=True)  # purge raced us: the state dir is being replaced
                     rename_into(tmp_path, dst_dir, name)
                 placed.append(f"{dst_dir}/{name}")
-                self.commit.note_paths(f"{dst_dir}/{name}", dst_dir)
+                self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
             if flush:
                 self.commit.flush()
         except (OSError, StorageUnavailable, QueueNotFound) as e:
