@@ -337,8 +337,33 @@ def run_queues(args: argparse.Namespace) -> int:
 # --- registration ------------------------------------------------------------------------------
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """Options may come between positionals (``spoolq send q --string 7``): argparse's
+    intermixed parsing, used when the parent parser hands the remaining arguments over."""
+
+    _inside = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._inside:
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
 def add_client_commands(sub: Any) -> None:
     """Add the client subcommands to ``spoolq``'s argparse subparsers."""
+    parser_class = sub._parser_class
+    sub._parser_class = _IntermixedParser
+    try:
+        _add_commands(sub)
+    finally:
+        sub._parser_class = parser_class
+
+
+def _add_commands(sub: Any) -> None:
     p = sub.add_parser("send", help="send messages (arguments, @file or stdin)")
     p.add_argument("queue")
     p.add_argument("bodies", nargs="*", metavar="BODY", help="a message; @path reads a file; - or none: stdin")

@@ -3,7 +3,8 @@
 ``FaultProxy(upstream, plan)``: for the n-th request (1-based), ``plan(n, method, path)`` says
 what to do: ``"pass"`` forwards it; ``"503"`` answers 503 with ``Retry-After`` without forwarding
 (spoolq's own shape: nothing stored); ``"drop"`` forwards it, then closes the connection without
-answering (the request was applied but the client never learns it: the ambiguous case).
+answering (the request was applied but the client never learns it: the ambiguous case); ``"json:<body>"``
+answers 200 with that JSON body without forwarding (a canned reply).
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ class FaultProxy:
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
+                    return
+                if action.startswith("json:"):
+                    canned = action[5:].encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(canned)))
+                    self.end_headers()
+                    self.wfile.write(canned)
                     return
                 headers = {k: v for k, v in self.headers.items()
                            if k.lower() not in ("host", "content-length", "connection")}
