@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spoolq.errors import (
@@ -238,24 +238,24 @@ class Claiming(Reading):
                         return d, n, parsed
         return None
 
-    def _refs(self, q: QueueHandle | None, queue: str, refs: Sequence[str]) -> list[L.Ref]:
+    def _each_ref(self, queue: str, refs: Sequence[str], doing: str,
+                  op: Callable[[QueueHandle, L.Ref], bool]) -> list[bool]:
+        """Validate the queue name and every ref first (nothing changes on bad input), then apply
+        ``op`` to each ref. A queue that does not exist has nothing to act on: all False."""
+        L.check_queue_name(queue)
         if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
             raise InvalidArgument("refs must be a sequence of message ids or receipts")
-        return [L.parse_ref(r, queue) for r in refs]
+        parsed = [L.parse_ref(r, queue) for r in refs]
+        q = self._find(queue)
+        if q is None:
+            return [False] * len(parsed)
+        try:
+            return [op(q, ref) for ref in parsed]
+        except OSError as e:
+            raise storage_error(e, f"{doing} in {queue!r}") from e
 
     def ack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        L.check_queue_name(queue)
-        q = self._find(queue)
-        parsed_refs = self._refs(q, queue, refs)
-        if q is None:
-            return [False] * len(parsed_refs)
-        out = []
-        try:
-            for ref in parsed_refs:
-                out.append(self._ack_one(q, ref))
-        except OSError as e:
-            raise storage_error(e, f"acknowledging in {queue!r}") from e
-        return out
+        return self._each_ref(queue, refs, "acknowledging", self._ack_one)
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref) -> bool:
         found = self._locate_claimed(q, ref)
@@ -280,22 +280,12 @@ class Claiming(Reading):
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False) -> list[bool]:
-        L.check_queue_name(queue)
         check_number("ttl", ttl, 0, MAX_CLAIM_TTL)
-        q = self._find(queue)
-        parsed_refs = self._refs(q, queue, refs)
-        if q is None:
-            return [False] * len(parsed_refs)
         if ttl == 0:
             return self.release(queue, refs)
         new_exp = self.now_ms() + int(ttl * 1000)
-        out = []
-        try:
-            for ref in parsed_refs:
-                out.append(self._renew_one(q, ref, new_exp, extend_only, claim_unclaimed))
-        except OSError as e:
-            raise storage_error(e, f"renewing claims in {queue!r}") from e
-        return out
+        return self._each_ref(queue, refs, "renewing claims",
+                              lambda q, ref: self._renew_one(q, ref, new_exp, extend_only, claim_unclaimed))
 
     def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool) -> bool:
         found = self._locate_claimed(q, ref)
@@ -324,21 +314,16 @@ class Claiming(Reading):
         return True
 
     def release(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        L.check_queue_name(queue)
-        q = self._find(queue)
-        parsed_refs = self._refs(q, queue, refs)
-        if q is None:
-            return [False] * len(parsed_refs)
-        out = []
-        try:
-            for ref in parsed_refs:
-                found = self._locate_claimed(q, ref)
-                out.append(found is not None and self._unclaim(q, found[0], found[1]))
-        except OSError as e:
-            raise storage_error(e, f"releasing claims in {queue!r}") from e
+        out = self._each_ref(queue, refs, "releasing claims", self._release_one)
         if any(out):
-            self.watcher.notify(q.path)
+            q = self._find(queue)
+            if q is not None:
+                self.watcher.notify(q.path)
         return out
+
+    def _release_one(self, q: QueueHandle, ref: L.Ref) -> bool:
+        found = self._locate_claimed(q, ref)
+        return found is not None and self._unclaim(q, found[0], found[1])
 
     def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
         shard = os.path.basename(os.path.dirname(path))
