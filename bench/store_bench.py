@@ -435,9 +435,12 @@ def device_reads(path: str) -> Callable[[], int]:
 
 
 def latency_run(root: str, queues: dict[str, str], samples: int, warmup: int) -> dict[str, dict[str, list[float]]]:
-    """Alternate poll(limit 1) / ack / size(limit=1000) over the queues; re-send one message per ack.
+    """Latency samples, the depths taken alternately so noise hits them alike.
 
-    Also counts block-device reads completed during each poll (``reads``: one value per depth)."""
+    First poll(limit 1) + ack, re-sending one message per ack (untimed) so the depth stays put;
+    then size(limit=1000) in a loop of its own, so slow sizes do not change what a poll sees
+    (the cursor re-checks bucket names once a second). Also counts block-device reads
+    completed during each poll (``reads``: one value per depth)."""
     store = FileStore(root, fsync=True)
     refill = FileStore(root, fsync=False)
     msg = OutgoingMessage(body=os.urandom(BODY_BYTES))
@@ -458,13 +461,16 @@ def latency_run(root: str, queues: dict[str, str], samples: int, warmup: int) ->
                     raise RuntimeError(f"queue {qname} unexpectedly empty")
                 store.ack(qname, [got[0].receipt])
                 t2 = pc()
-                store.size(qname, limit=1000)
-                t3 = pc()
                 refill.send(qname, msg)  # keep the depth constant (not timed)
                 if i >= warmup:
                     out[depth]["poll"].append(t1 - t0)
                     out[depth]["ack"].append(t2 - t1)
-                    out[depth]["size"].append(t3 - t2)
+        for i in range(5 + samples):
+            for depth, qname in queues.items():
+                t0 = pc()
+                store.size(qname, limit=1000)
+                if i >= 5:
+                    out[depth]["size"].append(pc() - t0)
     finally:
         store.close()
         refill.close()
