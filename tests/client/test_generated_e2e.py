@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 
 import httpx
+import pytest
 
 from spoolq_client._generated.api.dedupq import (
     dedup_ack,
@@ -62,9 +64,20 @@ from spoolq_client._generated.models import (
 from spoolq_client._generated.types import File
 from tests.e2e.spoolq_server import KEY_ALL, KEY_NONE, Server
 
+_OPEN: list[AuthenticatedClient | Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().get_httpx_client().close()
+
 
 def _client(server: Server, key: str = KEY_ALL) -> AuthenticatedClient:
-    return AuthenticatedClient(base_url=server.url, token=key, prefix="", auth_header_name="X-BV-API-Key")
+    c = AuthenticatedClient(base_url=server.url, token=key, prefix="", auth_header_name="X-BV-API-Key")
+    _OPEN.append(c)
+    return c
 
 
 def _wait_move(status_fn: object, ref: str, c: AuthenticatedClient) -> MoveStatus:
@@ -149,6 +162,7 @@ def test_mq_operations(server: Server, qname: str) -> None:
 
 def test_ops_need_no_key(server: Server) -> None:
     anon = Client(base_url=server.url)
+    _OPEN.append(anon)
     health = healthz.sync(client=anon)
     assert isinstance(health, Health) and health.status == "ok"
     text = metrics.sync(client=anon)
@@ -182,4 +196,5 @@ def test_asyncio_variants(server: Server, qname: str) -> None:
 def test_raise_on_unexpected_status(server: Server) -> None:
     c = AuthenticatedClient(base_url=server.url, token=KEY_ALL, prefix="", auth_header_name="X-BV-API-Key",
                             raise_on_unexpected_status=True, timeout=httpx.Timeout(5))
+    _OPEN.append(c)
     assert healthz.sync(client=c) is not None
