@@ -158,3 +158,13 @@ def test_move_progress_on_100k_queue(tmp_path: Path) -> None:
         assert "(COMPLETE)" in done.stderr
         with SpoolqClient(server.url, KEY_ALL) as sq:
             assert sq.size("big-moved") == n and sq.size("big") == 0
+
+
+def test_missing_client_package_is_one_clear_line() -> None:
+    code = ("import sys; sys.modules['spoolq_client'] = None\n"
+            "from spoolq.cli import main\n"
+            "sys.exit(main(['size', 'q']))")
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT / "service")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and "pip install -e clients/python" in done.stderr
+    assert "Traceback" not in done.stderr
