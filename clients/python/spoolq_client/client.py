@@ -121,6 +121,9 @@ class SpoolqClient:
         self.generated = AuthenticatedClient(
             base_url=self.base_url, token=api_key or "", prefix="", auth_header_name=API_KEY_HEADER,
             timeout=httpx.Timeout(timeout), httpx_args={"limits": limits})
+        # Build the pooled httpx client now: built lazily, threads starting together would each
+        # build one (and load the TLS trust store each time).
+        self.generated.get_httpx_client()
 
     # --- plumbing -----------------------------------------------------------------------
 

@@ -33,12 +33,15 @@ def ambiguous(error: BaseException) -> bool:
     return isinstance(error, httpx.TransportError) and not isinstance(error, NOT_SENT)
 
 
+_RNG = random.Random()  # seeding a Random per call reads urandom: share one (jitter needs no secrecy)
+
+
 @dataclass
 class Backoff:
     base: float = 0.1
     cap: float = 30.0
     attempt: int = 0
-    rng: random.Random = field(default_factory=random.Random)
+    rng: random.Random = field(default=_RNG)
 
     def delay(self, error: BaseException | None = None) -> float:
         self.attempt += 1
