@@ -29,7 +29,7 @@ from spoolq.store import (
     QueueKind,
 )
 from spoolq.store.archive import compact, segments
-from spoolq.store.layout import IdFactory
+from spoolq.store.layout import IdFactory, id_time_ms, std_bucket
 from tests.conftest import FakeClock, tree
 
 M = OutgoingMessage
@@ -590,8 +590,7 @@ def test_corrupt_file_is_quarantined_not_delivered(store: FileStore) -> None:
     store.send("q", M(b"also good"))
     q = store._find("q")
     assert q is not None
-    [bucket] = os.listdir(q.sub("ready"))
-    path = Path(q.sub(f"ready/{bucket}")) / f"{mid}~0~0"
+    path = Path(q.ready_dir(std_bucket(id_time_ms(mid)))) / f"{mid}~0~0"
     path.write_bytes(path.read_bytes()[:-2] + b"XX")  # a torn write
     assert bodies(store.poll("q", limit=10)) == [b"also good"]
     assert len(os.listdir(store.root / "corrupt")) == 1
@@ -704,3 +703,30 @@ def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument):
         FileStore(tmp_path / "r2", flush="sometimes")
     s.close()
+
+
+def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeClock,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backlog built one message a second: no directory read on poll/size holds > 1000 entries."""
+    from spoolq.store import core, cursor, files, reading
+
+    for i in range(3000):
+        store.send("q", M(b"%04d" % i), create=STD)
+        clock.advance(1)
+    biggest = [0]
+    real = files.listdir
+
+    def measuring(path: str) -> list[str]:
+        names = real(path)
+        biggest[0] = max(biggest[0], len(names))
+        return names
+
+    for module in (core, cursor, reading):
+        monkeypatch.setattr(module, "listdir", measuring)
+    got = store.poll("q", limit=10)
+    assert bodies(got) == [b"%04d" % i for i in range(10)]
+    estimate = store.counts("q", limit=100)
+    assert not estimate.exact and 1000 <= estimate.ready <= 9000
+    assert biggest[0] <= 1000
+    assert store.size("q") == 3000
+    assert len(os.listdir(store.root / "queues" / "q" / "ready")) <= 4

@@ -78,15 +78,14 @@ class Claiming(Reading):
             with self._fifo_lock(q):
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
-        ready = q.sub("ready")
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         while len(out) < limit and budget > 0:
-            candidates = q.cursor.take(ready, limit - len(out), self.peers)
+            candidates = q.cursor.take(q.ready_buckets, limit - len(out), self.peers)
             if not candidates:
                 break
             budget -= len(candidates)
-            for bucket, name in candidates:
-                d = self._claim_one(q, f"{ready}/{bucket}", name, L.id_shard(name[:40]), now_ms, exp)
+            for directory, name in candidates:
+                d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
                 if d is not None:
                     out.append(d)
         if q.kind is QueueKind.DEDUP:
@@ -172,7 +171,7 @@ class Claiming(Reading):
             # the dead-letter queue is missing: keep the message rather than lose it
             bucket = os.path.basename(os.path.dirname(path))
             with contextlib.suppress(FileNotFoundError):
-                rename_into(path, q.sub(f"ready/{self._ready_bucket(q, parsed.id, bucket)}"),
+                rename_into(path, q.ready_dir(self._ready_bucket(q, parsed.id, bucket)),
                             L.ready_name(parsed.id, parsed.rc, parsed.frt))
             return
         self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
@@ -187,10 +186,10 @@ class Claiming(Reading):
             bucket = L.std_bucket(L.id_time_ms(new_id))
         rc, frt = keep_counts or (0, 0)
         try:
-            rename_into(src, target.sub(f"ready/{bucket}"), L.ready_name(new_id, rc, frt))
+            rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt))
         except FileNotFoundError:
             return None
-        self.commit.note_paths(target.sub(f"ready/{bucket}"), os.path.dirname(src))
+        self.commit.note_paths(target.ready_dir(bucket), os.path.dirname(src))
         self.watcher.notify(target.path)
         return new_id
 
@@ -223,7 +222,7 @@ class Claiming(Reading):
         prefix = f"{mid}~"
         buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
         for b in buckets:
-            d = q.sub(f"ready/{b}")
+            d = q.ready_dir(b)
             for n in listdir(d):
                 if n.startswith(prefix):
                     parsed = L.parse_ready(n)
@@ -328,7 +327,7 @@ class Claiming(Reading):
     def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
         shard = os.path.basename(os.path.dirname(path))
         try:
-            rename_into(path, q.sub(f"ready/{self._ready_bucket(q, p.id, shard)}"), L.ready_name(p.id, p.rc, p.frt))
+            rename_into(path, q.ready_dir(self._ready_bucket(q, p.id, shard)), L.ready_name(p.id, p.rc, p.frt))
         except FileNotFoundError:
             return False
         return True

@@ -23,6 +23,7 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
+    listdir,
     read_file,
     read_json,
 )
@@ -55,6 +56,30 @@ class QueueHandle:
     @property
     def name(self) -> str:
         return self.info.name
+
+    def ready_dir(self, bucket: str) -> str:
+        return self.sub(L.ready_path(bucket))
+
+    def ready_buckets(self) -> Iterator[tuple[str, str]]:
+        """(bucket, directory) of every ready bucket, oldest first, listed lazily: a caller that
+        stops early lists only ``ready/`` and the ksec directories it reached."""
+        ready = self.sub("ready")
+        if self.info.kind is QueueKind.FIFO:
+            for group in sorted(listdir(ready)):
+                yield group, f"{ready}/{group}"
+            return
+        for ksec in sorted(listdir(ready)):
+            if not L.KSEC_RE.fullmatch(ksec):
+                continue
+            kdir = f"{ready}/{ksec}"
+            buckets = sorted(listdir(kdir))
+            if not buckets:
+                with contextlib.suppress(OSError):
+                    os.rmdir(kdir)
+                continue
+            for b in buckets:
+                if L.STD_BUCKET_RE.fullmatch(b):
+                    yield b, f"{kdir}/{b}"
 
     def sub(self, part: str) -> str:
         return f"{self.path}/{part}"

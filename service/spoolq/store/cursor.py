@@ -15,15 +15,21 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable, Iterator
 
-from spoolq.store import layout as L
 from spoolq.store.files import (
     listdir,
 )
 
+Buckets = Callable[[], Iterator[tuple[str, str]]]
+
 
 class ReadyCursor:
-    """A process's view of the oldest ready bucket of one standard/dedup queue."""
+    """A process's view of the oldest ready bucket of one standard/dedup queue.
+
+    ``buckets`` yields ``(bucket, directory)`` oldest first, lazily (see
+    ``QueueHandle.ready_buckets``); candidates are ``(directory, file name)``.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -32,37 +38,37 @@ class ReadyCursor:
         self.bucket = ""
         self.checked = 0.0
 
-    def take(self, ready: str, n: int, peers: int) -> list[tuple[str, str]]:
+    def take(self, buckets: Buckets, n: int, peers: int) -> list[tuple[str, str]]:
         with self.lock:
             now = time.monotonic()
             if self.pos < len(self.items) and now - self.checked > 1.0:
                 # bounded staleness: an older bucket may have reappeared (requeue, other node)
                 self.checked = now
-                buckets = [b for b in listdir(ready) if L.STD_BUCKET_RE.match(b)]
-                if buckets and min(buckets) < self.bucket:
+                first = next(buckets(), None)
+                if first is not None and first[0] < self.bucket:
                     self.pos = len(self.items)
             if self.pos >= len(self.items):
-                self._refill(ready, peers)
+                self._refill(buckets, peers)
                 self.checked = now
             out = self.items[self.pos:self.pos + n]
             self.pos += len(out)
             return out
 
-    def _refill(self, ready: str, peers: int) -> None:
+    def _refill(self, buckets: Buckets, peers: int) -> None:
         items: list[tuple[str, str]] = []
-        for b in sorted(listdir(ready)):
-            if not L.STD_BUCKET_RE.match(b):
-                continue
-            names = listdir(f"{ready}/{b}")
+        first = ""
+        for bucket, path in buckets():
+            names = listdir(path)
             if not names:
                 with contextlib.suppress(OSError):
-                    os.rmdir(f"{ready}/{b}")
+                    os.rmdir(path)
                 continue
+            first = first or bucket
             names.sort()
-            items.extend((b, n) for n in names)
+            items.extend((path, n) for n in names)
             if len(items) >= 64:
                 break
-        self.bucket = items[0][0] if items else ""
+        self.bucket = first
         if peers > 0:
             window = 8 * (peers + 1)
             for i in range(0, len(items), window):

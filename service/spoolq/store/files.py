@@ -32,6 +32,7 @@ still one flush round for many concurrent sends, but only of this store's own fi
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -258,8 +259,9 @@ class TempWriter:
 def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> None:
     """Rename ``src`` to ``dst_dir/name``, creating the (bucket) directory once if it is missing.
 
-    Raises FileNotFoundError if ``src`` is gone (someone else moved it first), or if the
-    parent of ``dst_dir`` is missing (the queue was deleted or is being purged).
+    Creates at most the last two levels of ``dst_dir`` (``<ksec>/<bucket>``). Raises
+    FileNotFoundError if ``src`` is gone (someone else moved it first), or if the state
+    directory above them is missing (the queue was deleted or is being purged).
     """
     dst = f"{dst_dir}/{name}"
     try:
@@ -268,10 +270,12 @@ def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> Non
     except FileNotFoundError:
         if not make_dir or not os.path.lexists(src):
             raise
-    try:
+    parent = os.path.dirname(dst_dir)  # e.g. ready/<ksec> above ready/<ksec>/<bucket>
+    if not os.path.isdir(parent):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(parent)
+    with contextlib.suppress(FileExistsError):
         os.mkdir(dst_dir)
-    except FileExistsError:
-        pass
     os.rename(src, dst)
 
 

@@ -8,7 +8,7 @@ Root layout::
         meta.json                     kind, config, tags; replaced atomically, never edited
         lock                          FIFO queues only: flock taken for send/poll (group state)
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
-        ready/<bucket>/<id>~<rc>~<frt>                       visible messages
+        ready/<ksec>/<bucket>/<id>~<rc>~<frt>                visible messages (FIFO: ready/<bucket>/...)
         delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>       not visible before <due> (ms, hex)
         claimed/<shard>/<id>~<rc>~<frt>~<exp>~<tok>          claimed until <exp> (ms, hex)
         dedup/<sha256>                dedup: pending unsurfaced copy; FIFO: dedup window record
@@ -29,6 +29,10 @@ Names inside a queue:
 * ``bucket``: standard and dedup queues: the id's second (11 decimal digits), so a
   message always returns to the bucket it was sent in; FIFO queues: ``g`` + 16 hex of
   SHA-256 of the message group id, so one directory holds one group in order.
+* ``ksec``: the first 8 digits of a standard bucket (its 1000-second group). Buckets live
+  in ``ready/<ksec>/`` so that no directory listing on a hot path grows with the age of a
+  backlog: a queue filled one message a second for a day has 87 ksec directories of at most
+  1000 buckets, not 86,400 buckets in one directory.
 * ``shard`` of a claim: standard/dedup: the id's last random hex digit (16 shards, so
   finding a claim by id lists 1/16 of the in-flight set); FIFO: the group bucket, so a
   group is in flight exactly when its claimed shard is not empty.
@@ -86,6 +90,16 @@ def fifo_bucket(group_id: str) -> str:
 
 def std_bucket(ms: int) -> str:
     return f"{ms // 1000:011d}"
+
+
+KSEC_RE = re.compile(r"^\d{8}$")
+
+
+def ready_path(bucket: str) -> str:
+    """The directory of a ready bucket, relative to the queue directory."""
+    if STD_BUCKET_RE.fullmatch(bucket):
+        return f"ready/{bucket[:8]}/{bucket}"
+    return f"ready/{bucket}"
 
 
 def bucket_time_ms(bucket: str) -> int:

@@ -44,7 +44,7 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
                 continue
             bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
             try:
-                rename_into(f"{sdir}/{n}", q.sub(f"ready/{bucket}"), L.ready_name(p.id, p.rc, p.frt))
+                rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt))
                 requeued += 1
             except FileNotFoundError:
                 continue
@@ -63,7 +63,7 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
             if p is None or p.when > now_ms:
                 continue
             try:
-                rename_into(f"{bdir}/{n}", q.sub(f"ready/{p.extra}"), L.ready_name(p.id, p.rc, p.frt))
+                rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt))
                 released += 1
             except FileNotFoundError:
                 continue
@@ -78,10 +78,9 @@ def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
         return 0
     cutoff = L.std_bucket(now_ms - int(q.info.config.retention * 1000))
     dropped = 0
-    for b in sorted(listdir(q.sub("ready"))):
-        if not L.STD_BUCKET_RE.match(b) or b >= cutoff:
+    for b, bdir in q.ready_buckets():
+        if b >= cutoff:
             break
-        bdir = q.sub(f"ready/{b}")
         for n in listdir(bdir):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{bdir}/{n}")

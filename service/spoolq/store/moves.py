@@ -174,12 +174,13 @@ class MoveRunner:
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
-        for state in ("ready", "delayed", "claimed"):
-            for b in sorted(listdir(src.sub(state))):
-                d = src.sub(f"{state}/{b}")
-                for n in sorted(listdir(d)):
-                    if L.ID_RE.match(n[:40]) and L.id_time_ms(n[:40]) < cutoff_ms:
-                        paths.append(f"{d}/{n}")
+        dirs = [d for _b, d in src.ready_buckets()]
+        for state in ("delayed", "claimed"):
+            dirs.extend(src.sub(f"{state}/{b}") for b in sorted(listdir(src.sub(state))))
+        for d in dirs:
+            for n in sorted(listdir(d)):
+                if L.ID_RE.match(n[:40]) and L.id_time_ms(n[:40]) < cutoff_ms:
+                    paths.append(f"{d}/{n}")
         return paths
 
     def _move_all(self, ref: str, data: dict[str, Any]) -> None:
@@ -226,7 +227,7 @@ class MoveRunner:
                 marker = dst.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
                 pending = store._read_marker_id(marker)
                 if pending is not None and os.path.exists(
-                        dst.sub(f"ready/{L.std_bucket(L.id_time_ms(pending))}/{L.ready_name(pending, 0, 0)}")):
+                        f"{dst.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(path)
                         return True

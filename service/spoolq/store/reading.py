@@ -29,13 +29,11 @@ class Reading(StoreCore):
     def _peek(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
         now_ms = self.now_ms()
         entries: list[tuple[str, str, L.Parsed, bool]] = []  # (id, path, parsed, claimed)
-        ready = q.sub("ready")
-        for b in sorted(listdir(ready)):
-            names = listdir(f"{ready}/{b}")
-            for n in names:
+        for _bucket, bdir in q.ready_buckets():
+            for n in listdir(bdir):
                 p = L.parse_ready(n)
                 if p is not None:
-                    entries.append((p.id, f"{ready}/{b}/{n}", p, False))
+                    entries.append((p.id, f"{bdir}/{n}", p, False))
             if q.kind is not QueueKind.FIFO and len(entries) >= limit:
                 break
         if include_claimed:
@@ -100,39 +98,64 @@ class Reading(StoreCore):
         return QueueCounts(ready=ready + expired, claimed=claimed, delayed=delayed, exact=exact)
 
     def _count_ready(self, q: QueueHandle, budget: int | None) -> tuple[int, bool]:
-        """Ready messages: exact up to ``budget`` entries read; beyond it, estimated from the
-        sizes of the remaining bucket directories (no directory is read past the budget)."""
-        total = 0
-        partial: list[tuple[str, int]] = []  # bucket directories not read to the end
-        rdir = q.sub("ready")
-        for b in sorted(listdir(rdir)):
-            path = f"{rdir}/{b}"
-            if budget is not None and total >= budget:
-                partial.append((path, 0))
+        """Ready messages: exact while fewer than ``budget`` entries have been read. Beyond it,
+        estimated without reading further: the rest of a partly read bucket from its directory
+        size, the remaining buckets of a ksec directory from the average bucket counted so far,
+        and whole ksec directories from their link count (each bucket subdirectory adds one)."""
+        if budget is None or q.kind is QueueKind.FIFO:
+            return sum(len(listdir(d)) for _b, d in q.ready_buckets()), True
+        ready = q.sub("ready")
+        total = counted_buckets = counted_entries = 0
+        partial_estimate = 0.0  # the estimated full size of a bucket read only in part
+        unread_buckets = 0
+        for ksec in sorted(listdir(ready)):
+            if not L.KSEC_RE.fullmatch(ksec):
                 continue
-            counted, complete = 0, True
-            try:
-                with os.scandir(path) as entries:
-                    for _entry in entries:
-                        counted += 1
-                        if budget is not None and total + counted >= budget:
-                            complete = next(entries, None) is None
-                            break
-            except (FileNotFoundError, NotADirectoryError):
+            kdir = f"{ready}/{ksec}"
+            if total >= budget:
+                unread_buckets += self._buckets_in(kdir)
                 continue
-            total += counted
-            if not complete:
-                partial.append((path, counted))
-            elif counted >= 500:
-                with contextlib.suppress(OSError):
-                    self._bytes_per_entry = os.stat(path).st_size / counted
-        if not partial:
+            buckets = sorted(listdir(kdir))
+            for i, b in enumerate(buckets):
+                if total >= budget:
+                    unread_buckets += len(buckets) - i
+                    break
+                path = f"{kdir}/{b}"
+                counted, complete = 0, True
+                try:
+                    with os.scandir(path) as entries:
+                        for _entry in entries:
+                            counted += 1
+                            if total + counted >= budget:
+                                complete = next(entries, None) is None
+                                break
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                total += counted
+                if complete:
+                    counted_buckets += 1
+                    counted_entries += counted
+                    if counted >= 500:
+                        with contextlib.suppress(OSError):
+                            self._bytes_per_entry = os.stat(path).st_size / counted
+                else:
+                    with contextlib.suppress(OSError):
+                        partial_estimate = max(float(counted),
+                                               os.stat(path).st_size / max(self._bytes_per_entry, 1.0))
+                        total += int(partial_estimate) - counted
+        if not unread_buckets and not partial_estimate:
             return total, True
-        for path, counted in partial:
-            with contextlib.suppress(OSError):
-                estimate = int(os.stat(path).st_size / max(self._bytes_per_entry, 1.0))
-                total += max(estimate - counted, 1 if counted == 0 else 0)
-        return total, False
+        per_bucket = counted_entries / counted_buckets if counted_buckets else max(partial_estimate, 1.0)
+        return total + int(unread_buckets * per_bucket), False
+
+    @staticmethod
+    def _buckets_in(kdir: str) -> int:
+        """Bucket subdirectories of a ksec directory, from its link count where that is kept."""
+        try:
+            links = os.stat(kdir).st_nlink
+        except OSError:
+            return 0
+        return links - 2 if links >= 2 else len(listdir(kdir))
 
     def size(self, queue: str, limit: int | None = None) -> int:
         return self.counts(queue, limit).total

@@ -129,7 +129,7 @@ class Sending(StoreCore):
         bucket = L.fifo_bucket(p.meta["g"]) if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(message_id))
         if p.due_ms:
             return q.sub(f"delayed/{p.due_ms // 1000:011d}"), L.delayed_name(message_id, 0, 0, p.due_ms, bucket)
-        return q.sub(f"ready/{bucket}"), L.ready_name(message_id, 0, 0)
+        return q.ready_dir(bucket), L.ready_name(message_id, 0, 0)
 
     def _write(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]], flush: bool = True) -> list[SendResult]:
         """Write, place and flush messages; on any storage error undo what was placed."""
@@ -170,7 +170,7 @@ class Sending(StoreCore):
             marker = q.sub(f"dedup/{digest}")
             pending = self._read_marker_id(marker)
             if pending is not None and not p.due_ms and os.path.exists(
-                    q.sub(f"ready/{L.std_bucket(L.id_time_ms(pending))}/{L.ready_name(pending, 0, 0)}")):
+                    f"{q.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
                 results.append(SendResult(id=pending, duplicate=True))
                 continue
             mid = self._ids.new_id(q.name, now_ms)

@@ -97,12 +97,13 @@ class Watcher:
                     self._thread.start()
                 ready = os.path.join(qpath, "ready")
                 self._add(qpath, ready)
-                try:
-                    buckets = sorted(os.listdir(ready))
-                except FileNotFoundError:
-                    buckets = []
-                for b in buckets[-32:]:
-                    self._add(qpath, os.path.join(ready, b))
+                # the newest buckets: where sends land (ready/<ksec>/<bucket>, FIFO ready/<group>)
+                for top in _sorted_entries(ready)[-32:]:
+                    path = os.path.join(ready, top)
+                    self._add(qpath, path)
+                    if top.isdigit():
+                        for b in _sorted_entries(path)[-16:]:
+                            self._add(qpath, os.path.join(path, b))
             return True
         except OSError:
             self._failed = True
@@ -148,3 +149,10 @@ class Watcher:
                     self._generation[qpath] = self._generation.get(qpath, 0) + 1
                 if touched:
                     self._cond.notify_all()
+
+
+def _sorted_entries(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
