@@ -22,6 +22,9 @@ from spoolq.store.files import (
 )
 
 Buckets = Callable[[], Iterator[tuple[str, str]]]
+#: candidates gathered per refill: a refill lists several buckets, so it should be rare enough
+#: (< 1 poll in 100 when buckets hold a few messages each) to stay out of the p99
+REFILL_TARGET = 512
 
 
 class ReadyCursor:
@@ -66,7 +69,7 @@ class ReadyCursor:
             first = first or bucket
             names.sort()
             items.extend((path, n) for n in names)
-            if len(items) >= 64:
+            if len(items) >= REFILL_TARGET:
                 break
         self.bucket = first
         if peers > 0:

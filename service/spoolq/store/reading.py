@@ -98,26 +98,30 @@ class Reading(StoreCore):
         return QueueCounts(ready=ready + expired, claimed=claimed, delayed=delayed, exact=exact)
 
     def _count_ready(self, q: QueueHandle, budget: int | None) -> tuple[int, bool]:
-        """Ready messages: exact while fewer than ``budget`` entries have been read. Beyond it,
+        """Ready messages: exact while the total could still be under ``budget``. Beyond it,
         estimated without reading further: the rest of a partly read bucket from its directory
-        size, the remaining buckets of a ksec directory from the average bucket counted so far,
-        and whole ksec directories from their link count (each bucket subdirectory adds one)."""
+        size, unread buckets from the average bucket counted so far. Every bucket directory
+        holds at least one message, so once ``counted + unread buckets >= budget`` the total is
+        known to be over the budget and the rest is estimated (ksec directories give their
+        bucket counts through their link counts, without being listed)."""
         if budget is None or q.kind is QueueKind.FIFO:
             return sum(len(listdir(d)) for _b, d in q.ready_buckets()), True
         ready = q.sub("ready")
+        ksecs = [k for k in sorted(listdir(ready)) if L.KSEC_RE.fullmatch(k)]
+        later = [self._buckets_in(f"{ready}/{k}") for k in ksecs]  # bucket counts, from link counts
         total = counted_buckets = counted_entries = 0
         partial_estimate = 0.0  # the estimated full size of a bucket read only in part
         unread_buckets = 0
-        for ksec in sorted(listdir(ready)):
-            if not L.KSEC_RE.fullmatch(ksec):
-                continue
+        for n, ksec in enumerate(ksecs):
             kdir = f"{ready}/{ksec}"
+            after = sum(later[n + 1:])
             if total >= budget:
-                unread_buckets += self._buckets_in(kdir)
+                unread_buckets += later[n]
                 continue
             buckets = sorted(listdir(kdir))
             for i, b in enumerate(buckets):
-                if total >= budget:
+                remaining = len(buckets) - i + after
+                if total >= budget or (counted_buckets >= 8 and total + remaining >= budget):
                     unread_buckets += len(buckets) - i
                     break
                 path = f"{kdir}/{b}"
@@ -133,8 +137,9 @@ class Reading(StoreCore):
                     continue
                 total += counted
                 if complete:
-                    counted_buckets += 1
-                    counted_entries += counted
+                    if counted:  # an emptied bucket not yet removed says nothing of the others
+                        counted_buckets += 1
+                        counted_entries += counted
                     if counted >= 500:
                         with contextlib.suppress(OSError):
                             self._bytes_per_entry = os.stat(path).st_size / counted
@@ -143,6 +148,11 @@ class Reading(StoreCore):
                         partial_estimate = max(float(counted),
                                                os.stat(path).st_size / max(self._bytes_per_entry, 1.0))
                         total += int(partial_estimate) - counted
+            else:
+                continue
+            # this ksec directory was left early: every later one is unread as well
+            unread_buckets += after
+            break
         if not unread_buckets and not partial_estimate:
             return total, True
         per_bucket = counted_entries / counted_buckets if counted_buckets else max(partial_estimate, 1.0)
