@@ -48,7 +48,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from spoolq_client._generated.models import Message
@@ -73,7 +73,7 @@ class ConsumerStats:
     retries: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return asdict(self)
 
 
 class Consumer:

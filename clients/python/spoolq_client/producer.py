@@ -34,7 +34,7 @@ import queue as queue_mod
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Any, Literal
 
@@ -60,7 +60,7 @@ class ProducerStats:
     possibly_duplicated: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return asdict(self)
 
 
 @dataclass
