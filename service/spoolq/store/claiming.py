@@ -338,11 +338,8 @@ class Claiming(Reading):
         if q is None:
             return
         try:
-            for shard in listdir(q.sub("claimed")):
-                for n in listdir(q.sub(f"claimed/{shard}")):
-                    p = L.parse_claimed(n)
-                    if p is not None:
-                        self._unclaim(q, q.sub(f"claimed/{shard}/{n}"), p)
+            for path, p in list(q.claimed_files()):
+                self._unclaim(q, path, p)
         except OSError as e:
             raise storage_error(e, f"unclaiming {queue!r}") from e
         self.watcher.notify(q.path)

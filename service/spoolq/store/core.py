@@ -81,6 +81,19 @@ class QueueHandle:
                 if L.STD_BUCKET_RE.fullmatch(b):
                     yield b, f"{kdir}/{b}"
 
+    def claimed_files(self) -> Iterator[tuple[str, L.Parsed]]:
+        """(path, parsed name) of every claimed file, live or expired, across all shards."""
+        cdir = self.sub("claimed")
+        for shard in listdir(cdir):
+            for n in listdir(f"{cdir}/{shard}"):
+                p = L.parse_claimed(n)
+                if p is not None:
+                    yield f"{cdir}/{shard}/{n}", p
+
+    def dedup_marker(self, body: bytes) -> str:
+        """Dedup queues: the marker naming the pending, unsurfaced copy of ``body``."""
+        return self.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
+
     def sub(self, part: str) -> str:
         return f"{self.path}/{part}"
 
@@ -180,10 +193,19 @@ class StoreCore:
 
     def _surface(self, q: QueueHandle, mid: str, body: bytes) -> None:
         """Dedup: once peeked or polled, a message no longer absorbs identical sends."""
-        marker = q.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
+        marker = q.dedup_marker(body)
         if self._read_marker_id(marker) == mid:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(marker)
+
+    def _pending_copy(self, q: QueueHandle, marker: str) -> str | None:
+        """The id a dedup marker names, if that message is still pending: never received, so
+        still at its first ready name (a stale marker names a claimed or acked message)."""
+        pending = self._read_marker_id(marker)
+        if pending is not None and os.path.exists(
+                f"{q.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
+            return pending
+        return None
 
     def _read_marker_id(self, marker: str) -> str | None:
         try:

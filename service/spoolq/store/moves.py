@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import os
 import threading
 import time
@@ -224,10 +223,8 @@ class MoveRunner:
             except CorruptMessage:
                 return False
             if dst.kind is QueueKind.DEDUP:
-                marker = dst.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
-                pending = store._read_marker_id(marker)
-                if pending is not None and os.path.exists(
-                        f"{dst.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
+                marker = dst.dedup_marker(body)
+                if store._pending_copy(dst, marker) is not None:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(path)
                         return True
@@ -235,5 +232,5 @@ class MoveRunner:
         new_id = store.transfer(path, dst, meta)
         if new_id is not None and dst.kind is QueueKind.DEDUP:
             # re-dedup at the destination: the moved copy is now the pending one
-            store._write_marker(dst.sub(f"dedup/{hashlib.sha256(body).hexdigest()}"), new_id.encode())
+            store._write_marker(marker, new_id.encode())
         return new_id is not None

@@ -37,11 +37,7 @@ class Reading(StoreCore):
             if q.kind is not QueueKind.FIFO and len(entries) >= limit:
                 break
         if include_claimed:
-            for shard in listdir(q.sub("claimed")):
-                for n in listdir(q.sub(f"claimed/{shard}")):
-                    p = L.parse_claimed(n)
-                    if p is not None:
-                        entries.append((p.id, q.sub(f"claimed/{shard}/{n}"), p, True))
+            entries.extend((p.id, path, p, True) for path, p in q.claimed_files())
         entries.sort(key=lambda e: e[0])
         out: list[Message] = []
         for mid, path, p, claimed in entries:
@@ -83,15 +79,11 @@ class Reading(StoreCore):
             return QueueCounts(0, 0, 0, True)
         now_ms = self.now_ms()
         claimed = expired = 0
-        for shard in listdir(q.sub("claimed")):
-            for n in listdir(q.sub(f"claimed/{shard}")):
-                p = L.parse_claimed(n)
-                if p is None:
-                    continue
-                if p.when > now_ms:
-                    claimed += 1
-                else:
-                    expired += 1
+        for _path, p in q.claimed_files():
+            if p.when > now_ms:
+                claimed += 1
+            else:
+                expired += 1
         delayed = sum(len(listdir(q.sub(f"delayed/{b}"))) for b in listdir(q.sub("delayed")))
         budget = None if limit is None else max(0, limit - expired - claimed - delayed)
         ready, exact = self._count_ready(q, budget)
@@ -176,10 +168,4 @@ class Reading(StoreCore):
         if q is None:
             return 0
         now_ms = self.now_ms()
-        total = 0
-        for shard in listdir(q.sub("claimed")):
-            for n in listdir(q.sub(f"claimed/{shard}")):
-                p = L.parse_claimed(n)
-                if p is not None and p.when > now_ms:
-                    total += 1
-        return total
+        return sum(1 for _path, p in q.claimed_files() if p.when > now_ms)

@@ -166,11 +166,9 @@ class Sending(StoreCore):
         results: list[SendResult] = []
         now_ms = self.now_ms()
         for p in prepared:
-            digest = hashlib.sha256(p.message.body).hexdigest()
-            marker = q.sub(f"dedup/{digest}")
-            pending = self._read_marker_id(marker)
-            if pending is not None and not p.due_ms and os.path.exists(
-                    f"{q.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
+            marker = q.dedup_marker(p.message.body)
+            pending = None if p.due_ms else self._pending_copy(q, marker)
+            if pending is not None:
                 results.append(SendResult(id=pending, duplicate=True))
                 continue
             mid = self._ids.new_id(q.name, now_ms)
