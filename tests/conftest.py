@@ -10,6 +10,15 @@ import pytest
 
 from spoolq.store import FileStore
 
+#: Markers of the tiers that are not the fast one; a test with none of them is marked ``fast``.
+TIER_MARKERS = frozenset({"slow", "spark", "multinode", "browser"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not TIER_MARKERS & {m.name for m in item.iter_markers()}:
+            item.add_marker(pytest.mark.fast)
+
 
 class FakeClock:
     """A settable clock: ``clock()`` returns ``now``; ``advance(s)`` moves it on."""
