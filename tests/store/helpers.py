@@ -28,11 +28,11 @@ SERVICE = Path(__file__).resolve().parents[2] / "service"
 class Child:
     """A ``workers.py`` child process with a line reader that never blocks past a deadline."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, script: Path = WORKERS) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SERVICE), env.get("PYTHONPATH", "")) if p)
         self.args = args
-        self.proc = subprocess.Popen([sys.executable, str(WORKERS), *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env)
         self._buf = b""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from spoolq.errors import (
@@ -19,7 +19,7 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_number
-from spoolq.store.core import EMPTY_POLL_MAINTENANCE, QueueHandle
+from spoolq.store.core import EMPTY_POLL_MAINTENANCE, QueueHandle, write_window_start
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
@@ -78,9 +78,14 @@ class Claiming(Reading):
             with self._fifo_lock(q):
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
+        keep_from = write_window_start(now_ms)
+
+        def keep_recent() -> Iterator[tuple[str, str]]:
+            return q.ready_buckets(keep_from)
+
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         while len(out) < limit and budget > 0:
-            candidates = q.cursor.take(q.ready_buckets, limit - len(out), self.peers)
+            candidates = q.cursor.take(keep_recent, limit - len(out), self.peers, keep_from)
             if not candidates:
                 break
             budget -= len(candidates)
@@ -102,7 +107,7 @@ class Claiming(Reading):
         cname = L.claimed_name(parsed.id, parsed.rc + 1, frt, exp, L.new_token())
         cdir = q.sub(f"claimed/{shard}")
         try:
-            rename_into(f"{src_dir}/{name}", cdir, cname)
+            rename_into(f"{src_dir}/{name}", cdir, cname, base=q.path)
         except FileNotFoundError:
             return None  # another poller won it
         cpath = f"{cdir}/{cname}"
@@ -172,7 +177,7 @@ class Claiming(Reading):
             bucket = os.path.basename(os.path.dirname(path))
             with contextlib.suppress(FileNotFoundError):
                 rename_into(path, q.ready_dir(self._ready_bucket(q, parsed.id, bucket)),
-                            L.ready_name(parsed.id, parsed.rc, parsed.frt))
+                            L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
         self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
 
@@ -186,7 +191,7 @@ class Claiming(Reading):
             bucket = L.std_bucket(L.id_time_ms(new_id))
         rc, frt = keep_counts or (0, 0)
         try:
-            rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt))
+            rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
         except FileNotFoundError:
             return None
         self.commit.note_paths(target.ready_dir(bucket), os.path.dirname(src))
@@ -306,8 +311,8 @@ class Claiming(Reading):
         d, n, p = loose
         shard = os.path.basename(d) if q.kind is QueueKind.FIFO else L.id_shard(p.id)
         try:
-            rename_into(f"{d}/{n}", q.sub(f"claimed/{shard}"), L.claimed_name(p.id, p.rc, p.frt, new_exp,
-                                                                                L.new_token()))
+            rename_into(f"{d}/{n}", q.sub(f"claimed/{shard}"),
+                        L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token()), base=q.path)
         except FileNotFoundError:
             return False
         return True
@@ -327,7 +332,8 @@ class Claiming(Reading):
     def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
         shard = os.path.basename(os.path.dirname(path))
         try:
-            rename_into(path, q.ready_dir(self._ready_bucket(q, p.id, shard)), L.ready_name(p.id, p.rc, p.frt))
+            rename_into(path, q.ready_dir(self._ready_bucket(q, p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
+                        base=q.path)
         except FileNotFoundError:
             return False
         return True

@@ -38,6 +38,17 @@ from spoolq.store.watch import Watcher
 Clock = Callable[[], float]
 #: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
 EMPTY_POLL_MAINTENANCE = 0.1
+#: the write window: senders rename new messages into the ready bucket of the current second, so a
+#: poller that finds a bucket (or ksec directory) this recent empty leaves it in place rather than
+#: removing it under a sender's feet. Only an optimisation: renames survive any removal
+#: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
+WRITE_WINDOW_MS = 2000
+
+
+def write_window_start(now_ms: int) -> str:
+    """The oldest standard ready bucket still inside the write window at ``now_ms``."""
+    return L.std_bucket(now_ms - WRITE_WINDOW_MS)
+
 
 @dataclass
 class QueueHandle:
@@ -60,9 +71,11 @@ class QueueHandle:
     def ready_dir(self, bucket: str) -> str:
         return self.sub(L.ready_path(bucket))
 
-    def ready_buckets(self) -> Iterator[tuple[str, str]]:
+    def ready_buckets(self, keep_from: str) -> Iterator[tuple[str, str]]:
         """(bucket, directory) of every ready bucket, oldest first, listed lazily: a caller that
-        stops early lists only ``ready/`` and the ksec directories it reached."""
+        stops early lists only ``ready/`` and the ksec directories it reached. An empty ksec
+        directory is removed on the way unless it holds buckets at or after ``keep_from`` (the
+        write window, see :data:`WRITE_WINDOW_MS`)."""
         ready = self.sub("ready")
         if self.info.kind is QueueKind.FIFO:
             for group in sorted(listdir(ready)):
@@ -74,8 +87,9 @@ class QueueHandle:
             kdir = f"{ready}/{ksec}"
             buckets = sorted(listdir(kdir))
             if not buckets:
-                with contextlib.suppress(OSError):
-                    os.rmdir(kdir)
+                if ksec < keep_from[:8]:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(kdir)
                 continue
             for b in buckets:
                 if L.STD_BUCKET_RE.fullmatch(b):

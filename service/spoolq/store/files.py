@@ -32,7 +32,6 @@ still one flush round for many concurrent sends, but only of this store's own fi
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -256,27 +255,57 @@ class TempWriter:
         return path
 
 
-def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> None:
-    """Rename ``src`` to ``dst_dir/name``, creating the (bucket) directory once if it is missing.
+#: how often :func:`rename_into` re-creates a directory that others keep removing before it gives
+#: up; each retry means another process emptied and removed the directory between our ``mkdir``
+#: and our ``rename``, which removers avoid for the buckets senders write into (see
+#: :data:`spoolq.store.core.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
+RENAME_ATTEMPTS = 64
 
-    Creates at most the last two levels of ``dst_dir`` (``<ksec>/<bucket>``). Raises
-    FileNotFoundError if ``src`` is gone (someone else moved it first), or if the state
-    directory above them is missing (the queue was deleted or is being purged).
+
+def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
+    """Rename ``src`` to ``dst_dir/name``, re-creating the directories between ``base`` and
+    ``dst_dir`` as often as somebody else removes them.
+
+    **Invariant (directories may vanish, renames into them never fail for it).** Any process may
+    remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
+    maintenance, purge replacing ``ready/``). Whoever renames a file into a directory therefore
+    creates each missing level below ``base`` (the queue's directory, which only queue deletion
+    removes) one ``mkdir`` at a time and renames again, until the rename succeeds. ``base`` itself
+    is never created: a queue deleted meanwhile is not resurrected.
+
+    Raises FileNotFoundError if ``src`` is gone (someone else moved it first) or ``base`` is gone
+    (the queue was deleted); OSError(EAGAIN) after :data:`RENAME_ATTEMPTS` lost races.
     """
     dst = f"{dst_dir}/{name}"
-    try:
-        os.rename(src, dst)
-        return
-    except FileNotFoundError:
-        if not make_dir or not os.path.lexists(src):
-            raise
-    parent = os.path.dirname(dst_dir)  # e.g. ready/<ksec> above ready/<ksec>/<bucket>
-    if not os.path.isdir(parent):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(parent)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(dst_dir)
-    os.rename(src, dst)
+    for _attempt in range(RENAME_ATTEMPTS):
+        try:
+            os.rename(src, dst)
+            return
+        except FileNotFoundError:
+            if not os.path.lexists(src):
+                raise
+        _make_levels(base, dst_dir)
+    raise OSError(errno.EAGAIN, f"{dst_dir} was removed {RENAME_ATTEMPTS} times while renaming into it")
+
+
+def _make_levels(base: str, dst_dir: str) -> None:
+    """Create the missing directories from ``base`` (exclusive) down to ``dst_dir``, top first.
+
+    A level removed again right after we made it just ends this pass (the caller's rename fails and
+    it comes back); FileNotFoundError only when ``base`` itself is gone.
+    """
+    rel = os.path.relpath(dst_dir, base)
+    path = base
+    for part in ([] if rel == "." else rel.split("/")):
+        path = f"{path}/{part}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            break
+    if not os.path.isdir(base):
+        raise FileNotFoundError(errno.ENOENT, "queue directory is gone", base)
 
 
 def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:

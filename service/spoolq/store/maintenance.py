@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from spoolq.store import layout as L
+from spoolq.store.core import write_window_start
 from spoolq.store.files import listdir, rename_into
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 
@@ -44,7 +45,7 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
                 continue
             bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
             try:
-                rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt))
+                rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt), base=q.path)
                 requeued += 1
             except FileNotFoundError:
                 continue
@@ -63,7 +64,7 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
             if p is None or p.when > now_ms:
                 continue
             try:
-                rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt))
+                rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt), base=q.path)
                 released += 1
             except FileNotFoundError:
                 continue
@@ -78,7 +79,7 @@ def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
         return 0
     cutoff = L.std_bucket(now_ms - int(q.info.config.retention * 1000))
     dropped = 0
-    for b, bdir in q.ready_buckets():
+    for b, bdir in q.ready_buckets(write_window_start(now_ms)):
         if b >= cutoff:
             break
         for n in listdir(bdir):

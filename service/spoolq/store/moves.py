@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
+from spoolq.store.core import write_window_start
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
@@ -173,7 +174,7 @@ class MoveRunner:
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
-        dirs = [d for _b, d in src.ready_buckets()]
+        dirs = [d for _b, d in src.ready_buckets(write_window_start(self.store.now_ms()))]
         for state in ("delayed", "claimed"):
             dirs.extend(src.sub(f"{state}/{b}") for b in sorted(listdir(src.sub(state))))
         for d in dirs:
@@ -232,5 +233,5 @@ class MoveRunner:
         new_id = store.transfer(path, dst, meta)
         if new_id is not None and dst.kind is QueueKind.DEDUP:
             # re-dedup at the destination: the moved copy is now the pending one
-            store._write_marker(marker, new_id.encode())
+            store._write_marker(dst, marker, new_id.encode())
         return new_id is not None

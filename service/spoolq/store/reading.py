@@ -10,7 +10,7 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int
-from spoolq.store.core import QueueHandle, StoreCore
+from spoolq.store.core import QueueHandle, StoreCore, write_window_start
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
@@ -29,7 +29,7 @@ class Reading(StoreCore):
     def _peek(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
         now_ms = self.now_ms()
         entries: list[tuple[str, str, L.Parsed, bool]] = []  # (id, path, parsed, claimed)
-        for _bucket, bdir in q.ready_buckets():
+        for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
             for n in listdir(bdir):
                 p = L.parse_ready(n)
                 if p is not None:
@@ -97,7 +97,7 @@ class Reading(StoreCore):
         known to be over the budget and the rest is estimated (ksec directories give their
         bucket counts through their link counts, without being listed)."""
         if budget is None or q.kind is QueueKind.FIFO:
-            return sum(len(listdir(d)) for _b, d in q.ready_buckets()), True
+            return sum(len(listdir(d)) for _b, d in q.ready_buckets(write_window_start(self.now_ms()))), True
         ready = q.sub("ready")
         ksecs = [k for k in sorted(listdir(ready)) if L.KSEC_RE.fullmatch(k)]
         later = [self._buckets_in(f"{ready}/{k}") for k in ksecs]  # bucket counts, from link counts

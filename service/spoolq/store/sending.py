@@ -142,12 +142,9 @@ class Sending(StoreCore):
             for tmp_path, (p, mid) in zip(temps, items, strict=True):
                 dst_dir, name = self._target(q, p, mid)
                 try:
-                    rename_into(tmp_path, dst_dir, name)
+                    rename_into(tmp_path, dst_dir, name, base=q.path)
                 except FileNotFoundError:
-                    if not os.path.exists(f"{q.path}/meta.json"):
-                        raise QueueNotFound(q.name) from None
-                    os.makedirs(dst_dir, exist_ok=True)  # purge raced us: the state dir is being replaced
-                    rename_into(tmp_path, dst_dir, name)
+                    raise QueueNotFound(q.name) from None  # deleted meanwhile (our temp file is ours alone)
                 placed.append(f"{dst_dir}/{name}")
                 self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
             if flush:
@@ -174,15 +171,24 @@ class Sending(StoreCore):
             mid = self._ids.new_id(q.name, now_ms)
             results.extend(self._write(q, [(p, mid)], flush=False))
             if not p.due_ms:
-                self._write_marker(marker, mid.encode())
+                self._write_marker(q, marker, mid.encode())
         self.commit.flush()
         return results
 
-    def _write_marker(self, marker: str, data: bytes) -> None:
+    def _write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:
+        """Write (or replace) a small record under the queue directory; a purge that is replacing
+        ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`)."""
         try:
             t = self.tmp.write(data)
-            os.replace(t, marker)
         except OSError as e:
+            raise storage_error(e, "writing a dedup marker") from e
+        try:
+            rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(t)
+            if isinstance(e, FileNotFoundError):
+                raise QueueNotFound(q.name) from None
             raise storage_error(e, "writing a dedup marker") from e
 
     def _write_fifo(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
@@ -215,9 +221,9 @@ class Sending(StoreCore):
             results.append(None)
         written = iter(self._write(q, to_write, flush=False)) if to_write else iter(())
         for marker, mid in markers:
-            self._write_marker(marker, f"{mid} {now_ms}".encode())
+            self._write_marker(q, marker, f"{mid} {now_ms}".encode())
         if last is not None:
-            self._write_marker(last_path, last.encode())
+            self._write_marker(q, last_path, last.encode())
         self.commit.flush()
         return [r if r is not None else next(written) for r in results]
 
