@@ -12,8 +12,8 @@ Commands:
     purged queue (single sends and batches of 2 to 8, some delayed up to 1.5 s); log
     ``ok <queue> <tag>`` per message whose send returned.
 ``drain ROOT NODE LOG STOP SEED``
-    poll the standard queue, the move target, the dedup and the FIFO queue with random limits
-    and claim ttls; ack most deliveries, release some, let some claims expire, run maintenance
+    poll the standard queue, the move target, the dedup, the FIFO and the purged queue with
+    random limits and claim ttls; ack most deliveries, release some, let some claims expire, run maintenance
     now and then; log ``ack <tag>`` per acknowledged message. Ends once STOP exists and every
     queue it drains is empty.
 ``purge ROOT NODE QUEUE STOP``
@@ -37,7 +37,7 @@ from helpers import check_body, make_body
 from spoolq.store import FileStore, OutgoingMessage
 
 STANDARD, MOVED, DEDUP, FIFO, PURGED = "main", "moved", "dedup", "jobs.fifo", "purged"
-DRAINED = (STANDARD, MOVED, DEDUP, FIFO)
+DRAINED = (STANDARD, MOVED, DEDUP, FIFO, PURGED)
 
 
 def _log(fd: int, lines: list[str]) -> None:

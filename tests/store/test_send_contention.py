@@ -4,11 +4,12 @@ Mixed load on one root, every party its own process and FileStore: senders (one 
 fsync on) send ≥ 20,000 messages over a standard, a dedup and a FIFO queue and a queue that is
 purged every few milliseconds; drainers poll, ack, release and abandon claims on the standard,
 dedup and FIFO queues and on the target of a mover that keeps moving the standard queue away;
-every drainer also runs maintenance (claim expiry, due delays, bucket clean-up). Pollers remove
+every drainer also runs maintenance (claim expiry, due delays, bucket clean-up), and drains the
+purged queue too, so polls, acks and releases meet purges. Pollers remove
 bucket directories the moment they are empty, which is exactly when a sender may be renaming
 into them.
 
-Checked: not one store call failed anywhere, and every message whose send returned, except those
+Checked: not one store call (send, poll, ack, release, maintenance) failed anywhere, and every message whose send returned, except those
 sent to the purged queue, was acknowledged by some drainer (moves give new ids, so messages are
 matched by the tag in their self-checking bodies).
 """
