@@ -177,9 +177,11 @@ class Claiming(Reading):
         self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
 
     def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
-                 keep_counts: tuple[int, int] | None = None) -> str | None:
-        """Rename the message file ``src`` into ``target``'s ready state; the new id, or None if gone."""
-        new_id = self._ids.new_id(target.name, self.now_ms())
+                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
+        """Rename the message file ``src`` into ``target``'s ready state under ``new_id`` (a fresh id
+        if not given); the new id, or None if ``src`` is gone."""
+        if new_id is None:
+            new_id = self._ids.new_id(target.name, self.now_ms())
         if target.kind is QueueKind.FIFO:
             bucket = L.fifo_bucket(str(meta.get("g") or "default"))
         else:
