@@ -78,6 +78,7 @@ BATCH = 100
 SAVE_EVERY = 0.25
 CANCEL_POLL = 0.05
 CANCEL_WAIT = 2.0
+MOVE_ATTEMPTS = 20
 
 
 class _Stop(enum.Enum):
@@ -194,7 +195,7 @@ class MoveRunner:
 
     def _mine(self, ref: str, token: str) -> bool:
         data = read_json(self.dir / f"{ref}.json")
-        return bool(data) and data.get("run") == token and data.get("state") == MoveState.IN_PROGRESS.value
+        return data is not None and data.get("run") == token and data.get("state") == MoveState.IN_PROGRESS.value
 
     def _cancelled(self, ref: str) -> bool:
         return (self.dir / f"{ref}.cancel").exists()
@@ -284,7 +285,7 @@ class MoveRunner:
                     if self._cancelled(ref):
                         stop = _Stop.CANCELLED
                         break
-                    if self._move_one(path, dst, new_id):
+                    if self._move_retrying(path, dst, new_id):
                         done += 1
                         moved_here += 1
                 store.commit.flush()
@@ -325,9 +326,9 @@ class MoveRunner:
         for path, new_id in data.get("pending") or []:
             if os.path.exists(path):
                 continue
-            if dst is not None and self._present(dst, new_id):
-                done += 1
-            elif src is None or not self._present(src, os.path.basename(path)[:40]):
+            at_destination = dst is not None and self._present(dst, new_id)
+            still_in_source = src is not None and self._present(src, os.path.basename(path)[:40])
+            if at_destination or not still_in_source:
                 done += 1
         return done
 
@@ -336,6 +337,17 @@ class MoveRunner:
             return False
         return (self.store._locate_unclaimed(q, mid) is not None
                 or self.store._locate_claimed(q, L.Ref(id=mid)) is not None)
+
+    def _move_retrying(self, path: str, dst: QueueHandle, new_id: str) -> bool:
+        """Move one file; a failed rename whose source is still there (a destination bucket
+        directory removed under it) is tried again rather than skipped."""
+        for attempt in range(MOVE_ATTEMPTS):
+            if self._move_one(path, dst, new_id):
+                return True
+            if not os.path.exists(path):
+                return False
+            time.sleep(0.001 * (attempt + 1))
+        raise OSError(f"could not move {path} after {MOVE_ATTEMPTS} attempts")
 
     def _move_one(self, path: str, dst: QueueHandle, new_id: str) -> bool:
         store = self.store
