@@ -132,7 +132,7 @@ def _fold(tree: Mapping[str, Any]) -> dict[str, Any]:
             out[json_name] = folded
         elif key.endswith("BatchRequestEntry") and isinstance(value, dict):
             out["Entries"] = [_fold(item) if isinstance(item, dict) else item for item in _indexed(value)]
-        elif key in ("Entries", "Entries.member") or (key.endswith("BatchRequestEntry") and value == ""):
+        elif key == "Entries" or (key.endswith("BatchRequestEntry") and value == ""):
             out["Entries"] = [] if value == "" else value  # an empty list, as botocore sends one
         elif key in _QUERY_INTS and isinstance(value, str):
             try:
