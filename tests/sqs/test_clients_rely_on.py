@@ -145,6 +145,24 @@ def test_change_visibility_with_a_handle_from_an_earlier_receive(server: SpoolqP
     assert reply["Failed"][0]["Code"] == "MessageNotInflight"  # batch entries carry the short code
 
 
+def test_missing_queue_is_reported_before_the_handle(server: SpoolqProcess, sqs: Any) -> None:
+    url = sqs.create_queue(QueueName="handles-here")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="h")
+    handle = sqs.receive_message(QueueUrl=url, VisibilityTimeout=300)["Messages"][0]["ReceiptHandle"]
+    gone = url.replace("handles-here", "handles-gone")
+    for receipt in ("garbage", handle):
+        calls = [lambda r=receipt: sqs.delete_message(QueueUrl=gone, ReceiptHandle=r),
+                 lambda r=receipt: sqs.delete_message_batch(QueueUrl=gone, Entries=[{"Id": "a", "ReceiptHandle": r}]),
+                 lambda r=receipt: sqs.change_message_visibility(QueueUrl=gone, ReceiptHandle=r,
+                                                                 VisibilityTimeout=0),
+                 lambda r=receipt: sqs.change_message_visibility_batch(QueueUrl=gone, Entries=[
+                     {"Id": "a", "ReceiptHandle": r, "VisibilityTimeout": 0}])]
+        for call in calls:
+            err = _unchanged(server, lambda c=call: _error(c))
+            assert (err["Code"], err["status"]) == ("AWS.SimpleQueueService.NonExistentQueue", 400), err
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)  # still in flight: nothing touched it
+
+
 # ------------------------------------------------------------------ FIFO batches
 
 
