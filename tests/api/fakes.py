@@ -154,7 +154,7 @@ class FakeStore:
                 out.append(Delivery(self._view(m), m.id, m.claimed_until))
             return out
 
-    def ack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
         self._check("ack")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
@@ -162,7 +162,7 @@ class FakeStore:
             return [q is not None and q.messages.pop(i, None) is not None for i in ids]
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False) -> list[bool]:
+              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
         self._check("renew")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
@@ -181,7 +181,7 @@ class FakeStore:
                 out.append(True)
             return out
 
-    def release(self, queue: str, refs: Sequence[str]) -> list[bool]:
+    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
         self._check("release")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:

@@ -78,7 +78,10 @@ def test_fifo_queue_attributes_and_errors(differential: Differential) -> None:
         url = t.call("create_queue", QueueName=t.name("f.fifo"),
                      Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "false"})["QueueUrl"]
         t.call("get_queue_attributes", QueueUrl=url, AttributeNames=["All"])
-        t.call("create_queue", label="fifo without suffix", QueueName=t.name("f"), Attributes={"FifoQueue": "true"})
+        # AWS: InvalidAttributeName "Unknown Attribute FifoQueue." (moto: InvalidParameterValue), see
+        # test_spoolq_only.py
+        t.call("create_queue", label="fifo without suffix", compare=False, QueueName=t.name("f"),
+               Attributes={"FifoQueue": "true"})
         t.call("send_message", label="no group", QueueUrl=url, MessageBody="x")
         t.call("send_message", label="no dedup", QueueUrl=url, MessageBody="x", MessageGroupId="g")
         t.call("send_message", label="delay", QueueUrl=url, MessageBody="x", MessageGroupId="g",
@@ -299,5 +302,46 @@ def test_permissions_policy(differential: Differential) -> None:
         t.call("remove_permission", QueueUrl=url, Label="one")
         t.call("remove_permission", label="missing label", QueueUrl=url, Label="one")
         t.call("get_queue_attributes", label="after remove", QueueUrl=url, AttributeNames=["Policy"])
+
+    differential(scenario)
+
+
+def test_queue_resolved_before_receipt_handle(differential: Differential) -> None:
+    """A missing queue is reported as such, whatever the receipt handle looks like."""
+
+    def scenario(t: Transcript) -> None:
+        url = t.call("create_queue", QueueName=t.name("real"))["QueueUrl"]
+        gone = url.replace(t.name("real"), t.name("gone"))
+        t.call("delete_message", QueueUrl=gone, ReceiptHandle="garbage")
+        t.call("delete_message_batch", QueueUrl=gone, Entries=[{"Id": "a", "ReceiptHandle": "garbage"}])
+        t.call("change_message_visibility", QueueUrl=gone, ReceiptHandle="garbage", VisibilityTimeout=1)
+        t.call("change_message_visibility_batch", QueueUrl=gone,
+               Entries=[{"Id": "a", "ReceiptHandle": "garbage", "VisibilityTimeout": 1}])
+
+    differential(scenario)
+
+
+def test_attribute_name_prefix_wildcard(differential: Differential) -> None:
+    """``Custom.*`` selects every attribute whose name starts with ``Custom``."""
+
+    def scenario(t: Transcript) -> None:
+        url = t.call("create_queue", QueueName=t.name("wild"))["QueueUrl"]
+        t.call("send_message", QueueUrl=url, MessageBody="x", MessageAttributes={
+            n: {"DataType": "String", "StringValue": n} for n in ("Custom1", "Custom.x", "Customer", "Other")})
+        t.call("receive_message", QueueUrl=url, MessageAttributeNames=["Custom.*"], VisibilityTimeout=0)
+        t.call("receive_message", label="exact and prefix", QueueUrl=url,
+               MessageAttributeNames=["Other", "Custom.x.*"], VisibilityTimeout=0)
+
+    differential(scenario)
+
+
+def test_empty_queue_name_and_fifo_batch_without_dedup_id(differential: Differential) -> None:
+    def scenario(t: Transcript) -> None:
+        t.call("create_queue", label="empty name", QueueName="")
+        url = t.call("create_queue", QueueName=t.name("f.fifo"), Attributes={"FifoQueue": "true"})["QueueUrl"]
+        t.call("send_message_batch", label="no dedup id", QueueUrl=url, Entries=[
+            {"Id": "a", "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "d"},
+            {"Id": "b", "MessageBody": "y", "MessageGroupId": "g"}])
+        t.call("get_queue_attributes", QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
 
     differential(scenario)

@@ -182,9 +182,11 @@ class Claiming(Reading):
         self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
 
     def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
-                 keep_counts: tuple[int, int] | None = None) -> str | None:
-        """Rename the message file ``src`` into ``target``'s ready state; the new id, or None if gone."""
-        new_id = self._ids.new_id(target.name, self.now_ms())
+                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
+        """Rename the message file ``src`` into ``target``'s ready state under ``new_id`` (a fresh id
+        if not given); the new id, or None if ``src`` is gone."""
+        if new_id is None:
+            new_id = self._ids.new_id(target.name, self.now_ms())
         if target.kind is QueueKind.FIFO:
             bucket = L.fifo_bucket(str(meta.get("g") or "default"))
         else:
@@ -258,14 +260,18 @@ class Claiming(Reading):
         except OSError as e:
             raise storage_error(e, f"{doing} in {queue!r}") from e
 
-    def ack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        return self._each_ref(queue, refs, "acknowledging", self._ack_one)
+    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+        """Acknowledge by id or receipt. A receipt acknowledges its own claim; with
+        ``released_too`` it also acknowledges its message after the claim was released or
+        expired, as long as nobody received it since (same receive count: SQS's "the most
+        recent receipt handle deletes")."""
+        return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))
 
-    def _ack_one(self, q: QueueHandle, ref: L.Ref) -> bool:
+    def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
         found = self._locate_claimed(q, ref)
-        if found is None and ref.claimed_name is None:
+        if found is None and (ref.claimed_name is None or released_too):
             loose = self._locate_unclaimed(q, ref.id)
-            if loose is not None:
+            if loose is not None and (ref.claimed_name is None or loose[2].rc == ref.receive_count):
                 return self._finish(q, f"{loose[0]}/{loose[1]}")
             return False
         if found is None:
@@ -283,16 +289,22 @@ class Claiming(Reading):
         return True
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False) -> list[bool]:
+              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
+        """Set a claim's expiry to now + ``ttl``. ``live_only``: a claim that already expired
+        (not yet requeued by maintenance) counts as gone, as SQS's "not in flight"."""
         check_number("ttl", ttl, 0, MAX_CLAIM_TTL)
         if ttl == 0:
-            return self.release(queue, refs)
-        new_exp = self.now_ms() + int(ttl * 1000)
-        return self._each_ref(queue, refs, "renewing claims",
-                              lambda q, ref: self._renew_one(q, ref, new_exp, extend_only, claim_unclaimed))
+            return self.release(queue, refs, live_only=live_only)
+        now = self.now_ms()
+        new_exp = now + int(ttl * 1000)
+        return self._each_ref(queue, refs, "renewing claims", lambda q, ref: self._renew_one(
+            q, ref, new_exp, extend_only, claim_unclaimed, now if live_only else None))
 
-    def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool) -> bool:
+    def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
+                   live_after: int | None = None) -> bool:
         found = self._locate_claimed(q, ref)
+        if found is not None and live_after is not None and found[1].when <= live_after:
+            return False
         if found is not None:
             path, p = found
             if extend_only and p.when >= new_exp:
@@ -317,17 +329,21 @@ class Claiming(Reading):
             return False
         return True
 
-    def release(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        out = self._each_ref(queue, refs, "releasing claims", self._release_one)
+    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+        """Make claimed messages visible again now. ``live_only``: as for :meth:`renew`."""
+        live_after = self.now_ms() if live_only else None
+        out = self._each_ref(queue, refs, "releasing claims", lambda q, ref: self._release_one(q, ref, live_after))
         if any(out):
             q = self._find(queue)
             if q is not None:
                 self.watcher.notify(q.path)
         return out
 
-    def _release_one(self, q: QueueHandle, ref: L.Ref) -> bool:
+    def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:
         found = self._locate_claimed(q, ref)
-        return found is not None and self._unclaim(q, found[0], found[1])
+        if found is None or (live_after is not None and found[1].when <= live_after):
+            return False
+        return self._unclaim(q, found[0], found[1])
 
     def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
         shard = os.path.basename(os.path.dirname(path))

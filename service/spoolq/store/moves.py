@@ -2,17 +2,45 @@
 
 ``moves/<ref>.json`` holds the status: source, destination, state (IN_PROGRESS,
 COMPLETE, ERROR, CANCELLED), messages moved, the cutoff (messages sent after the move
-started are not moved), the owner (node:pid) and a heartbeat. The status is replaced
-atomically and flushed.
+started are not moved), the owner (node:pid), the run token of the current owner, a
+heartbeat, and ``pending``: the renames the owner is about to make. The status is
+replaced atomically and flushed.
 
 A move renames each message file of the source (ready, delayed or claimed: claims do
 not follow) into the destination's ready state under a new id. A rename is atomic, so
-a crash mid-move leaves every message in exactly one queue. The owner rewrites the
-heartbeat after every chunk, after flushing the chunk's renames; if the heartbeat is
-older than ``STALE_AFTER`` seconds, any process's maintenance takes the move over and
-continues where the files say it is. Two takers racing are harmless: each rename has
-one winner. An unexpected error marks the move ERROR with the reason, never leaves it
-silently half-done. ``moves/<ref>.cancel`` asks the owner to stop (CANCELLED).
+a crash mid-move leaves every message in exactly one queue.
+
+The owner works in batches. Before a batch it records the batch's renames as
+``pending`` (source path and the new id it will get); after the renames it flushes them
+and saves ``moved`` with ``pending`` emptied. So the status never claims more than is
+durable, and a taker can settle what a dead owner was doing: a pending rename happened
+if the source file is gone and the new id is in the destination, or the old id is in
+neither queue (moved, then consumed at the destination). The one case this misreads
+is a consumer of the source claiming *and* acknowledging that exact message in the
+milliseconds between the owner's crash and its rename.
+
+Rate limit (``max_per_second``)
+    The owner moves its k-th message no earlier than ``k / rate`` seconds after it took
+    the move, so each owner holds the rate on its own and a takeover starts afresh
+    (it never bursts to "catch up"). A rate-limited batch holds what the rate allows in
+    a quarter of a second (at least one message); an unlimited batch holds ``BATCH``.
+
+Heartbeat, takeover, cancel
+    The owner saves the status after every batch, and while it waits for the rate at
+    least every ``SAVE_EVERY`` seconds, so the heartbeat is never older than about a
+    second. If it is older than ``STALE_AFTER`` seconds, any process's maintenance takes
+    the move over: it creates ``moves/<ref>.lease-<heartbeat ms>`` exclusively (of
+    several takers of one stale heartbeat exactly one wins), settles ``pending``, writes
+    a new run token and continues where the files say it is. Before each batch and each
+    save the owner re-reads the status; if the run token is no longer its own or the
+    move is no longer IN_PROGRESS, it stops without writing, so there is one owner at a
+    time. ``moves/<ref>.cancel`` asks the owner to stop: it looks for it before every
+    rename and every ``CANCEL_POLL`` seconds while it waits, then saves CANCELLED with the
+    exact count. :meth:`MoveRunner.cancel` (any process) waits up to ``CANCEL_WAIT``
+    seconds for that; if the owner is gone it marks the move CANCELLED itself.
+
+An unexpected error marks the move ERROR with the reason, never leaves it silently
+half-done.
 
 Refs are RFC 4648 base32 (upper case, no padding) of 16 random bytes plus
 ``move-queue``: 42 characters, the shape EmoDB clients expect.
@@ -22,6 +50,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import enum
 import os
 import threading
 import time
@@ -46,7 +75,17 @@ if TYPE_CHECKING:
     from spoolq.store.filestore import FileStore
 
 STALE_AFTER = 15.0
-CHUNK = 500
+BATCH = 100
+SAVE_EVERY = 0.25
+CANCEL_POLL = 0.05
+CANCEL_WAIT = 2.0
+MOVE_ATTEMPTS = 20
+
+
+class _Stop(enum.Enum):
+    DONE = "done"
+    CANCELLED = "cancelled"
+    LOST = "lost"  # taken over, or finished by someone else: write nothing more
 
 
 class MoveRunner:
@@ -68,12 +107,13 @@ class MoveRunner:
             raise InvalidArgument("max_per_second must be an integer between 1 and 1000000")
         ref = base64.b32encode(uuid.uuid4().bytes + b"move-queue").decode().rstrip("=")
         now = self.store.clock()
+        token = uuid.uuid4().hex
         status = {"ref": ref, "source": source, "destination": destination, "state": MoveState.IN_PROGRESS.value,
                   "moved": 0, "started_at": now, "finished_at": None, "error": None,
                   "max_per_second": max_per_second, "cutoff_ms": int(now * 1000) + 1,
-                  "owner": self._owner(), "heartbeat": now}
+                  "owner": self._owner(), "run": token, "heartbeat": now, "pending": []}
         self._save(ref, status)
-        self._launch(ref)
+        self._launch(ref, token)
         return ref
 
     def status(self, ref: str) -> MoveStatus:
@@ -81,18 +121,23 @@ class MoveRunner:
 
     def cancel(self, ref: str) -> MoveStatus:
         data = self._load(ref)
-        if data["state"] == MoveState.IN_PROGRESS.value:
-            try:
-                (self.dir / f"{ref}.cancel").touch()
-            except OSError as e:
-                raise storage_error(e, "cancelling a move") from e
-            deadline = time.monotonic() + 2.0
-            while ref in self._running and time.monotonic() < deadline:
-                time.sleep(0.01)
+        if data["state"] != MoveState.IN_PROGRESS.value:
+            return self._to_status(data)
+        try:
+            (self.dir / f"{ref}.cancel").touch()
+        except OSError as e:
+            raise storage_error(e, "cancelling a move") from e
+        deadline = time.monotonic() + CANCEL_WAIT
+        while time.monotonic() < deadline:
             data = self._load(ref)
-            if ref not in self._running and data["state"] == MoveState.IN_PROGRESS.value:
-                data.update(state=MoveState.CANCELLED.value, finished_at=self.store.clock())
-                self._save(ref, data)
+            if data["state"] != MoveState.IN_PROGRESS.value:
+                return self._to_status(data)
+            time.sleep(0.01)
+        # the owner did not answer: it is gone (or stalled; it will see the state and stop)
+        data = self._load(ref)
+        if data["state"] == MoveState.IN_PROGRESS.value:
+            data.update(state=MoveState.CANCELLED.value, finished_at=self.store.clock(), run=None)
+            self._save(ref, data)
         return self._to_status(data)
 
     def list_all(self, source: str | None = None) -> list[MoveStatus]:
@@ -114,11 +159,20 @@ class MoveRunner:
             data = read_json(self.dir / n)
             if not data or data.get("state") != MoveState.IN_PROGRESS.value or ref in self._running:
                 continue
-            if now_ms / 1000 - float(data.get("heartbeat") or 0) > STALE_AFTER:
-                data.update(owner=self._owner(), heartbeat=now_ms / 1000)
-                self._save(ref, data)
-                self._launch(ref)
-                resumed += 1
+            heartbeat = float(data.get("heartbeat") or 0)
+            if now_ms / 1000 - heartbeat <= STALE_AFTER:
+                continue
+            try:
+                fd = os.open(self.dir / f"{ref}.lease-{int(heartbeat * 1000)}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue  # another taker won this heartbeat
+            os.close(fd)
+            token = uuid.uuid4().hex
+            moved = int(data.get("moved") or 0) + self._settle(data)
+            data.update(owner=self._owner(), run=token, heartbeat=self.store.clock(), moved=moved, pending=[])
+            self._save(ref, data)
+            self._launch(ref, token)
+            resumed += 1
         return resumed
 
     # ------------------------------------------------------------ internals
@@ -140,6 +194,13 @@ class MoveRunner:
         except OSError as e:
             raise storage_error(e, "saving move status") from e
 
+    def _mine(self, ref: str, token: str) -> bool:
+        data = read_json(self.dir / f"{ref}.json")
+        return data is not None and data.get("run") == token and data.get("state") == MoveState.IN_PROGRESS.value
+
+    def _cancelled(self, ref: str) -> bool:
+        return (self.dir / f"{ref}.cancel").exists()
+
     @staticmethod
     def _to_status(data: dict[str, Any]) -> MoveStatus:
         return MoveStatus(ref=data["ref"], source=data["source"], destination=data["destination"],
@@ -147,30 +208,35 @@ class MoveRunner:
                           started_at=float(data["started_at"]), finished_at=data.get("finished_at"),
                           error=data.get("error"), max_per_second=data.get("max_per_second"))
 
-    def _launch(self, ref: str) -> None:
+    def _launch(self, ref: str, token: str) -> None:
         with self._lock:
             if ref in self._running:
                 return
             self._running.add(ref)
-        threading.Thread(target=self._run, args=(ref,), name=f"spoolq-move-{ref[:8]}", daemon=True).start()
+        threading.Thread(target=self._run, args=(ref, token), name=f"spoolq-move-{ref[:8]}", daemon=True).start()
 
-    def _run(self, ref: str) -> None:
+    def _run(self, ref: str, token: str) -> None:
         try:
             data = self._load(ref)
             try:
-                self._move_all(ref, data)
-                if (self.dir / f"{ref}.cancel").exists():
-                    data["state"] = MoveState.CANCELLED.value
-                else:
-                    data["state"] = MoveState.COMPLETE.value
+                outcome = self._move_all(ref, token, data)
+                if outcome is _Stop.LOST:
+                    return
+                state = MoveState.CANCELLED if outcome is _Stop.CANCELLED else MoveState.COMPLETE
+                data["state"] = state.value
             except Exception as e:  # any failure is reported, never silently half-done
                 data.update(state=MoveState.ERROR.value, error=f"{type(e).__name__}: {e}")
-            data.update(finished_at=self.store.clock(), heartbeat=self.store.clock())
+            data.update(finished_at=self.store.clock(), heartbeat=self.store.clock(), pending=[])
             with contextlib.suppress(Exception):
-                self._save(ref, data)
+                if self._mine(ref, token):
+                    self._save(ref, data)
         finally:
             with self._lock:
                 self._running.discard(ref)
+            for n in listdir(str(self.dir)):
+                if n.startswith(f"{ref}.lease-"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.dir / n)
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
@@ -183,37 +249,108 @@ class MoveRunner:
                     paths.append(f"{d}/{n}")
         return paths
 
-    def _move_all(self, ref: str, data: dict[str, Any]) -> None:
+    def _move_all(self, ref: str, token: str, data: dict[str, Any]) -> _Stop:
+        """Move until a pass over the source moves nothing; save after every batch."""
         store = self.store
         src = store._find(data["source"])
         if src is None:
-            return
+            return _Stop.DONE
         dst = store._find(data["destination"])
         if dst is None:
             store.create_queue(data["destination"], src.kind)
             dst = store._require(data["destination"])
         rate = data.get("max_per_second")
+        batch = max(1, min(BATCH, rate // 4)) if rate else BATCH
         started = time.monotonic()
-        moved_before = int(data.get("moved") or 0)  # by earlier owners of a resumed move
         moved_here = 0
-        pending = self._sources(src, int(data["cutoff_ms"]))
-        for i in range(0, len(pending), CHUNK):
-            if (self.dir / f"{ref}.cancel").exists():
-                return
-            for path in pending[i:i + CHUNK]:
-                if self._move_one(path, dst):
-                    moved_here += 1
-                    if rate:
-                        ahead = moved_here / rate - (time.monotonic() - started)
-                        if ahead > 0:
-                            time.sleep(ahead)
-            store.commit.flush()
-            data.update(moved=moved_before + moved_here, heartbeat=store.clock())
-            self._save(ref, data)
-        store.commit.flush()
-        data["moved"] = moved_before + moved_here
+        while True:
+            paths = self._sources(src, int(data["cutoff_ms"]))
+            moved_in_pass = 0
+            for i in range(0, len(paths), batch):
+                if self._cancelled(ref):
+                    return _Stop.CANCELLED
+                if not self._mine(ref, token):
+                    return _Stop.LOST
+                chunk = [(p, store._ids.new_id(dst.name, store.now_ms())) for p in paths[i:i + batch]
+                         if os.path.exists(p)]
+                if not chunk:
+                    continue
+                data.update(pending=chunk, heartbeat=store.clock())
+                self._save(ref, data)
+                done = 0
+                stop: _Stop | None = None
+                for path, new_id in chunk:
+                    if rate and not self._wait_turn(ref, token, data, started + moved_here / rate):
+                        stop = _Stop.CANCELLED if self._cancelled(ref) else _Stop.LOST
+                        break
+                    if self._cancelled(ref):
+                        stop = _Stop.CANCELLED
+                        break
+                    if self._move_retrying(path, dst, new_id):
+                        done += 1
+                        moved_here += 1
+                store.commit.flush()
+                data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=store.clock())
+                if stop is _Stop.LOST or not self._mine(ref, token):
+                    return _Stop.LOST
+                self._save(ref, data)
+                moved_in_pass += done
+                if stop is not None:
+                    return stop
+            if moved_in_pass == 0:
+                return _Stop.DONE
 
-    def _move_one(self, path: str, dst: QueueHandle) -> bool:
+    def _wait_turn(self, ref: str, token: str, data: dict[str, Any], due: float) -> bool:
+        """Sleep until ``due`` (monotonic), watching for a cancel and keeping the heartbeat fresh.
+        False if the move was cancelled or taken over meanwhile."""
+        last_save = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now >= due:
+                return True
+            if self._cancelled(ref):
+                return False
+            if now - last_save >= SAVE_EVERY:
+                if not self._mine(ref, token):
+                    return False
+                data["heartbeat"] = self.store.clock()
+                self._save(ref, data)
+                last_save = now
+            time.sleep(min(CANCEL_POLL, due - now))
+
+    def _settle(self, data: dict[str, Any]) -> int:
+        """How many of a dead owner's pending renames happened (see the module docstring)."""
+        store = self.store
+        src = store._find(data["source"])
+        dst = store._find(data["destination"])
+        done = 0
+        for path, new_id in data.get("pending") or []:
+            if os.path.exists(path):
+                continue
+            at_destination = dst is not None and self._present(dst, new_id)
+            still_in_source = src is not None and self._present(src, os.path.basename(path)[:40])
+            if at_destination or not still_in_source:
+                done += 1
+        return done
+
+    def _present(self, q: QueueHandle, mid: str) -> bool:
+        if not L.ID_RE.match(mid):
+            return False
+        return (self.store._locate_unclaimed(q, mid) is not None
+                or self.store._locate_claimed(q, L.Ref(id=mid)) is not None)
+
+    def _move_retrying(self, path: str, dst: QueueHandle, new_id: str) -> bool:
+        """Move one file; a failed rename whose source is still there (a destination bucket
+        directory removed under it) is tried again rather than skipped."""
+        for attempt in range(MOVE_ATTEMPTS):
+            if self._move_one(path, dst, new_id):
+                return True
+            if not os.path.exists(path):
+                return False
+            time.sleep(0.001 * (attempt + 1))
+        raise OSError(f"could not move {path} after {MOVE_ATTEMPTS} attempts")
+
+    def _move_one(self, path: str, dst: QueueHandle, new_id: str) -> bool:
         store = self.store
         meta: dict[str, Any] = {}
         if dst.kind in (QueueKind.FIFO, QueueKind.DEDUP):
@@ -230,8 +367,8 @@ class MoveRunner:
                         os.unlink(path)
                         return True
                     return False
-        new_id = store.transfer(path, dst, meta)
-        if new_id is not None and dst.kind is QueueKind.DEDUP:
+        moved = store.transfer(path, dst, meta, new_id=new_id)
+        if moved is not None and dst.kind is QueueKind.DEDUP:
             # re-dedup at the destination: the moved copy is now the pending one
-            store._write_marker(dst, marker, new_id.encode())
-        return new_id is not None
+            store._write_marker(dst, marker, moved.encode())
+        return moved is not None

@@ -216,7 +216,7 @@ def check_fifo_id(name: str, value: str | None) -> str | None:
 def check_entries(params: Mapping[str, Any], entry_name: str) -> list[Mapping[str, Any]]:
     """Validated batch entries: 1..10 dicts with distinct well-formed ids."""
     entries = params.get("Entries")
-    if entries is None or (isinstance(entries, list) and not entries):
+    if entries is None or entries == "" or (isinstance(entries, list) and not entries):
         raise EmptyBatchRequest(entry_name)
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise InvalidParameterValue("Entries must be a list of objects.")
@@ -234,11 +234,12 @@ def check_entries(params: Mapping[str, Any], entry_name: str) -> list[Mapping[st
 
 
 def filter_names(names: Sequence[str], available: Mapping[str, Any]) -> dict[str, Any]:
-    """``MessageAttributeNames`` filtering: ``All``, ``.*``, exact names and ``prefix.*``."""
+    """``MessageAttributeNames`` filtering: ``All``, ``.*``, exact names and ``prefix.*``
+    (every name starting with ``prefix``: ``Custom.*`` selects ``Custom1`` and ``Custom.x``)."""
     if not names:
         return {}
     if "All" in names or ".*" in names:
         return dict(available)
-    prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
+    prefixes = tuple(n[:-2] for n in names if n.endswith(".*"))
     exact = set(names)
     return {k: v for k, v in available.items() if k in exact or (prefixes and k.startswith(prefixes))}

@@ -35,14 +35,18 @@ from spoolq.http.sqs.errors import (
     SqsError,
 )
 from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
+from spoolq.store.layout import parse_ref
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
                      "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
                      "DeadLetterQueueSourceArn")
-#: VisibilityTimeout 0 is a claim this short: the store's ttl 0 means "peek" (EmoDB), not "claim and release".
+#: VisibilityTimeout 0 is a claim this short, released before the reply: the store's ttl 0 means
+#: "peek" (EmoDB), not "claim and release".
 MIN_CLAIM = 0.001
 NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
+NO_DEDUP_ID = ("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId "
+               "provided explicitly")
 
 
 def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
@@ -68,8 +72,7 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
             raise MissingParameter("MessageGroupId")
         if dedup is None:
             if not info.config.content_based_dedup:
-                raise InvalidParameterValue("The queue should either have ContentBasedDeduplication enabled or "
-                                            "MessageDeduplicationId provided explicitly")
+                raise InvalidParameterValue(NO_DEDUP_ID)
             dedup = hashlib.sha256(body.encode("utf-8")).hexdigest()
         if info.config.extra.get("DeduplicationScope") == "messageGroup":
             stored["dd"] = dedup
@@ -116,10 +119,24 @@ def _failure(entry_id: str, exc: SpoolqError) -> dict[str, Any]:
     return {"Id": entry_id, "SenderFault": exc.sqs_status < 500, "Code": code, "Message": exc.message}
 
 
+def _check_fifo_entries(info: QueueInfo, entries: Sequence[Mapping[str, Any]]) -> None:
+    """On a FIFO queue a missing group id, or a missing dedup id without content-based
+    deduplication, fails the whole batch (AWS), unlike the per-entry problems."""
+    if info.kind is not QueueKind.FIFO:
+        return
+    for entry in entries:
+        if entry.get("MessageGroupId") in (None, ""):
+            raise InvalidParameterValue("The request must contain the parameter MessageGroupId.")
+    for entry in entries:
+        if entry.get("MessageDeduplicationId") in (None, "") and not info.config.content_based_dedup:
+            raise InvalidParameterValue(NO_DEDUP_ID)
+
+
 def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     entries = checks.check_entries(p, "SendMessageBatchRequestEntry")
     info = env.queue(store_name)
+    _check_fifo_entries(info, entries)
     total = sum(_entry_size(e) for e in entries)
     if total > checks.MAX_MESSAGE_BYTES:
         raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
@@ -191,6 +208,9 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     ttl = float(info.config.claim_ttl if visibility is None else visibility)
     deliveries = env.store.poll(store_name, limit=limit or 1, claim_ttl=max(ttl, MIN_CLAIM),
                                 wait=float(info.config.receive_wait if wait is None else wait))
+    if ttl == 0 and deliveries:
+        # visibility 0: received (the receive count moves on) and visible again at once
+        env.store.release(store_name, [d.receipt for d in deliveries if d.receipt])
     now = env.clock()
     messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
     if fifo and attempt is not None:
@@ -200,14 +220,17 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    env.queue(store_name)  # a missing queue is reported before the handle is looked at
     receipt, _ = unwrap_receipt(store_name, required_str(p, "ReceiptHandle"))
-    env.store.ack(store_name, [receipt])  # a stale handle "succeeds but may not delete", as in AWS
+    # the most recent handle deletes (even once visible again); an older one "succeeds but may not delete"
+    env.store.ack(store_name, [receipt], released_too=True)
     return {}
 
 
 def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     entries = checks.check_entries(p, "DeleteMessageBatchRequestEntry")
+    env.queue(store_name)
     receipts: list[tuple[str, str]] = []
     failed: list[dict[str, Any]] = []
     for entry in entries:
@@ -223,9 +246,7 @@ def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
             continue
         receipts.append((entry["Id"], receipt))
     if receipts:
-        env.store.ack(store_name, [r for _, r in receipts])
-    elif not failed:
-        env.queue(store_name)
+        env.store.ack(store_name, [r for _, r in receipts], released_too=True)
     return {"Successful": [{"Id": i} for i, _ in receipts], "Failed": failed}
 
 
@@ -240,16 +261,21 @@ def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> N
     if env.clock() + timeout - received_at > checks.MAX_VISIBILITY:
         raise invalid_value("VisibilityTimeout", timeout,
                             "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
-    if timeout == 0:
-        done = env.store.release(store_name, [receipt])
-    else:
-        done = env.store.renew(store_name, [receipt], float(timeout), extend_only=False)
-    if not done[0]:
-        raise MessageNotInflight()
+    # the handle's own claim, else the message's current claim (received again since): AWS applies
+    # any handle of the message while it is in flight, and answers MessageNotInflight when it is not
+    for ref in (receipt, parse_ref(receipt, store_name).id):
+        if timeout == 0:
+            done = env.store.release(store_name, [ref], live_only=True)
+        else:
+            done = env.store.renew(store_name, [ref], float(timeout), extend_only=False, live_only=True)
+        if done[0]:
+            return
+    raise MessageNotInflight()
 
 
 def change_message_visibility(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
+    env.queue(store_name)
     _change_visibility(env, store_name, p)
     env.attempts.forget(store_name)
     return {}
@@ -257,8 +283,8 @@ def change_message_visibility(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 def change_message_visibility_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
-    entries = checks.check_entries(p, "ChangeMessageVisibilityBatchRequestEntry")
     env.queue(store_name)
+    entries = checks.check_entries(p, "ChangeMessageVisibilityBatchRequestEntry")
     successful: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     for entry in entries:

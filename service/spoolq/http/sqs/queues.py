@@ -39,6 +39,7 @@ MAX_TAGS = 50
 PURGE_INTERVAL = 60.0
 PERMISSION_ACTIONS = ("*", "ChangeMessageVisibility", "DeleteMessage", "GetQueueAttributes", "GetQueueUrl",
                       "ListDeadLetterSourceQueues", "PurgeQueue", "ReceiveMessage", "SendMessage")
+BAD_NAME = "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
 _LABEL = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _ACCOUNT = re.compile(r"^\d{12}$")
 
@@ -51,16 +52,24 @@ def _check_tags(tags: Mapping[str, str]) -> None:
             raise InvalidParameterValue("Tag values may be up to 256 characters in length.")
 
 
+def _queue_name(p: Mapping[str, Any], empty_reason: str) -> str:
+    name = p.get("QueueName")
+    if name is None or name == "":
+        raise InvalidParameterValue(empty_reason)
+    return required_str(p, "QueueName")
+
+
 def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
-    name = required_str(p, "QueueName")
+    name = _queue_name(p, BAD_NAME)
     attrs = string_map(p, "Attributes")
     tags = string_map(p, "tags") or string_map(p, "Tags")
+    if "FifoQueue" in attrs and not name.endswith(".fifo"):
+        raise InvalidAttributeName("FifoQueue")  # AWS: any value, on a standard queue's name
     fifo = attrs.get("FifoQueue", "false").lower() == "true"
     if fifo and not name.endswith(".fifo"):
         raise InvalidParameterValue("Queue name must end in .fifo for FIFO queues")
     if not QUEUE_NAME.match(name) or (name.endswith(".fifo") and not fifo):
-        raise InvalidParameterValue(
-            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length")
+        raise InvalidParameterValue(BAD_NAME)
     if len(tags) > MAX_TAGS:
         raise InvalidParameterValue(f"Too many tags added for queue {name}.")
     _check_tags(tags)
@@ -83,7 +92,7 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def get_queue_url(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
-    name = required_str(p, "QueueName")
+    name = _queue_name(p, "Value  for parameter QueueName is invalid. Reason: Must specify a queue name.")
     owner = optional_str(p, "QueueOwnerAWSAccountId")
     if (owner is not None and owner != env.caller.account) or not QUEUE_NAME.match(name):
         raise QueueDoesNotExist()

@@ -132,6 +132,8 @@ def _fold(tree: Mapping[str, Any]) -> dict[str, Any]:
             out[json_name] = folded
         elif key.endswith("BatchRequestEntry") and isinstance(value, dict):
             out["Entries"] = [_fold(item) if isinstance(item, dict) else item for item in _indexed(value)]
+        elif key == "Entries" or (key.endswith("BatchRequestEntry") and value == ""):
+            out["Entries"] = [] if value == "" else value  # an empty list, as botocore sends one
         elif key in _QUERY_INTS and isinstance(value, str):
             try:
                 out[key] = int(value)
@@ -150,16 +152,20 @@ def parse_query(flat: Mapping[str, str]) -> dict[str, Any]:
     return _fold(tree)
 
 
+#: beyond &, < and >: a raw CR would reach the client as LF (XML end-of-line handling)
+_XML_ENTITIES = {"\r": "&#xD;"}
+
+
 def _xml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return escape(str(value))
+    return escape(str(value), _XML_ENTITIES)
 
 
 def _xml(name: str, value: Any, action: str) -> str:
     if name in _XML_MAPS and isinstance(value, Mapping):
         item, key_name, value_name = _XML_MAPS[name]
-        return "".join(f"<{item}><{key_name}>{escape(k)}</{key_name}>{_xml(value_name, v, action)}</{item}>"
+        return "".join(f"<{item}><{key_name}>{_xml_value(k)}</{key_name}>{_xml(value_name, v, action)}</{item}>"
                        for k, v in value.items())
     if isinstance(value, list):
         item = _XML_LISTS.get(name, f"{action}ResultEntry" if name == "Successful" else name)
