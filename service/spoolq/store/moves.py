@@ -51,6 +51,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import enum
+import errno
 import os
 import threading
 import time
@@ -79,7 +80,6 @@ BATCH = 100
 SAVE_EVERY = 0.25
 CANCEL_POLL = 0.05
 CANCEL_WAIT = 2.0
-MOVE_ATTEMPTS = 20
 
 
 class _Stop(enum.Enum):
@@ -286,7 +286,7 @@ class MoveRunner:
                     if self._cancelled(ref):
                         stop = _Stop.CANCELLED
                         break
-                    if self._move_retrying(path, dst, new_id):
+                    if self._move_checked(path, dst, new_id):
                         done += 1
                         moved_here += 1
                 store.commit.flush()
@@ -339,16 +339,15 @@ class MoveRunner:
         return (self.store._locate_unclaimed(q, mid) is not None
                 or self.store._locate_claimed(q, L.Ref(id=mid)) is not None)
 
-    def _move_retrying(self, path: str, dst: QueueHandle, new_id: str) -> bool:
-        """Move one file; a failed rename whose source is still there (a destination bucket
-        directory removed under it) is tried again rather than skipped."""
-        for attempt in range(MOVE_ATTEMPTS):
-            if self._move_one(path, dst, new_id):
-                return True
-            if not os.path.exists(path):
-                return False
-            time.sleep(0.001 * (attempt + 1))
-        raise OSError(f"could not move {path} after {MOVE_ATTEMPTS} attempts")
+    def _move_checked(self, path: str, dst: QueueHandle, new_id: str) -> bool:
+        """Move one file; False if someone else took it first. A rename into the destination
+        survives its bucket directories being removed (``rename_into``), so a failure with the
+        source still in place means the destination queue itself is gone: the move fails."""
+        if self._move_one(path, dst, new_id):
+            return True
+        if os.path.exists(path):
+            raise OSError(errno.ENOENT, f"destination queue {dst.name!r} is gone")
+        return False
 
     def _move_one(self, path: str, dst: QueueHandle, new_id: str) -> bool:
         store = self.store
