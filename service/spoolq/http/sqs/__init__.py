@@ -100,9 +100,9 @@ def create_blueprint(settings: Settings, store: QueueStore) -> Blueprint:
         return wire.render_error(exc, protocol, g.get("sqs_request_id") or "")
 
     @bp.errorhandler(Exception)
-    def unexpected_error(exc: Exception) -> Response | HTTPException:
+    def unexpected_error(exc: Exception) -> Response:
         if isinstance(exc, HTTPException):
-            return exc
+            return wire.render_http_error(exc, request)
         log.exception("SQS %s failed", request.headers.get("X-Amz-Target") or "request")
         protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
         return wire.render_error(InternalError(), protocol, g.get("sqs_request_id") or "")
