@@ -127,7 +127,7 @@ def _register_sqs(app: Flask, settings: Settings, services: Services) -> None:
         return
     factory = getattr(sqs, "create_blueprint", None)
     if callable(factory):
-        app.register_blueprint(factory(settings, _LazyStore(services)))
+        app.register_blueprint(factory(settings, _LazyStore(services), services.auth))
 
 
 class _LazyStore:

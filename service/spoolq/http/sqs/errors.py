@@ -182,10 +182,10 @@ class SignatureDoesNotMatch(SqsError):
     sqs_query_code = "SignatureDoesNotMatch"
     sqs_status = 403
 
-    def __init__(self) -> None:
-        super().__init__("The request signature we calculated does not match the signature you provided. "
-                         "Check your AWS Secret Access Key and signing method. "
-                         "Consult the service documentation for details.")
+    def __init__(self, message: str = "The request signature we calculated does not match the signature you "
+                                       "provided. Check your AWS Secret Access Key and signing method. "
+                                       "Consult the service documentation for details.") -> None:
+        super().__init__(message)
 
 
 class MissingAuthenticationToken(SqsError):
