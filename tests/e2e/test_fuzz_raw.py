@@ -1,8 +1,9 @@
 """Fuzz tier: malformed HTTP over raw sockets against a real gunicorn, every door.
 
 A seeded generator (``SPOOLQ_FUZZ_SEED``, ``SPOOLQ_FUZZ_COUNT``; defaults 20261122 and 1500)
-builds requests from broken request lines, headers, chunk framing and bodies aimed at the
-EmoDB, MQ and SQS doors. The rule: no answer is 5xx, no answer is HTML, every worker is still
+builds requests from broken request lines, headers, chunk framing, bodies and credentials
+aimed at the EmoDB, MQ and SQS doors, once against an open server and once against one with
+an identity configured (so SigV4 and API-key checks see the garbage too). The rule: no answer is 5xx, no answer is HTML, every worker is still
 the same process afterwards and ``/healthz`` answers 200. Counts are printed (``-s``) and
 written to ``SPOOLQ_FUZZ_REPORT`` when set.
 """
@@ -138,6 +139,17 @@ def _request(rng: random.Random) -> bytes:
                                    "Content-Length: abc", "Content-Length: -1", ": empty-name", "X-Ü: 1",
                                    "Expect: 100-continue", "X-BV-API-Key: " + "k" * 100,
                                    "Authorization: AWS4-HMAC-SHA256 Credential=x/1/2/3/aws4_request"]))
+    if rng.random() < 0.3:
+        date = rng.choice(["20261122T000000Z", "2026-11-22", "99999999T999999Z", "", "\x7f"])
+        headers += [rng.choice([
+            "Authorization: AWS4-HMAC-SHA256 Credential=AKIDFUZZ/20261122/us-east-1/sqs/aws4_request, "
+            "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64,
+            "Authorization: AWS4-HMAC-SHA256 Credential=AKIDFUZZ/2026/../sqs/aws4_request, SignedHeaders=;;;, "
+            "Signature=zz",
+            "Authorization: AWS4-HMAC-SHA256 Credential=" + "A" * 3000,
+            "Authorization: Basic Zm9vOmJhcg==", "X-BV-API-Key: k-fuzz", "X-BV-API-Key: " + "\xff" * 10,
+            "X-Amz-Content-SHA256: " + rng.choice(["UNSIGNED-PAYLOAD", "0" * 64, "zz"])]),
+            f"X-Amz-Date: {date}"]
     if rng.random() < 0.05:
         headers += [f"X-H{i}: v" for i in range(150)]
     rng.shuffle(headers)
@@ -145,15 +157,26 @@ def _request(rng: random.Random) -> bytes:
     return (line + sep + sep.join(headers) + sep + sep).encode("latin-1", "replace") + payload
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+KEYED = """
+api_keys:
+  - name: fuzz
+    key: k-fuzz
+    sqs_credentials: [{access_key_id: AKIDFUZZ, secret_access_key: fuzz-secret}]
+    permissions: ["queue|*|*"]
+"""
+
+
+@pytest.fixture(scope="module", params=["open", "keyed"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    keyed = request.param == "keyed"
     with running_server(tmp_path_factory.mktemp("fuzz"), keys=False, workers=2, threads=8,
+                        config_text=KEYED if keyed else None,
                         extra_args=("--max-body-bytes", str(LIMIT), "--fsync", "never")) as srv:
         yield srv
 
 
 def test_fuzz_raw_http(server: Server) -> None:
-    rng = random.Random(SEED)
+    rng = random.Random(SEED + (1 if server.config is not None else 0))
     workers = sorted(server.worker_pids())
     statuses: collections.Counter[int] = collections.Counter()
     silent = 0
@@ -179,7 +202,7 @@ def test_fuzz_raw_http(server: Server) -> None:
         if reply.html:
             bad.append(f"#{n}: HTML answer {reply.status} for {raw[:160]!r}")
     health = exchange(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    summary = {"seed": SEED, "sent": sent, "answered": sum(statuses.values()), "closed_without_answer": silent,
+    summary = {"mode": "keyed" if server.config is not None else "open", "seed": SEED, "sent": sent, "answered": sum(statuses.values()), "closed_without_answer": silent,
                "5xx": sum(v for k, v in statuses.items() if k >= 500), "html": sum("HTML" in b for b in bad),
                "by_status": dict(sorted(statuses.items())), "seconds": round(time.monotonic() - started, 1),
                "workers_unchanged": sorted(server.worker_pids()) == workers,
@@ -187,7 +210,8 @@ def test_fuzz_raw_http(server: Server) -> None:
     print("fuzz:", json.dumps(summary))
     out = os.environ.get("SPOOLQ_FUZZ_REPORT")
     if out:
-        Path(out).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        with Path(out).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(summary) + "\n")
     assert not bad, "\n".join(bad[:20])
     assert summary["healthz"] == 200
     assert summary["workers_unchanged"], "a worker died or was restarted during the fuzz run"
