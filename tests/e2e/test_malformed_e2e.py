@@ -178,3 +178,14 @@ def test_never_html(server: Server, method: str, path: str) -> None:
         assert reply.content_type.startswith(("text/xml", "application/x-amz-json-1.0")), (method, path, reply)
     else:
         assert reply.content_type.startswith(("application/json", "text/plain")), (method, path, reply)
+
+
+@pytest.mark.parametrize("door", ["emodb", "mq", "sqs-json", "sqs-query"])
+def test_body_shorter_than_its_content_length_is_400_and_stores_nothing(server: Server, queue_url: str,
+                                                                         door: str) -> None:
+    before = tree(server.root)
+    method, path, headers, body = _sends(queue_url, _payload(1000))[door]
+    raw = request(method, path, headers, body).replace(f"Content-Length: {len(body)}".encode(),
+                                                       f"Content-Length: {len(body) + 500}".encode())
+    _assert_door_error(door, exchange(server.port, raw, half_close=True), 400)
+    assert tree(server.root) == before
