@@ -36,7 +36,7 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
     p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
-                   help="allow a non-loopback --host without API keys")
+                   help="allow a non-loopback --host with no credentials configured (every door open)")
     p.add_argument("--max-body-bytes", dest="max_body_bytes", type=int, help="413 above this request size")
     p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
     p.set_defaults(handler=run_serve)
@@ -53,7 +53,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     auth = Authenticator.from_settings(settings)
     check_listen_policy(settings, auth)
-    mode = "open (no API keys)" if auth.open else "API keys required"
+    for note in auth.notes:
+        print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
+    mode = auth.summary()
     print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
           f"{mode}", file=sys.stderr, flush=True)

@@ -37,7 +37,7 @@ class Settings:
     flush: str = "syncfs"  # how a group commit flushes: syncfs (local disks) or fsync (NFS, FUSE)
     node_id: str = ""  # unique per spoolq process group sharing a root; default: hostname
     config: Path | None = None  # YAML file with API keys and SQS credentials
-    allow_open: bool = False  # listen on a non-loopback address without API keys
+    allow_open: bool = False  # listen on a non-loopback address with no credentials configured
     sqs_account_id: str = "123456789012"
     sqs_region: str = "us-east-1"
     max_body_bytes: int = 2 * 1024 * 1024  # request bodies above this get 413 before being read

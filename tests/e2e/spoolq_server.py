@@ -49,6 +49,7 @@ class Server:
     threads: int = 16
     proc: subprocess.Popen[bytes] | None = None
     log: Path = field(default_factory=lambda: Path(os.devnull))
+    extra_args: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -59,6 +60,7 @@ class Server:
                "--workers", str(self.workers), "--threads", str(self.threads), "--node-id", "e2e"]
         if self.config is not None:
             cmd += ["--config", str(self.config)]
+        cmd += list(self.extra_args)
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_") and k != "PROMETHEUS_MULTIPROC_DIR"}
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -119,13 +121,14 @@ class Server:
 
 
 @contextlib.contextmanager
-def running_server(tmp: Path, *, keys: bool = True, workers: int = 2, threads: int = 16) -> Iterator[Server]:
+def running_server(tmp: Path, *, keys: bool = True, workers: int = 2, threads: int = 16,
+                   config_text: str | None = None, extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
     config = None
-    if keys:
+    if keys or config_text is not None:
         config = tmp / "spoolq.yaml"
-        config.write_text(CONFIG)
+        config.write_text(CONFIG if config_text is None else config_text)
     server = Server(root=tmp / "root", port=free_port(), config=config, workers=workers, threads=threads,
-                    log=tmp / "server.log")
+                    log=tmp / "server.log", extra_args=extra_args)
     server.start()
     try:
         yield server

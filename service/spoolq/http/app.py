@@ -8,9 +8,13 @@ Nothing is built at import. ``create_app`` wires, for one app:
 * ``/healthz`` (store health; 503 when the store cannot serve), ``/metrics`` (Prometheus),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
 * one error renderer per door: EmoDB errors exactly as EmoDB renders them, MQ errors as
-  text, everything else as JSON ``{"message": ...}``; never an HTML page or a stack trace;
-* the request body limit (``settings.max_body_bytes``): a declared ``Content-Length`` over it
-  gets 413 before the body is read; a chunked body is cut off at the limit while reading.
+  text, SQS errors in the SQS protocol's shape (JSON or XML), everything else as JSON
+  ``{"message": ...}``; never an HTML page, a redirect page or a stack trace;
+* request bodies (:mod:`spoolq.http.framing`): read whole before any view, 413 over
+  ``settings.max_body_bytes`` however framed (a declared ``Content-Length`` over it before
+  reading), 400 for bad chunk framing or a short body;
+* no slash merging or trailing-slash redirects: ``/queue/1//q/peek`` is a 404 in the door's
+  format, not a 308 page; a body-less answer (204, OPTIONS) carries no ``Content-Type``.
 
 The store is opened lazily on first use (post-fork under gunicorn) unless one is passed in.
 """
@@ -18,16 +22,17 @@ The store is opened lazily on first use (post-fork under gunicorn) unless one is
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any
 
 import swagger_ui_bundle  # type: ignore[import-untyped]
 from flask import Flask, Response, abort, g, request, send_from_directory
 from flask_smorest import Api, Blueprint
-from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, InternalServerError
 
 from spoolq import __version__
-from spoolq.http import apidoc, emodb, emodb_wire, mq
+from spoolq.http import apidoc, emodb, emodb_wire, framing, mq
 from spoolq.http import schemas as s
 from spoolq.http.auth import Authenticator
 from spoolq.http.context import Services
@@ -65,9 +70,20 @@ def door_of(path: str) -> str:
     return "service"
 
 
+_SQS_QUEUE_PATH = re.compile(r"^/[0-9]{12}/[^/]*$")
+
+
+def is_sqs_path(path: str) -> bool:
+    """Whether a path is the SQS door's: ``/`` or a queue URL path ``/<12-digit account>/<name>``."""
+    return path == "/" or bool(_SQS_QUEUE_PATH.match(path))
+
+
 def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     """A ready-to-serve WSGI app for ``settings`` (the store is opened on first use)."""
     app = Flask("spoolq")
+    # Routing never redirects (a redirect is an HTML page): "//" and a trailing "/" are plain 404s.
+    app.url_map.merge_slashes = False
+    app.url_map.strict_slashes = False
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
         API_TITLE="spoolq",
@@ -111,7 +127,7 @@ def _register_sqs(app: Flask, settings: Settings, services: Services) -> None:
         return
     factory = getattr(sqs, "create_blueprint", None)
     if callable(factory):
-        app.register_blueprint(factory(settings, _LazyStore(services)))
+        app.register_blueprint(factory(settings, _LazyStore(services), services.auth))
 
 
 class _LazyStore:
@@ -152,22 +168,34 @@ def _install_hooks(app: Flask, services: Services) -> None:
     @app.before_request
     def start() -> None:
         g.spoolq_started = time.perf_counter()
-        length = request.content_length
-        if length is not None and length > limit:
-            raise RequestEntityTooLarge()
+        framing.buffer_body(request.environ, limit)
 
     @app.after_request
     def observe(response: Response) -> Response:
-        if response.status_code >= 400 and response.mimetype == "text/html":
-            # An HTTPException rendered by werkzeug's default page (e.g. returned by another
-            # blueprint's error handler for a path that is ours): re-render it in our format.
-            response = _render_error(_status_exception(response.status_code))
+        response = _never_html(response)
         started = g.get("spoolq_started")
         if started is not None:
             operation = (request.endpoint or "unmatched").rsplit(".", 1)[-1]
             services.metrics.observe(door_of(request.path), operation, response.status_code,
                                      time.perf_counter() - started)
         return response
+
+
+def _never_html(response: Response) -> Response:
+    """Whatever produced ``response``, it is not an HTML page (the interactive docs excepted)."""
+    if response.mimetype != "text/html" or request.path.startswith("/docs/"):
+        return response
+    if response.status_code >= 400:
+        # An HTTPException rendered by werkzeug's default page (e.g. returned by another
+        # blueprint's error handler for a path that is ours): re-render it in our format.
+        return _render_error(_status_exception(response.status_code))
+    if response.status_code >= 300 or not response.content_length:
+        # a body-less answer (204, OPTIONS, a redirect that should not exist) has no content type
+        response.set_data(b"")
+        del response.headers["Content-Type"]
+        if response.status_code in (204, 304):
+            del response.headers["Content-Length"]
+    return response
 
 
 def _status_exception(status: int) -> HTTPException:
@@ -181,6 +209,12 @@ def _status_exception(status: int) -> HTTPException:
 def _render_error(exc: BaseException) -> Response:
     """The rendering of ``exc`` for the door the current request belongs to."""
     door = door_of(request.path)
+    if is_sqs_path(request.path):
+        from spoolq.http.sqs.wire import render_http_error
+
+        if not isinstance(exc, HTTPException):
+            log.error("unexpected error on %s %s", request.method, request.path, exc_info=exc)
+        return render_http_error(exc, request)
     if door == "mq":
         if not isinstance(exc, HTTPException | mq.MqError) and not hasattr(exc, "http_status"):
             log.exception("unexpected error on %s %s", request.method, request.path)

@@ -26,6 +26,7 @@ from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.auth import Principal
 from spoolq.http.context import Services
+from spoolq.http.sqs.context import split_store_name
 from spoolq.store.model import MoveState, OutgoingMessage, QueueKind
 
 JSON = "application/json"
@@ -243,6 +244,8 @@ class EmoDoor:
 
     def purge(self, queue: str) -> Response:
         self.authorize("poll", queue)
+        if split_store_name(queue) is not None:
+            self.authorize("admin", queue)  # an SQS queue: purging it is an SQS admin action
         wire.bool_param(request.args, "partitioned")
         name = self.store_name(queue)
         self.services.store().purge(name)
@@ -289,6 +292,10 @@ class EmoDoor:
             raise wire.illegal_argument("to is required")
         if source == dest:
             raise wire.illegal_argument("cannot move queue to itself")
+        if split_store_name(source) is not None or split_store_name(dest) is not None:
+            # SQS queues move only through SQS StartMessageMoveTask, so every move of an SQS
+            # queue is an SQS task, cancellable there by the queue's admins
+            raise wire.illegal_argument("SQS queues are moved with SQS StartMessageMoveTask")
         src_name, dest_name = self.store_name(source), self.store_name(dest)
         ref = self.services.store().move(src_name, dest_name)
         return _json(wire.compact({"id": ref}))

@@ -11,7 +11,8 @@ All 23 actions of the 2012-11-05 model are dispatched from one table to thin
 handlers in :mod:`.queues`, :mod:`.messages` and :mod:`.moves` (parse, one store
 call, render). Errors are rendered in one place, :func:`.wire.render_error`, from
 the error's declared ``sqs_type`` / ``sqs_query_code`` / ``sqs_status``.
-SigV4 verification (:mod:`.sigv4`) runs first when credentials are configured.
+Every request is authenticated by SigV4 (:mod:`.sigv4`) unless no credentials are configured
+at all, then authorised per queue (:mod:`.access`) before its handler runs.
 Nothing is built at import; the blueprint owns only a per-process attempt cache.
 """
 
@@ -25,7 +26,8 @@ from flask import Blueprint, Response, g, request
 from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
-from spoolq.http.sqs import messages, moves, queues, sigv4, wire
+from spoolq.http.auth import Authenticator
+from spoolq.http.sqs import access, messages, moves, queues, sigv4, wire
 from spoolq.http.sqs.context import caller_of
 from spoolq.http.sqs.env import AttemptCache, Env
 from spoolq.http.sqs.errors import InternalError, InvalidAction
@@ -65,15 +67,17 @@ ACTIONS: dict[str, Handler] = {
 }
 
 
-def create_blueprint(settings: Settings, store: QueueStore) -> Blueprint:
-    """The SQS blueprint over ``store``; register it at the application root."""
-    credentials = sigv4.load_credentials(settings.config)
+def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator | None = None) -> Blueprint:
+    """The SQS blueprint over ``store``; register it at the application root.
+
+    ``auth`` is the app's :class:`Authenticator` (loaded from ``settings.config`` when omitted)."""
+    authenticator = auth if auth is not None else Authenticator.from_settings(settings)
     attempts = AttemptCache()
     bp = Blueprint("sqs", __name__)
 
     def dispatch(path_queue_url: str | None) -> Response:
         g.sqs_protocol = wire.guess_protocol(request)
-        sigv4.verify(request, credentials)
+        principal = sigv4.verify(request, authenticator)
         req = wire.parse_request(request)
         g.sqs_protocol, g.sqs_request_id = req.protocol, req.request_id
         handler = ACTIONS.get(req.action)
@@ -82,7 +86,9 @@ def create_blueprint(settings: Settings, store: QueueStore) -> Blueprint:
         params = req.params
         if path_queue_url is not None and "QueueUrl" not in params:
             params = {**params, "QueueUrl": path_queue_url}
-        env = Env(store, caller_of(request, settings), attempts)
+        caller = caller_of(request, settings)
+        access.authorize(principal, req.action, params, caller)
+        env = Env(store, caller, attempts, principal=principal)
         return wire.render(req, handler(env, params))
 
     @bp.post("/")
@@ -100,9 +106,9 @@ def create_blueprint(settings: Settings, store: QueueStore) -> Blueprint:
         return wire.render_error(exc, protocol, g.get("sqs_request_id") or "")
 
     @bp.errorhandler(Exception)
-    def unexpected_error(exc: Exception) -> Response | HTTPException:
+    def unexpected_error(exc: Exception) -> Response:
         if isinstance(exc, HTTPException):
-            return exc
+            return wire.render_http_error(exc, request)
         log.exception("SQS %s failed", request.headers.get("X-Amz-Target") or "request")
         protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
         return wire.render_error(InternalError(), protocol, g.get("sqs_request_id") or "")

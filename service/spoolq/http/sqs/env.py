@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spoolq.errors import QueueNotFound
+from spoolq.http.auth import Principal
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
 from spoolq.store import QueueInfo, QueueStore
@@ -63,6 +64,12 @@ class Env:
     caller: Caller
     attempts: AttemptCache
     clock: Callable[[], float] = field(default=time.time)
+    #: who signed the request (``None``: open mode, everything allowed); see :mod:`.access`
+    principal: Principal | None = None
+
+    def may(self, permission: str, store_name: str) -> bool:
+        """Whether the caller holds ``permission`` on the queue (listings filter with this)."""
+        return self.principal is None or self.principal.can(permission, store_name)
 
     def queue(self, store_name: str) -> QueueInfo:
         """The queue's info, or the SQS ``QueueDoesNotExist`` error."""

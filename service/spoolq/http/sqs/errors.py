@@ -182,10 +182,10 @@ class SignatureDoesNotMatch(SqsError):
     sqs_query_code = "SignatureDoesNotMatch"
     sqs_status = 403
 
-    def __init__(self) -> None:
-        super().__init__("The request signature we calculated does not match the signature you provided. "
-                         "Check your AWS Secret Access Key and signing method. "
-                         "Consult the service documentation for details.")
+    def __init__(self, message: str = "The request signature we calculated does not match the signature you "
+                                       "provided. Check your AWS Secret Access Key and signing method. "
+                                       "Consult the service documentation for details.") -> None:
+        super().__init__(message)
 
 
 class MissingAuthenticationToken(SqsError):
@@ -204,6 +204,46 @@ class RequestExpired(SqsError):
 
     def __init__(self) -> None:
         super().__init__("Request has expired.")
+
+
+class AccessDenied(SqsError):
+    """An authenticated identity without the permission an action needs on a queue."""
+
+    sqs_type = "com.amazon.coral.service#AccessDeniedException"
+    sqs_query_code = "AccessDenied"
+    sqs_status = 403
+
+
+class RequestEntityTooLarge(SqsError):
+    """A request body over the server's ``--max-body-bytes``, however it was framed."""
+
+    sqs_type = "RequestEntityTooLarge"
+    sqs_query_code = "RequestEntityTooLarge"
+    sqs_status = 413
+
+    def __init__(self) -> None:
+        super().__init__("The request body is over the server's limit.")
+
+
+class MalformedRequest(SqsError):
+    """An HTTP request that could not be read (bad chunk framing, a short body, ...)."""
+
+    sqs_type = "com.amazon.coral.service#SerializationException"
+    sqs_query_code = "MalformedInput"
+
+    def __init__(self, message: str = "The request could not be read.") -> None:
+        super().__init__(message)
+
+
+class MethodNotAllowed(SqsError):
+    """An HTTP method other than POST on the SQS door."""
+
+    sqs_type = "com.amazon.coral.service#UnknownOperationException"
+    sqs_query_code = "InvalidAction"
+    sqs_status = 405
+
+    def __init__(self) -> None:
+        super().__init__("The SQS endpoint accepts POST requests only.")
 
 
 class InternalError(SqsError):

@@ -6,7 +6,10 @@ Without ``DestinationArn`` AWS returns each message to the queue it came from; t
 store moves queue to queue, so spoolq moves to the one source queue and refuses
 (InvalidParameterValue) when the dead-letter queue has several (docs/sqs.md).
 
-``TaskHandle`` is ``base64url(json {"ref": store move ref, "src": source ARN})``.
+``TaskHandle`` is ``base64url(json {"ref": store move ref, "src": source ARN})``. A handle
+cancels only a move whose source is an SQS queue and is the handle's ``src`` (so an EmoDB
+move ref wrapped in a handle is not a task: the EmoDB door cannot move SQS queues), and
+only for a caller with ``admin`` on that source queue (:mod:`.access`).
 Store move states map to SQS task statuses: IN_PROGRESS -> RUNNING,
 COMPLETE -> COMPLETED, ERROR -> FAILED, CANCELLED -> CANCELLED.
 """
@@ -19,8 +22,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from spoolq.errors import InvalidArgument, UnknownMove
+from spoolq.http.sqs.access import require
 from spoolq.http.sqs.checks import optional_int, optional_str, required_str
-from spoolq.http.sqs.context import arn_of_store_name, store_name_of_arn
+from spoolq.http.sqs.context import arn_of_store_name, split_store_name, store_name_of_arn
 from spoolq.http.sqs.env import Env
 from spoolq.http.sqs.errors import InvalidParameterValue, ResourceNotFound
 from spoolq.http.sqs.queues import dead_letter_sources
@@ -46,15 +51,16 @@ def _handle(ref: str, source_arn: str) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-def _ref_of_handle(handle: str) -> str:
+def _parse_handle(handle: str) -> tuple[str, str]:
+    """``(store move ref, source ARN)`` of a TaskHandle."""
     try:
         parsed = json.loads(base64.urlsafe_b64decode(handle.encode("ascii")))
-        ref = parsed["ref"]
+        ref, src = parsed["ref"], parsed["src"]
     except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
         raise ResourceNotFound("Task does not exist.") from None
-    if not isinstance(ref, str):
+    if not isinstance(ref, str) or not isinstance(src, str):
         raise ResourceNotFound("Task does not exist.")
-    return ref
+    return ref, src
 
 
 def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,7 +91,14 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cancel_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
-    ref = _ref_of_handle(required_str(p, "TaskHandle"))
+    ref, source_arn = _parse_handle(required_str(p, "TaskHandle"))
+    try:
+        status = env.store.move_status(ref)
+    except (UnknownMove, InvalidArgument):
+        raise ResourceNotFound("Task does not exist.") from None
+    if split_store_name(status.source) is None or arn_of_store_name(status.source) != source_arn:
+        raise ResourceNotFound("Task does not exist.")
+    require(env.principal, "admin", "CancelMessageMoveTask", status.source)
     status = env.store.cancel_move(ref)
     return {"ApproximateNumberOfMessagesMoved": status.moved}
 

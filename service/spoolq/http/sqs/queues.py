@@ -122,7 +122,7 @@ def list_queues(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     prefix = optional_str(p, "QueueNamePrefix") or ""
     store_prefix = env.caller.store_prefix()
     names = sorted(n[len(store_prefix):] for n in env.store.list_queues(prefix=store_prefix + prefix)
-                   if n.startswith(store_prefix))
+                   if n.startswith(store_prefix) and env.may("get_status", n))
     page, token = _page(names, p)
     result: dict[str, Any] = {}
     if page:
@@ -229,7 +229,8 @@ def dead_letter_sources(env: Env, dlq_store_name: str) -> list[str]:
 def list_dead_letter_source_queues(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     env.queue(store_name)
-    page, token = _page([queue_name_of(n) for n in dead_letter_sources(env, store_name)], p)
+    page, token = _page([queue_name_of(n) for n in dead_letter_sources(env, store_name)
+                         if env.may("get_status", n)], p)
     result: dict[str, Any] = {"queueUrls": [env.caller.url(n) for n in page]}
     if token:
         result["NextToken"] = token

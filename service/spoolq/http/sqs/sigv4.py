@@ -1,19 +1,29 @@
-"""Optional AWS Signature Version 4 verification of SQS requests.
+"""AWS Signature Version 4 verification of SQS requests.
 
-Off unless credentials are configured (the open development mode accepts any
-key, like moto). Credentials come from the ``sqs_credentials`` mapping (access
-key id -> secret access key) of the YAML file named by ``settings.config``::
-
-    sqs_credentials:
-      AKIDEXAMPLE: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
-
-When on, every SQS request must carry ``Authorization: AWS4-HMAC-SHA256
+Off only in open mode (no credentials configured at all: the development mode accepts any
+key, like moto). Otherwise every SQS request must carry ``Authorization: AWS4-HMAC-SHA256
 Credential=<key>/<yyyymmdd>/<region>/sqs/aws4_request, SignedHeaders=..., Signature=...``
-and ``X-Amz-Date`` within 15 minutes of the server clock. The canonical request is
-rebuilt from the method, path, query string, the signed headers and the SHA-256
-of the body exactly as botocore signs it. Failures answer 403 with AWS's codes:
-``MissingAuthenticationToken``, ``InvalidClientTokenId`` (unknown key),
-``SignatureDoesNotMatch`` and ``RequestExpired``.
+whose access key id belongs to a configured identity (:mod:`spoolq.http.auth`), and:
+
+* ``X-Amz-Date`` within 15 minutes of the server clock (else ``RequestExpired``), on the
+  same day as the credential scope, and ``host`` among the signed headers;
+* the body bound to the signature: the canonical request is rebuilt from the method, path,
+  query string, the signed headers and the SHA-256 of the body as received (never a hash
+  the client declares), and an ``X-Amz-Content-SHA256`` header, when present, must equal
+  that hash (``UNSIGNED-PAYLOAD`` is refused);
+* the HMAC must match, compared in constant time.
+
+Failures answer 403 with AWS's codes: ``MissingAuthenticationToken`` (no or malformed
+Authorization), ``InvalidClientTokenId`` (unknown key), ``SignatureDoesNotMatch`` and
+``RequestExpired``.
+
+Replays. A signature is not refused for having been seen before. SigV4 signs the time to
+the second and botocore signs no per-call nonce (``amz-sdk-invocation-id`` is not a signed
+header), so two identical calls in one second -- two empty ``ReceiveMessage`` polls, two
+``ListQueues`` -- carry byte-identical signatures; refusing the second would break ordinary
+clients. What bounds a replay is the 15-minute window and the body binding: a captured
+request can be replayed as-is, never with another body or after the window. Use TLS (a
+terminating proxy) where the network is not trusted.
 """
 
 from __future__ import annotations
@@ -23,13 +33,11 @@ import hmac
 import re
 import time
 from calendar import timegm
-from collections.abc import Mapping
-from pathlib import Path
 from urllib.parse import quote, unquote
 
-import yaml
 from flask import Request
 
+from spoolq.http.auth import Authenticator, Principal
 from spoolq.http.sqs.errors import (
     InvalidClientTokenId,
     MissingAuthenticationToken,
@@ -42,17 +50,6 @@ MAX_SKEW = 15 * 60
 _SIGNED_HEADERS = re.compile(r"SignedHeaders=([a-z0-9;-]+)")
 _SIGNATURE = re.compile(r"Signature=([0-9a-f]{64})")
 _CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
-
-
-def load_credentials(config: Path | None) -> dict[str, str]:
-    """The configured access key -> secret map (empty: verification off)."""
-    if config is None or not config.exists():
-        return {}
-    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-    creds = data.get("sqs_credentials") or {} if isinstance(data, dict) else {}
-    if not isinstance(creds, dict):
-        raise ValueError(f"{config}: sqs_credentials must map access key ids to secrets")
-    return {str(k): str(v) for k, v in creds.items()}
 
 
 def _hmac(key: bytes, text: str) -> bytes:
@@ -76,30 +73,37 @@ def _canonical_query(query: bytes) -> str:
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
 
-def canonical_request(request: Request, signed_headers: list[str]) -> str:
+def payload_hash(request: Request) -> str:
+    """The hex SHA-256 of the body as received; a declared ``X-Amz-Content-SHA256`` must agree."""
+    actual = hashlib.sha256(request.get_data(cache=True)).hexdigest()
+    declared = request.headers.get("X-Amz-Content-SHA256")
+    if declared is not None and declared.strip().lower() != actual:
+        raise SignatureDoesNotMatch("The provided 'x-amz-content-sha256' header does not match what was computed.")
+    return actual
+
+
+def canonical_request(request: Request, signed_headers: list[str], payload: str) -> str:
     path = quote(request.path or "/", safe="/-_.~")
     headers = "".join(f"{name}:{' '.join((request.headers.get(name) or '').split())}\n"
                       for name in signed_headers)
-    payload = request.headers.get("X-Amz-Content-SHA256") or hashlib.sha256(
-        request.get_data(cache=True)).hexdigest()
     return "\n".join([request.method, path, _canonical_query(request.query_string), headers,
                       ";".join(signed_headers), payload])
 
 
-def verify(request: Request, credentials: Mapping[str, str], now: float | None = None) -> None:
-    """Raise the AWS error for a request that is not signed by a configured key."""
-    if not credentials:
-        return
-    auth = request.headers.get("Authorization", "")
-    cred = _CREDENTIAL.search(auth)
-    signed = _SIGNED_HEADERS.search(auth)
-    sig = _SIGNATURE.search(auth)
+def verify(request: Request, auth: Authenticator, now: float | None = None) -> Principal | None:
+    """The principal that signed ``request`` (``None`` in open mode); raise the AWS error otherwise."""
+    if auth.open:
+        return None
+    header = request.headers.get("Authorization", "")
+    cred = _CREDENTIAL.search(header)
+    signed = _SIGNED_HEADERS.search(header)
+    sig = _SIGNATURE.search(header)
     amz_date = request.headers.get("X-Amz-Date", "")
-    if not auth.startswith(ALGORITHM) or not (cred and signed and sig and amz_date):
+    if not header.startswith(ALGORITHM) or not (cred and signed and sig and amz_date):
         raise MissingAuthenticationToken()
     access_key, date, region, service = cred.groups()
-    secret = credentials.get(access_key)
-    if secret is None:
+    identity = auth.signing_identity(access_key)
+    if identity is None:
         raise InvalidClientTokenId()
     try:
         signed_at = timegm(time.strptime(amz_date, "%Y%m%dT%H%M%SZ"))
@@ -107,10 +111,14 @@ def verify(request: Request, credentials: Mapping[str, str], now: float | None =
         raise SignatureDoesNotMatch() from None
     if abs((time.time() if now is None else now) - signed_at) > MAX_SKEW:
         raise RequestExpired()
-    canonical = canonical_request(request, signed.group(1).split(";"))
+    signed_headers = signed.group(1).split(";")
+    if amz_date[:8] != date or "host" not in signed_headers or service != "sqs":
+        raise SignatureDoesNotMatch()
+    canonical = canonical_request(request, signed_headers, payload_hash(request))
     scope = f"{date}/{region}/{service}/aws4_request"
     to_sign = "\n".join([ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
-    expected = hmac.new(signing_key(secret, date, region, service), to_sign.encode("utf-8"),
+    expected = hmac.new(signing_key(identity.secret, date, region, service), to_sign.encode("utf-8"),
                         hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, sig.group(1)):
         raise SignatureDoesNotMatch()
+    return identity.principal

@@ -28,9 +28,19 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from flask import Request, Response
+from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
-from spoolq.http.sqs.errors import InvalidAction, InvalidParameterValue, sqs_fault, sqs_message
+from spoolq.http.sqs.errors import (
+    InternalError,
+    InvalidAction,
+    InvalidParameterValue,
+    MalformedRequest,
+    MethodNotAllowed,
+    RequestEntityTooLarge,
+    sqs_fault,
+    sqs_message,
+)
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
@@ -88,6 +98,8 @@ def parse_request(request: Request) -> SqsRequest:
             params = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             raise InvalidParameterValue(f"The request body is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InvalidParameterValue("The request body is nested too deeply.") from None
         if not isinstance(params, dict):
             raise InvalidParameterValue("The request body must be a JSON object.")
         return SqsRequest(target[len(TARGET_PREFIX):], params, "json", request_id)
@@ -144,11 +156,19 @@ def _fold(tree: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The deepest flattened Query member of the 2012-11-05 model has 7 parts
+#: (``SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1``).
+MAX_QUERY_DEPTH = 12
+
+
 def parse_query(flat: Mapping[str, str]) -> dict[str, Any]:
     """Fold flattened Query parameters into the JSON protocol's request shape."""
     tree: dict[str, Any] = {}
     for key, value in flat.items():
-        _set_path(tree, key.split("."), value)
+        parts = key.split(".")
+        if len(parts) > MAX_QUERY_DEPTH:
+            raise InvalidParameterValue(f"The parameter name {key[:80]!r}... is nested too deeply.")
+        _set_path(tree, parts, value)
     return _fold(tree)
 
 
@@ -204,6 +224,29 @@ def render_error(exc: SpoolqError, protocol: str, request_id: str) -> Response:
            f"<Code>{escape(exc.sqs_query_code)}</Code><Message>{escape(message)}</Message><Detail/></Error>"
            f"<RequestId>{request_id}</RequestId></ErrorResponse>")
     return Response(xml, exc.sqs_status, headers, mimetype="text/xml")
+
+
+def sqs_error_of(exc: BaseException) -> SpoolqError:
+    """The SQS error a non-SQS exception (werkzeug HTTP errors, bugs) is rendered as."""
+    if isinstance(exc, SpoolqError):
+        return exc
+    if isinstance(exc, HTTPException):
+        code = exc.code or 500
+        if code == 413:
+            return RequestEntityTooLarge()
+        if code == 405:
+            return MethodNotAllowed()
+        if code < 500:
+            return MalformedRequest(exc.description or "The request could not be read.")
+    return InternalError()
+
+
+def render_http_error(exc: BaseException, request: Request) -> Response:
+    """Any error on an SQS path, in the request's SQS protocol (never ``{"message": ...}``, never HTML)."""
+    response = render_error(sqs_error_of(exc), guess_protocol(request), "")
+    if isinstance(exc, HTTPException) and exc.code == 405 and request.method != "POST":
+        response.headers["Allow"] = "POST"
+    return response
 
 
 def guess_protocol(request: Request) -> str:

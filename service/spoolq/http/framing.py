@@ -1,0 +1,87 @@
+"""Request bodies, read once and whole before any door sees them.
+
+Every door stores exactly the body a client sent, or nothing. So before routing, the app reads
+the body of every request that has one (:func:`buffer_body`):
+
+* a declared ``Content-Length`` over ``settings.max_body_bytes`` is 413 before anything is read;
+* a ``Transfer-Encoding: chunked`` body is read up to the limit; one byte more is 413 (the
+  body is never cut off at the limit and stored truncated);
+* bad chunk framing (a size line that is not hex, chunk data without its CRLF, a stream that
+  ends inside a chunk) and a body shorter than its ``Content-Length`` are 400;
+* the body that was read replaces the WSGI input as a ``Content-Length`` body, so Flask,
+  the form parser and the doors read the same bytes, all of them.
+
+The errors are werkzeug HTTP exceptions; the app renders them in the door's own format
+(EmoDB JSON, MQ text, SQS JSON or XML).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+
+try:  # gunicorn's chunked reader raises these for bad framing
+    from gunicorn.http.errors import ParseException as _GunicornParseError
+except ImportError:  # pragma: no cover - gunicorn is a runtime dependency
+    _GunicornParseError = OSError  # type: ignore[misc,assignment]
+
+_READ_SIZE = 64 * 1024
+
+
+class BodyTooLarge(RequestEntityTooLarge):
+    description = "The request body is over the server's limit."
+
+
+class BadFraming(BadRequest):
+    description = "The request body could not be read (bad chunk framing or a short body)."
+
+
+def _declared_length(environ: dict[str, Any]) -> int | None:
+    raw = environ.get("CONTENT_LENGTH")
+    if raw in (None, ""):
+        return None
+    try:
+        length = int(raw)
+    except ValueError:
+        raise BadFraming() from None
+    if length < 0:
+        raise BadFraming()
+    return length
+
+
+def _chunked(environ: dict[str, Any]) -> bool:
+    return "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+
+
+def buffer_body(environ: dict[str, Any], limit: int) -> None:
+    """Read the request body whole (or raise 413/400) and hand it on as a Content-Length body."""
+    length = _declared_length(environ)
+    chunked = _chunked(environ)
+    if length is not None and length > limit:
+        raise BodyTooLarge()
+    if not chunked and not length:
+        return
+    stream = environ["wsgi.input"]
+    wanted = limit + 1 if length is None or chunked else length
+    parts: list[bytes] = []
+    got = 0
+    try:
+        while got < wanted:
+            data = stream.read(min(_READ_SIZE, wanted - got))
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+    except (_GunicornParseError, OSError, ValueError):
+        raise BadFraming() from None
+    if got > limit:
+        raise BodyTooLarge()
+    if length is not None and not chunked and got != length:
+        raise BadFraming()
+    body = b"".join(parts)
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    environ["wsgi.input_terminated"] = False

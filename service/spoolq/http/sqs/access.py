@@ -1,0 +1,84 @@
+"""Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.http.auth`'s).
+
+An action is authorised against the store name of the queue it acts on (``sqs:A:R:name``),
+with the same ``queue|<action>|<queue>`` permissions the EmoDB door uses:
+
+==============  ==============================================================================
+``post``        SendMessage, SendMessageBatch
+``poll``        ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch)
+``get_status``  GetQueueUrl, GetQueueAttributes, ListQueueTags, ListDeadLetterSourceQueues,
+                ListMessageMoveTasks; ListQueues lists only the queues the caller may get_status
+``admin``       CreateQueue, DeleteQueue, PurgeQueue, SetQueueAttributes, TagQueue, UntagQueue,
+                AddPermission, RemovePermission, StartMessageMoveTask (plus ``post`` on an
+                explicit DestinationArn), CancelMessageMoveTask (on the task's source queue)
+==============  ==============================================================================
+
+The check runs after SigV4 and before the handler, so a caller without the permission gets
+``AccessDenied`` (403) whether or not the queue exists. A request whose queue cannot be named
+(a missing or malformed ``QueueUrl``/``QueueName``/``SourceArn``) goes on to the handler,
+which refuses it for that reason. In open mode (no credentials configured) everything is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spoolq.http.auth import Principal
+from spoolq.http.sqs.context import QUEUE_NAME, Caller, arn_of_store_name, store_name_of_arn
+from spoolq.http.sqs.errors import AccessDenied, SqsError
+
+PERMISSION: dict[str, str] = {
+    "SendMessage": "post", "SendMessageBatch": "post",
+    "ReceiveMessage": "poll", "DeleteMessage": "poll", "DeleteMessageBatch": "poll",
+    "ChangeMessageVisibility": "poll", "ChangeMessageVisibilityBatch": "poll",
+    "GetQueueUrl": "get_status", "GetQueueAttributes": "get_status", "ListQueueTags": "get_status",
+    "ListDeadLetterSourceQueues": "get_status", "ListMessageMoveTasks": "get_status",
+    "CreateQueue": "admin", "DeleteQueue": "admin", "PurgeQueue": "admin", "SetQueueAttributes": "admin",
+    "TagQueue": "admin", "UntagQueue": "admin", "AddPermission": "admin", "RemovePermission": "admin",
+    "StartMessageMoveTask": "admin", "CancelMessageMoveTask": "admin",
+}
+#: Actions that name no single queue: the handler filters (ListQueues) or resolves it (moves).
+UNSCOPED = frozenset({"ListQueues", "CancelMessageMoveTask"})
+
+
+def deny(principal: Principal, action: str, store_name: str) -> AccessDenied:
+    return AccessDenied(f"User: {principal.name} is not authorized to perform: sqs:{action} on resource: "
+                        f"{arn_of_store_name(store_name)}")
+
+
+def require(principal: Principal | None, permission: str, action: str, store_name: str) -> None:
+    """Raise ``AccessDenied`` unless ``principal`` (``None``: open mode) holds ``permission`` on the queue."""
+    if principal is not None and not principal.can(permission, store_name):
+        raise deny(principal, action, store_name)
+
+
+def _queue_of(action: str, params: Mapping[str, Any], caller: Caller) -> str | None:
+    if action in ("CreateQueue", "GetQueueUrl"):
+        name = params.get("QueueName")
+        return caller.store_name(name) if isinstance(name, str) and QUEUE_NAME.match(name) else None
+    if action in ("StartMessageMoveTask", "ListMessageMoveTasks"):
+        arn = params.get("SourceArn")
+        return store_name_of_arn(arn) if isinstance(arn, str) else None
+    url = params.get("QueueUrl")
+    if not isinstance(url, str) or not url:
+        return None
+    try:
+        return caller.queue_from_url(url)
+    except SqsError:
+        return None
+
+
+def authorize(principal: Principal | None, action: str, params: Mapping[str, Any], caller: Caller) -> None:
+    """Raise ``AccessDenied`` unless ``principal`` may perform ``action`` with these parameters."""
+    permission = PERMISSION.get(action)
+    if principal is None or permission is None or action in UNSCOPED:
+        return
+    queue = _queue_of(action, params, caller)
+    if queue is not None:
+        require(principal, permission, action, queue)
+    if action == "StartMessageMoveTask":
+        destination = params.get("DestinationArn")
+        target = store_name_of_arn(destination) if isinstance(destination, str) else None
+        if target is not None:
+            require(principal, "post", action, target)
