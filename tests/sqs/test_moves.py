@@ -169,6 +169,7 @@ def test_cancel_stops_a_rate_limited_move_within_a_second(server: SpoolqProcess)
           f"moved {len(moved)}, reported {reply['ApproximateNumberOfMessagesMoved']}, left {remaining}; "
           f"{load.sent} sends ({load.unavailable} got 503), {len(load.received)} received")
     assert not load.errors, load.errors[:5]
+    assert load.unavailable == 0, "a send failed with 503 beside a move (invariant 9)"
     assert answered - asked < 2.5
     assert status_at["Status"] == "CANCELLED", status_at
     assert latency < 1.5, f"the move kept going {latency:.2f}s after the cancel"
@@ -221,6 +222,7 @@ def test_rate_limit_and_count_hold_across_a_takeover(server: SpoolqProcess) -> N
           f"{len(load.received)} received")
     assert not [e for e in load.errors if "ConnectionError" not in e and "EndpointConnection" not in e], \
         load.errors[:5]
+    assert load.unavailable == 0, "a send failed with 503 beside a move (invariant 9)"
     assert status["Status"] == "COMPLETED", status
     assert status["ApproximateNumberOfMessagesMoved"] == total == len(moved)
     assert measured <= rate * 1.15, f"{measured:.2f}/s after the takeover against a limit of {rate}/s"
