@@ -37,6 +37,8 @@ class Introspection:
         self.door = door
 
     def hello(self, who: Principal, argv: Sequence[bytes]) -> list[Any]:
+        if len(argv) > 1 and argv[1] != b"2":  # a Redis 6+ client asking for RESP3
+            raise Error("unsupported protocol version: this Disque door speaks RESP2", "NOPROTO")
         s = self.door.settings
         return [1, self.door.node_name, [self.door.node_name, s.disque_host, str(s.disque_port), "1"]]
 

@@ -100,7 +100,7 @@ class Door:
             "show": (2, self.queues.show, True),
             "pause": (-3, self.queues.pause, True),
             "info": (-1, self.info.info, True),
-            "hello": (1, self.info.hello, False),
+            "hello": (-1, self.info.hello, False),
             "ping": (-1, self.info.ping, False),
             "config": (-2, self.info.config, False),
             "command": (0, self.info.command, False),
