@@ -63,12 +63,11 @@ class DisqueServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"spoolq serve exited with {self.proc.returncode}; log: {self.log.read_text()}")
-            with contextlib.suppress(OSError, requests.RequestException):
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"*1\r\n$4\r\nPING\r\n")
-                    if s.recv(16).startswith(b"+PONG") and \
-                            requests.get(self.url + "/healthz", timeout=1).status_code == 200:
-                        return
+            with contextlib.suppress(OSError, requests.RequestException), \
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"*1\r\n$4\r\nPING\r\n")
+                if s.recv(16).startswith(b"+PONG") and requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
             time.sleep(0.1)
         self.stop()
         raise RuntimeError("spoolq serve --disque-port did not come up in time")
