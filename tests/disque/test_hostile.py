@@ -1,0 +1,99 @@
+"""Hostile input on the raw socket: an error reply or a closed connection, never a crash, nothing stored."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+import redis
+
+from tests.conftest import tree
+from tests.disque.disque_server import DisqueServer
+
+
+def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
+    """Send ``data``, then read until the server closes or goes quiet."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except TimeoutError:
+            pass
+        except ConnectionResetError:
+            pass
+        return out
+
+
+CLOSING = {
+    "binary garbage": os.urandom(64).replace(b"*", b"?").replace(b"$", b"?"),
+    "inline text": b"ADDJOB q x 0\r\n",
+    "negative array": b"*-5\r\n",
+    "bad bulk length": b"*1\r\n$abc\r\nPING\r\n",
+    "huge bulk length": b"*3\r\n$6\r\nADDJOB\r\n$1\r\nq\r\n$99999999999\r\n" + b"x" * 4_000_000,
+    "deep arrays": b"*1\r\n" * 100_000 + b"$1\r\na\r\n",
+    "nested array": b"*2\r\n$4\r\nQLEN\r\n*1\r\n$1\r\nq\r\n",
+    "integer for a command": b":12\r\n",
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSING))
+def test_malformed_resp_gets_an_error_and_a_close(server: DisqueServer, name: str) -> None:
+    before = tree(server.root)
+    reply = exchange(server.port, CLOSING[name], timeout=10)
+    assert reply.startswith(b"-ERR Protocol error"), reply[:200]
+    assert reply.count(b"\r\n") == 1  # one error, then the server closed the connection
+    assert tree(server.root) == before
+    assert server.client().execute_command("PING") is True  # the server is fine
+
+
+def test_pipelined_good_and_bad_requests_keep_the_connection(server: DisqueServer) -> None:
+    before = tree(server.root)
+    data = (b"*1\r\n$4\r\nPING\r\n"
+            b"*2\r\n$7\r\nNOTACMD\r\n$1\r\nx\r\n"
+            b"*1\r\n$6\r\nADDJOB\r\n"
+            b"*4\r\n$6\r\nADDJOB\r\n$4\r\nh-q1\r\n$1\r\nx\r\n$3\r\nabc\r\n"
+            b"*3\r\n$6\r\nACKJOB\r\n$3\r\nbad\r\n$3\r\nbad\r\n"
+            b"*0\r\n"
+            b"*2\r\n$4\r\nQLEN\r\n$4\r\nh-q1\r\n"
+            b"*1\r\n$4\r\nQUIT\r\n")
+    reply = exchange(server.port, data)
+    assert reply.split(b"\r\n")[:-1] == [
+        b"+PONG",
+        b"-ERR unknown command 'NOTACMD'",
+        b"-ERR wrong number of arguments for 'addjob' command",
+        b"-ERR timeout is not an integer or out of range",
+        b"-BADID Invalid Job ID format.",
+        b":0",
+        b"+OK",
+    ]
+    assert tree(server.root) == before
+
+
+def test_oversize_job_is_refused_and_nothing_stored(server: DisqueServer) -> None:
+    before = tree(server.root)
+    r = server.client()
+    with pytest.raises(redis.ResponseError, match="over the limit"):
+        r.execute_command("ADDJOB", "h-big", b"x" * (1_048_576 + 1), 0)
+    assert tree(server.root) == before
+    assert r.execute_command("PING") is True
+
+
+def test_many_bad_clients_at_once(server: DisqueServer) -> None:
+    before = tree(server.root)
+    socks = []
+    for i in range(50):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        s.sendall(b"*3\r\n$6\r\nADDJOB\r\n$1\r\nq\r\n$1000000\r\n" + b"y" * (i * 100))  # never completed
+        socks.append(s)
+    r = server.client()
+    assert r.execute_command("PING") is True
+    for s in socks:
+        s.close()
+    assert r.execute_command("QLEN", "q") == 0
+    assert tree(server.root) == before
