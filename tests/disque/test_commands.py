@@ -302,3 +302,17 @@ def test_pydisque_client(server: DisqueServer, q: str) -> None:
     c.ack_job(got_id)
     assert c.qlen(q) == 0
     assert c.get_job([q], nohang=True) == []
+
+
+def test_pipelined_addjobs_one_reply_each_in_order(r: redis.Redis, server: DisqueServer, q: str) -> None:
+    pipe = r.pipeline(transaction=False)
+    pipe.execute_command("ADDJOB", q, "a", 0)
+    pipe.execute_command("ADDJOB", q, "b", 0, "TTL", 0)
+    pipe.execute_command("ADDJOB", q, b"x" * 1_100_000, 0)
+    pipe.execute_command("ADDJOB", q + "-other", "c", 0)
+    pipe.execute_command("ADDJOB", q, "d", 0)
+    a, bad, big, c, d = pipe.execute(raise_on_error=False)
+    assert ID.match(a) and ID.match(c) and ID.match(d)
+    assert str(bad) == "TTL must be a number > 0" and "over the limit" in str(big)
+    assert [row[2] for row in r.execute_command("QPEEK", q, 10)] == [b"a", b"d"]
+    assert r.execute_command("QLEN", q + "-other") == 1

@@ -27,11 +27,11 @@ from typing import Any
 from spoolq.disque import args as A
 from spoolq.disque import ids
 from spoolq.disque.protocol import Error, Status
-from spoolq.errors import InvalidMessageId, QueueNotFound
+from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
 from spoolq.http.auth import Principal
 from spoolq.store import FileStore
 from spoolq.store import layout as L
-from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind
+from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult
 
 PAUSE_KEY = "disque.pause"
 
@@ -119,26 +119,71 @@ class JobCommands:
     # ------------------------------------------------------------------ ADDJOB
 
     def addjob(self, who: Principal, argv: Sequence[bytes]) -> Status:
-        job = A.parse_addjob(argv)
-        self.authorize(who, "post", job.queue)
+        reply = self.addjobs(who, [argv])[0]
+        if isinstance(reply, Error):
+            raise reply
+        return reply
+
+    def addjobs(self, who: Principal, requests: Sequence[Sequence[bytes]]) -> list[Status | Error]:
+        """Pipelined ADDJOBs: each is checked on its own (its own error reply), then the jobs of each
+        queue are written with one ``send_batch``: one group commit for the whole pipeline."""
+        replies: list[Status | Error | None] = [None] * len(requests)
+        jobs: dict[str, list[tuple[int, A.AddJob]]] = {}
+        for i, argv in enumerate(requests):
+            try:
+                job = A.parse_addjob(argv)
+                self.authorize(who, "post", job.queue)
+            except Error as e:
+                replies[i] = e
+                continue
+            jobs.setdefault(job.queue, []).append((i, job))
+        for queue, batch in jobs.items():
+            try:
+                info = self.store.get_queue(queue)
+            except QueueNotFound:
+                info = None
+            if info is not None and info.config.extra.get(PAUSE_KEY) in ("in", "all"):
+                for i, _job in batch:
+                    replies[i] = Error("Queue paused in input, try later", "PAUSED")
+                continue
+            accepted: list[tuple[int, A.AddJob]] = []
+            ready = None
+            for i, job in batch:
+                if job.maxlen:
+                    if ready is None:
+                        ready = self.store.counts(queue, limit=job.maxlen).ready if info is not None else 0
+                    if ready + len(accepted) >= job.maxlen:
+                        replies[i] = Error("Queue is already longer than the specified MAXLEN count", "MAXLEN")
+                        continue
+                accepted.append((i, job))
+            if not accepted:
+                continue
+            msgs = [OutgoingMessage(body=job.body, delay=float(job.delay) or None, ttl=float(job.ttl),
+                                    at_most_once=job.retry == 0,
+                                    attributes={"dq": {"r": job.retry, "t": job.ttl, "d": job.delay,
+                                                       "n": job.replicate}})
+                    for _i, job in accepted]
+            try:
+                results: list[SendResult | SpoolqError] = list(
+                    self.store.send_batch(queue, msgs, create=QueueKind.STANDARD))
+            except SpoolqError as e:  # nothing of the batch was kept: send one by one for one error each
+                results = [e] if len(msgs) == 1 else [self._send_one(queue, m) for m in msgs]
+            self.note_queue(queue)
+            s = self.stat(queue)
+            s.atime = time.time()
+            for (i, job), result in zip(accepted, results, strict=True):
+                if isinstance(result, SpoolqError):
+                    replies[i] = Error(result.message)
+                else:
+                    s.jobs_in += 1
+                    replies[i] = Status(ids.to_disque(result.id, job.ttl, job.retry == 0))
+        return [r if r is not None else Error("internal error") for r in replies]
+
+    def _send_one(self, queue: str, msg: OutgoingMessage) -> SendResult | SpoolqError:
         try:
-            info = self.store.get_queue(job.queue)
-        except QueueNotFound:
-            info = None
-        if info is not None:
-            if info.config.extra.get(PAUSE_KEY) in ("in", "all"):
-                raise Error("Queue paused in input, try later", "PAUSED")
-            if job.maxlen and self.store.counts(job.queue, limit=job.maxlen).ready >= job.maxlen:
-                raise Error("Queue is already longer than the specified MAXLEN count", "MAXLEN")
-        dq = {"r": job.retry, "t": job.ttl, "d": job.delay, "n": job.replicate}
-        msg = OutgoingMessage(body=job.body, delay=float(job.delay) or None, ttl=float(job.ttl),
-                              at_most_once=job.retry == 0, attributes={"dq": dq})
-        result = self.store.send(job.queue, msg, create=QueueKind.STANDARD)
-        self.note_queue(job.queue)
-        s = self.stat(job.queue)
-        s.jobs_in += 1
-        s.atime = time.time()
-        return Status(ids.to_disque(result.id, job.ttl, job.retry == 0))
+            return self.store.send(queue, msg, create=QueueKind.STANDARD)
+        except SpoolqError as e:
+            return e
 
     # ------------------------------------------------------------------ GETJOB
 

@@ -49,6 +49,8 @@ from spoolq.store import layout as L
 log = logging.getLogger("spoolq.disque")
 #: requests parsed but not yet answered before the connection stops reading (back-pressure)
 MAX_QUEUED_REQUESTS = 1024
+#: consecutive pipelined ADDJOBs written with one store batch (one group commit)
+MAX_ADDJOB_BATCH = 256
 #: commands allowed before AUTH when keys are configured
 PRE_AUTH = {"auth", "ping", "quit", "hello", "command"}
 
@@ -153,6 +155,22 @@ class Door:
             log.exception("disque: %s failed", name)
             return Error(f"internal error: {type(e).__name__}")
 
+    async def handle_addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
+        """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""
+        if session.principal is None:
+            return [Error("Authentication required.", "NOAUTH")] * len(reqs)
+        out: list[Any] = [Error("wrong number of arguments for 'addjob' command") if len(r) < 4 else None
+                          for r in reqs]
+        good = [r for r in reqs if len(r) >= 4]
+        try:
+            replies = iter(await self.loop.run_in_executor(self.pool, self.jobs.addjobs, session.principal, good))
+        except SpoolqError as e:
+            replies = iter([Error(e.message)] * len(good))
+        except Exception as e:
+            log.exception("disque: pipelined ADDJOB failed")
+            replies = iter([Error(f"internal error: {type(e).__name__}")] * len(good))
+        return [o if o is not None else next(replies) for o in out]
+
     def _auth(self, session: Session, argv: Sequence[bytes]) -> Any:
         if len(argv) not in (2, 3):
             return Error("wrong number of arguments for 'auth' command")
@@ -226,8 +244,14 @@ class Connection(asyncio.Protocol):
                     self._write(out)
                     self._close()
                     return
-                reply = await self.door.handle(self.session, req)
-                encode(reply, out)
+                if req[0].lower() == b"addjob" and self.requests and self._is_addjob(self.requests[0]):
+                    batch = [req]
+                    while self.requests and len(batch) < MAX_ADDJOB_BATCH and self._is_addjob(self.requests[0]):
+                        batch.append(self.requests.popleft())  # type: ignore[arg-type]
+                    for reply in await self.door.handle_addjobs(self.session, batch):
+                        encode(reply, out)
+                else:
+                    encode(await self.door.handle(self.session, req), out)
                 if not self.requests or len(out) > 65_536:
                     self._write(out)
                     out = bytearray()
@@ -242,6 +266,10 @@ class Connection(asyncio.Protocol):
             self.task = None
             if self.requests and not self.session.closed:
                 self.task = self.door.loop.create_task(self._serve())
+
+    @staticmethod
+    def _is_addjob(req: Sequence[bytes] | ProtocolError) -> bool:
+        return not isinstance(req, ProtocolError) and req[0].lower() == b"addjob"
 
     def _write(self, out: bytearray) -> None:
         if out and self.transport is not None and not self.transport.is_closing():
