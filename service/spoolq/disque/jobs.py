@@ -239,33 +239,42 @@ class JobCommands:
     # ------------------------------------------------------------------ by id
 
     def _each(self, who: Principal, argv: Sequence[bytes], action: str, op: Any) -> int:
+        """Apply ``op(queue, [store ids]) -> [bool]`` to the jobs named in ``argv``, one call per queue;
+        an id whose checksum matches several queues is tried in each until one knows it."""
         sids = A.job_ids(argv[1:])
+        single: dict[str, list[str]] = {}
         done = 0
         for sid, queues in zip(sids, self.locate(sids), strict=True):
+            if len(queues) == 1:
+                single.setdefault(queues[0], []).append(sid)
+                continue
             for queue in queues:
                 self.authorize(who, action, queue)
-                if op(queue, sid):
+                if op(queue, [sid])[0]:
                     done += 1
                     break
+        for queue, group in single.items():
+            self.authorize(who, action, queue)
+            done += sum(op(queue, group))
         return done
 
     def ackjob(self, who: Principal, argv: Sequence[bytes]) -> int:
-        return self._each(who, argv, "poll", lambda q, sid: self.store.ack(q, [sid])[0])
+        return self._each(who, argv, "poll", self.store.ack)
 
     def nack(self, who: Principal, argv: Sequence[bytes]) -> int:
-        return self._each(who, argv, "poll", lambda q, sid: self.store.nack(q, [sid])[0])
+        return self._each(who, argv, "poll", self.store.nack)
 
     def enqueue(self, who: Principal, argv: Sequence[bytes]) -> int:
-        return self._each(who, argv, "poll", lambda q, sid: self.store.release(q, [sid])[0])
+        return self._each(who, argv, "poll", self.store.release)
 
     def dequeue(self, who: Principal, argv: Sequence[bytes]) -> int:
-        def op(queue: str, sid: str) -> bool:
+        def one(queue: str, sid: str) -> bool:
             view = self.store.find_job(queue, sid)
             if view is None or view.state != "ready":
                 return False
             retry = job_meta(view.message).get("r") or A.MAX_DEFAULT_RETRY
             return self.store.renew(queue, [sid], float(retry), extend_only=False, claim_unclaimed=True)[0]
-        return self._each(who, argv, "poll", op)
+        return self._each(who, argv, "poll", lambda queue, group: [one(queue, sid) for sid in group])
 
     def working(self, who: Principal, argv: Sequence[bytes]) -> int:
         sids = A.job_ids(argv[1:2])
