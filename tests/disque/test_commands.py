@@ -316,3 +316,40 @@ def test_pipelined_addjobs_one_reply_each_in_order(r: redis.Redis, server: Disqu
     assert str(bad) == "TTL must be a number > 0" and "over the limit" in str(big)
     assert [row[2] for row in r.execute_command("QPEEK", q, 10)] == [b"a", b"d"]
     assert r.execute_command("QLEN", q + "-other") == 1
+
+
+def test_many_blocked_getjobs_hold_no_threads(server: DisqueServer, q: str) -> None:
+    import os
+    import socket
+    from pathlib import Path
+
+    from tests.disque.disque_server import children
+
+    [disque_pid] = [p for p in children(server.pids()[0])
+                    if "spoolq.disque.server" in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
+    n = 300
+    cmd = f"*5\r\n$6\r\nGETJOB\r\n$7\r\nTIMEOUT\r\n$5\r\n20000\r\n$4\r\nFROM\r\n${len(q)}\r\n{q}\r\n".encode()
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        s.sendall(cmd)
+        socks.append(s)
+    r = server.client()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and int(r.info("clients")["blocked_clients"]) < n:
+        time.sleep(0.1)
+    assert int(r.info("clients")["blocked_clients"]) == n
+    threads = len(os.listdir(f"/proc/{disque_pid}/task"))
+    assert threads < 60, f"{threads} threads for {n} blocked clients"
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.execute_command("ADDJOB", q, f"j{i}", 0)
+    ids = set(pipe.execute())
+    got = set()
+    for s in socks:
+        data = b""
+        while data.count(b"\r\n") < 8:
+            data += s.recv(4096)
+        got.add(data.split(b"\r\n")[5])
+        s.close()
+    assert got == ids  # every blocked client got exactly one job, no job twice
