@@ -65,10 +65,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     disque = None
     if settings.disque_port:
-        from spoolq.disque.server import spawn  # a child process that dies with this one
+        from spoolq.disque.server import Supervisor  # a child process that dies with this one
 
         try:
-            disque = spawn(settings)
+            disque = Supervisor(settings).start()
         except OSError as e:
             raise SettingsError(f"cannot listen for Disque on {settings.disque_host}:{settings.disque_port}: "
                                 f"{e.strerror}") from None
@@ -77,8 +77,7 @@ def run_serve(args: argparse.Namespace) -> int:
         serve(settings, access_log=args.access_log)
     finally:
         if disque is not None:
-            disque.terminate()
-            disque.wait(timeout=10)
+            disque.stop()
     return 0
 
 

@@ -90,3 +90,31 @@ def test_pause_and_unacked_jobs_survive_a_restart(tmp_path: Path) -> None:
         assert got[0][1] == jid
     finally:
         s.stop()
+
+
+def test_listener_killed_alone_is_started_again(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from tests.disque.disque_server import children
+
+    s = DisqueServer(root=tmp_path / "root", log=tmp_path / "log")
+    s.start()
+    try:
+        r = s.client()
+        jid = r.execute_command("ADDJOB", "sup", "x", 0)
+        [pid] = [p for p in children(s.pids()[0])
+                 if "spoolq.disque.server" in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                assert s.client().execute_command("QLEN", "sup") == 1
+                break
+            except redis.ConnectionError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("the Disque listener did not come back")
+        assert s.client().execute_command("GETJOB", "FROM", "sup")[0][1] == jid
+    finally:
+        s.stop()

@@ -4,7 +4,8 @@ Every connection is an :class:`asyncio.Protocol`; its requests (pipelined or not
 a time, in order. Commands that touch the store run in a thread pool (the store blocks on
 the file system and on group commits); a blocked GETJOB holds no thread (see
 :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
-this module as a child process that inherits it and dies with its parent (``PR_SET_PDEATHSIG``).
+this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and is
+started again by :class:`Supervisor` if it dies alone.
 
 Authentication: with API keys configured, a connection acts as the config's ``anonymous``
 principal until ``AUTH <key>``; without one every command but AUTH, PING, QUIT, HELLO and
@@ -25,6 +26,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -342,16 +344,58 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def spawn(settings: Settings) -> Any:
-    """Bind the Disque port (errors surface now, in the parent) and start the listener child."""
-    import subprocess
+class Supervisor:
+    """Runs the listener child next to gunicorn and starts it again if it dies.
 
-    sock = bind(settings.disque_host, settings.disque_port)
-    env = dict(os.environ, SPOOLQ_DISQUE_SETTINGS=settings_to_json(settings))
-    proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", "--fd", str(sock.fileno()),
-                             "--parent", str(os.getpid())], pass_fds=[sock.fileno()], env=env)
-    sock.close()
-    return proc
+    The parent keeps the bound socket, so a restarted child serves the same port and clients
+    only see their connections drop. (gunicorn's arbiter reaps every child of the master, so
+    the child is watched by pid, not by ``wait``.)
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sock = bind(settings.disque_host, settings.disque_port)  # errors surface now, in the parent
+        self.proc: Any = None
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="spoolq-disque-supervisor", daemon=True)
+
+    def start(self) -> Supervisor:
+        self._spawn()
+        self._thread.start()
+        return self
+
+    def _spawn(self) -> None:
+        import subprocess
+
+        env = dict(os.environ, SPOOLQ_DISQUE_SETTINGS=settings_to_json(self.settings))
+        fd = self.sock.fileno()
+        self.proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", "--fd", str(fd),
+                                      "--parent", str(os.getpid())], pass_fds=[fd], env=env)
+
+    def _alive(self) -> bool:
+        if self.proc.poll() is not None:
+            return False
+        try:
+            os.kill(self.proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def _watch(self) -> None:
+        while not self._stop.wait(1.0):
+            if not self._alive() and not self._stop.is_set():
+                log.warning("disque: the listener process exited; starting it again")
+                self.restarts += 1
+                self._spawn()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.proc is not None and self._alive():
+            self.proc.terminate()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=10)
+        self.sock.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
