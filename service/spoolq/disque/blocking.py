@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from typing import Any
 from spoolq.store import layout as L
 from spoolq.store.watch import FALLBACK_STEP
 
+log = logging.getLogger("spoolq.disque")
 Fetch = Callable[["Waiter", str], Awaitable[list[list[Any]]]]
 
 
@@ -85,7 +87,8 @@ class Dispatcher:
                     w.busy = True
                     try:
                         rows = await self.fetch(w, queue)
-                    except Exception:
+                    except Exception:  # storage trouble: the waiter keeps waiting, the tick retries
+                        log.exception("disque: fetch for a blocked GETJOB failed")
                         rows = []
                     finally:
                         w.busy = False

@@ -18,6 +18,7 @@ Each is a thin translation onto one or two store calls and runs in the server's 
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -27,7 +28,7 @@ from typing import Any
 from spoolq.disque import args as A
 from spoolq.disque import ids
 from spoolq.disque.protocol import Error, Status
-from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
+from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError, StorageUnavailable
 from spoolq.http.auth import Principal
 from spoolq.store import FileStore
 from spoolq.store import layout as L
@@ -164,8 +165,7 @@ class JobCommands:
                                                        "n": job.replicate}})
                     for _i, job in accepted]
             try:
-                results: list[SendResult | SpoolqError] = list(
-                    self.store.send_batch(queue, msgs, create=QueueKind.STANDARD))
+                results: list[SendResult | SpoolqError] = list(self._send_batch(queue, msgs))
             except SpoolqError as e:  # nothing of the batch was kept: send one by one for one error each
                 results = [e] if len(msgs) == 1 else [self._send_one(queue, m) for m in msgs]
             self.note_queue(queue)
@@ -181,9 +181,22 @@ class JobCommands:
 
     def _send_one(self, queue: str, msg: OutgoingMessage) -> SendResult | SpoolqError:
         try:
-            return self.store.send(queue, msg, create=QueueKind.STANDARD)
+            return self._send_batch(queue, [msg])[0]
         except SpoolqError as e:
             return e
+
+    def _send_batch(self, queue: str, msgs: Sequence[OutgoingMessage]) -> list[SendResult]:
+        """``send_batch``, tried again when a concurrent poll removed the empty bucket directory the
+        send was creating or renaming into (the store reports ENOENT or EEXIST): a failed batch
+        leaves nothing behind, so a retry cannot duplicate a job."""
+        for attempt in range(3):
+            try:
+                return self.store.send_batch(queue, msgs, create=QueueKind.STANDARD)
+            except StorageUnavailable as e:
+                cause = e.__cause__
+                if attempt == 2 or not isinstance(cause, OSError) or cause.errno not in (errno.ENOENT, errno.EEXIST):
+                    raise
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ GETJOB
 
@@ -234,7 +247,7 @@ class JobCommands:
             queue = A.PREFIX + row[0].decode()
             sid = ids.to_store(row[1])
             if sid is not None:
-                self.store.release(queue, [sid])
+                self.store.requeue(queue, [sid])
 
     # ------------------------------------------------------------------ by id
 
@@ -265,7 +278,7 @@ class JobCommands:
         return self._each(who, argv, "poll", self.store.nack)
 
     def enqueue(self, who: Principal, argv: Sequence[bytes]) -> int:
-        return self._each(who, argv, "poll", self.store.release)
+        return self._each(who, argv, "poll", self.store.requeue)
 
     def dequeue(self, who: Principal, argv: Sequence[bytes]) -> int:
         def one(queue: str, sid: str) -> bool:

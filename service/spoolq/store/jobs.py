@@ -11,7 +11,8 @@ queue at once, like ``release``, and counts it in a small file per nacked messag
                             renamed over the old count (a crash keeps the old or the new
                             count, never a torn one); removed when the message is acked
 
-A nack count is best-effort (Disque's own counters are): two processes nacking the same
+``requeue`` (and ``nack``) retry a release whose target bucket directory a concurrent poller
+removed (``release`` reports that as "not claimed"). A nack count is best-effort (Disque's own counters are): two processes nacking the same
 message at the same instant may count one. The file of a message dropped by its TTL or by a
 purge stays behind (a few bytes) until the queue is deleted.
 """
@@ -91,17 +92,32 @@ class JobLookup(Claiming):
                 if d is not None:
                     yield d.id, DELAYED
 
-    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        """Release claimed messages back to the queue now and count a nack for each released."""
+    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
+        """Release claimed messages back to the queue now (``nack``: and count a nack for each).
+
+        Like ``release``, but a release that lost its target bucket directory to a concurrent
+        poller's clean-up (the rename found no directory) is tried again, so a nack is never
+        silently left claimed until its claim expires."""
         out = self.release(queue, refs)
+        for _attempt in range(3):
+            missed = [i for i, done in enumerate(out) if not done]
+            if not missed:
+                break
+            again = self.release(queue, [refs[i] for i in missed])
+            for i, done in zip(missed, again, strict=True):
+                out[i] = done
         q = self._find(queue)
-        if q is None:
+        if q is None or not nack:
             return out
         for ref, done in zip(refs, out, strict=True):
             if done:
                 mid = L.parse_ref(ref, queue).id
                 self._write_nacks(q, mid, self._nacks(q, mid) + 1)
         return out
+
+    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        """Release claimed messages back to the queue now and count a nack for each released."""
+        return self.requeue(queue, refs, nack=True)
 
     def _nacks(self, q: QueueHandle, mid: str) -> int:
         try:
