@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 import pytest
 import redis
@@ -97,3 +98,40 @@ def test_many_bad_clients_at_once(server: DisqueServer) -> None:
         s.close()
     assert r.execute_command("QLEN", "q") == 0
     assert tree(server.root) == before
+
+
+def test_a_client_that_never_reads_its_replies_is_not_served_more(server: DisqueServer) -> None:
+    from pathlib import Path
+
+    from tests.disque.disque_server import children
+
+    r = server.client()
+    pipe = r.pipeline(transaction=False)
+    for _ in range(50):
+        pipe.execute_command("ADDJOB", "h-slowreader", b"z" * 20_000, 0)
+    pipe.execute()
+    [pid] = [p for p in children(server.pids()[0])
+             if "spoolq.disque.server" in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
+
+    def rss_mb() -> float:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    before = rss_mb()
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    request = b"*3\r\n$5\r\nQPEEK\r\n$12\r\nh-slowreader\r\n$2\r\n50\r\n"  # 1 MB per reply
+    s.setblocking(False)
+    sent = 0
+    for _ in range(3000):  # up to 3 GB of replies if the server buffered them all
+        try:
+            sent += s.send(request)
+        except BlockingIOError:
+            break
+    time.sleep(4)  # time to answer a few hundred of them, were they written regardless
+    assert r.execute_command("PING") is True  # others are still served
+    assert rss_mb() - before < 100, f"{rss_mb() - before:.0f} MB more for one client that does not read"
+    s.close()
+    assert r.execute_command("QLEN", "h-slowreader") == 50

@@ -214,6 +214,8 @@ class Connection(asyncio.Protocol):
         self.session = Session(OPEN if door.auth.open else door.auth.principal(None, None))
         self.task: asyncio.Task[None] | None = None
         self.paused = False
+        self.writable = asyncio.Event()  # cleared while the client is not reading its replies
+        self.writable.set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -240,6 +242,7 @@ class Connection(asyncio.Protocol):
         out = bytearray()
         try:
             while self.requests and not self.session.closed:
+                await self.writable.wait()  # a client that does not read its replies is not served more
                 req = self.requests.popleft()
                 if isinstance(req, ProtocolError):
                     encode(Error(f"Protocol error: {req}"), out)
@@ -283,8 +286,15 @@ class Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.door.clients -= 1
+        self.writable.set()
         self.session.closed = True
         self.requests.clear()
         if self.session.waiter is not None:
