@@ -32,7 +32,7 @@ def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
 
 
 CLOSING = {
-    "binary garbage": os.urandom(64).replace(b"*", b"?").replace(b"$", b"?"),
+    "binary garbage": b"\x00\xff" + os.urandom(62),  # not a RESP type byte first
     "inline text": b"ADDJOB q x 0\r\n",
     "negative array": b"*-5\r\n",
     "bad bulk length": b"*1\r\n$abc\r\nPING\r\n",
