@@ -38,13 +38,17 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
                    help="allow a non-loopback --host with no credentials configured (every door open)")
     p.add_argument("--max-body-bytes", dest="max_body_bytes", type=int, help="413 above this request size")
+    p.add_argument("--disque-port", dest="disque_port", type=int,
+                   help="also serve Disque's job commands over RESP on this port (off by default; Disque uses 7711)")
+    p.add_argument("--disque-host", dest="disque_host", help="Disque listen address (default 127.0.0.1)")
     p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
     p.set_defaults(handler=run_serve)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
-                                               "node_id", "allow_open", "max_body_bytes", "flush")}
+                                               "node_id", "allow_open", "max_body_bytes", "flush",
+                                               "disque_port", "disque_host")}
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
@@ -52,7 +56,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from spoolq.http.auth import Authenticator, check_listen_policy
 
     auth = Authenticator.from_settings(settings)
-    check_listen_policy(settings, auth)
+    check_listen_policy(settings, auth, (settings.disque_host,) if settings.disque_port else ())
     for note in auth.notes:
         print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
     mode = auth.summary()
@@ -61,7 +65,21 @@ def run_serve(args: argparse.Namespace) -> int:
           f"{mode}", file=sys.stderr, flush=True)
     from spoolq.http.server import serve
 
-    serve(settings, access_log=args.access_log)
+    disque = None
+    if settings.disque_port:
+        from spoolq.disque.server import Supervisor  # a child process that dies with this one
+
+        try:
+            disque = Supervisor(settings).start()
+        except OSError as e:
+            raise SettingsError(f"cannot listen for Disque on {settings.disque_host}:{settings.disque_port}: "
+                                f"{e.strerror}") from None
+        print(f"spoolq: serving Disque on {settings.disque_host}:{settings.disque_port}", file=sys.stderr, flush=True)
+    try:
+        serve(settings, access_log=args.access_log)
+    finally:
+        if disque is not None:
+            disque.stop()
     return 0
 
 

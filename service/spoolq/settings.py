@@ -41,10 +41,14 @@ class Settings:
     sqs_account_id: str = "123456789012"
     sqs_region: str = "us-east-1"
     max_body_bytes: int = 2 * 1024 * 1024  # request bodies above this get 413 before being read
+    disque_port: int = 0  # Disque (RESP) listener port; 0 = off (Disque's own default is 7711)
+    disque_host: str = "127.0.0.1"  # Disque listener address (same open-mode rule as host)
 
     def __post_init__(self) -> None:
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port must be 1..65535, got {self.port}")
+        if not 0 <= self.disque_port <= 65535:
+            raise SettingsError(f"disque_port must be 0..65535 (0 = off), got {self.disque_port}")
         if not 1 <= self.workers <= 256:
             raise SettingsError(f"workers must be 1..256, got {self.workers}")
         if not 1 <= self.threads <= 1024:

@@ -38,7 +38,8 @@ cursor over the oldest bucket and lists the next bucket only when that one is sp
 
 The operations live in parts: :mod:`~spoolq.store.sending` (send, send_batch),
 :mod:`~spoolq.store.claiming` (poll, ack, renew, release, unclaim_all, dead letters),
-:mod:`~spoolq.store.reading` (peek, counts, size, claim_count), :mod:`~spoolq.store.moves`,
+:mod:`~spoolq.store.reading` (peek, counts, size, claim_count), :mod:`~spoolq.store.jobs` (find a
+message by id, nack counts), :mod:`~spoolq.store.moves`,
 :mod:`~spoolq.store.archive` and :mod:`~spoolq.store.maintenance`; this module holds queue
 management and the store's life cycle.
 
@@ -67,7 +68,6 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
-from spoolq.store.claiming import Claiming
 from spoolq.store.config import check_kind, config_to_json, validate_config
 from spoolq.store.core import Clock, QueueHandle
 from spoolq.store.cursor import ReadyCursor
@@ -78,6 +78,7 @@ from spoolq.store.files import (
     read_json,
     write_json_atomic,
 )
+from spoolq.store.jobs import JobLookup
 from spoolq.store.model import (
     MoveStatus,
     QueueConfig,
@@ -88,7 +89,7 @@ from spoolq.store.sending import Sending
 from spoolq.store.watch import Watcher
 
 
-class FileStore(Sending, Claiming):
+class FileStore(Sending, JobLookup):
     """The file-system store. See the module docstring and :mod:`spoolq.store.layout`."""
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,

@@ -9,6 +9,10 @@ One watcher thread per process serves every queue (inotify instances are a scarc
 per-user resource); it starts lazily on the first wait, after any fork. inotify sees
 nothing done through another node of a shared file system, so waits are capped
 (``rescan``) and the caller re-polls at least that often. Idle waiting uses no CPU.
+
+An event-loop server (the Disque door) waits without a thread per waiter: it arms a queue
+with :meth:`Watcher.watch` and registers a listener (:meth:`Watcher.add_listener`), which is
+called with the queue path on every generation bump, from the thread that made it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 try:  # pragma: no cover - import guard
@@ -40,6 +45,7 @@ class Watcher:
         self._pid = os.getpid()
         self._failed = inotify_simple is None
         self._closed = False
+        self._listeners: list[Callable[[str], None]] = []
 
     # -------------------------------------------------------------- public
 
@@ -51,6 +57,20 @@ class Watcher:
         with self._cond:
             self._generation[qpath] = self._generation.get(qpath, 0) + 1
             self._cond.notify_all()
+        self._tell((qpath,))
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(qpath)`` after every generation bump (it must be quick and not raise)."""
+        self._listeners.append(listener)
+
+    def watch(self, qpath: str) -> bool:
+        """Arm inotify for ``qpath`` (idempotent). False: no inotify here; re-poll every FALLBACK_STEP."""
+        return self._arm(qpath)
+
+    def _tell(self, qpaths: tuple[str, ...] | set[str]) -> None:
+        for listener in self._listeners:
+            for qpath in qpaths:
+                listener(qpath)
 
     def wait(self, qpath: str, seen: int, timeout: float) -> None:
         """Block until ``qpath``'s generation differs from ``seen`` or ``timeout`` passes."""
@@ -149,6 +169,8 @@ class Watcher:
                     self._generation[qpath] = self._generation.get(qpath, 0) + 1
                 if touched:
                     self._cond.notify_all()
+            if touched:
+                self._tell(touched)
 
 
 def _sorted_entries(path: str) -> list[str]:

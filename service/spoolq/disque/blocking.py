@@ -1,0 +1,150 @@
+"""Blocked GETJOBs: waiting costs a future and a list entry, never a thread.
+
+A GETJOB that found nothing registers a :class:`Waiter` under each of its queues. The store's
+watcher calls :meth:`Dispatcher.wake` (from whatever thread sent, or from its inotify thread
+for sends by other processes); the event loop then *drains* that queue: it polls for the
+oldest waiter not already being served, hands it what it got, and goes on while jobs keep
+coming. One poll runs per queue at a time, so a thousand clients blocked on one queue cost
+one poll per wake-up, not a thousand. A tick re-drains every queue with waiters every
+``rescan`` seconds (sends from other nodes of a shared file system, claims that expired in
+other processes, delays that came due), or every 50 ms where inotify is missing.
+
+A waiter whose client disconnected while its poll was in flight gets its jobs released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from spoolq.store import layout as L
+from spoolq.store.watch import FALLBACK_STEP
+
+log = logging.getLogger("spoolq.disque")
+Fetch = Callable[["Waiter", str], Awaitable[list[list[Any]]]]
+
+
+@dataclass(eq=False)
+class Waiter:
+    queues: tuple[str, ...]
+    count: int
+    withcounters: bool
+    future: asyncio.Future[list[list[Any]] | None]
+    busy: bool = False
+    expired: bool = False
+    gone: bool = False  # the client disconnected
+    handle: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+
+class Dispatcher:
+    def __init__(self, loop: asyncio.AbstractEventLoop, fetch: Fetch, release: Callable[[list[list[Any]]], Any],
+                 rescan: float = 1.0) -> None:
+        self.loop = loop
+        self.fetch = fetch
+        self.release = release  # called (in a thread) with rows claimed for a client that went away
+        self.rescan = rescan
+        self.by_queue: dict[str, list[Waiter]] = {}
+        self.by_dir: dict[str, str] = {}  # queue directory name -> store queue name
+        self.dirty: set[str] = set()
+        self.draining: set[str] = set()
+        self.inotify = True
+        self._tick_task: asyncio.Task[None] | None = None
+
+    def blocked(self, queue: str) -> int:
+        return len(self.by_queue.get(queue, ()))
+
+    def total_blocked(self) -> int:
+        return len({id(w) for ws in self.by_queue.values() for w in ws})
+
+    # called from any thread
+    def wake(self, qpath: str) -> None:
+        name = self.by_dir.get(os.path.basename(qpath))
+        if name is not None:
+            self.loop.call_soon_threadsafe(self.kick, name)
+
+    def kick(self, queue: str) -> None:
+        if queue not in self.by_queue:
+            return
+        self.dirty.add(queue)
+        if queue not in self.draining:
+            self.draining.add(queue)
+            self.loop.create_task(self._drain(queue))
+
+    async def _drain(self, queue: str) -> None:
+        try:
+            while queue in self.dirty:
+                self.dirty.discard(queue)
+                while True:
+                    w = next((w for w in self.by_queue.get(queue, ()) if not w.busy and not w.future.done()),
+                             None)
+                    if w is None:
+                        break
+                    w.busy = True
+                    try:
+                        rows = await self.fetch(w, queue)
+                    except Exception:  # storage trouble: the waiter keeps waiting, the tick retries
+                        log.exception("disque: fetch for a blocked GETJOB failed")
+                        rows = []
+                    finally:
+                        w.busy = False
+                    if rows:
+                        self._finish(w, rows)
+                        continue
+                    if w.expired or w.gone:
+                        self._finish(w, None)
+                        continue
+                    break
+        finally:
+            self.draining.discard(queue)
+
+    def _finish(self, w: Waiter, rows: list[list[Any]] | None) -> None:
+        for q in w.queues:
+            ws = self.by_queue.get(q)
+            if ws is not None:
+                with contextlib.suppress(ValueError):
+                    ws.remove(w)
+                if not ws:
+                    del self.by_queue[q]
+                    self.by_dir.pop(L.queue_dir_name(q), None)
+        if w.handle is not None:
+            w.handle.cancel()
+        if w.gone and rows:
+            self.loop.run_in_executor(None, self.release, rows)
+            rows = None
+        if not w.future.done():
+            w.future.set_result(rows)
+
+    def block(self, queues: tuple[str, ...], count: int, withcounters: bool, timeout: float | None) -> Waiter:
+        w = Waiter(queues, count, withcounters, self.loop.create_future())
+        for q in queues:
+            self.by_queue.setdefault(q, []).append(w)
+            self.by_dir[L.queue_dir_name(q)] = q
+        if timeout:
+            w.handle = self.loop.call_later(timeout, self._expire, w)
+        for q in queues:  # a job may have landed between the first fetch and now
+            self.kick(q)
+        if self._tick_task is None:
+            self._tick_task = self.loop.create_task(self._tick())
+        return w
+
+    def _expire(self, w: Waiter) -> None:
+        w.expired = True
+        if not w.busy:
+            self._finish(w, None)
+
+    def cancel(self, w: Waiter) -> None:
+        """The client went away: drop the waiter (jobs claimed for it meanwhile are released)."""
+        w.gone = True
+        if not w.busy:
+            self._finish(w, None)
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.rescan if self.inotify else FALLBACK_STEP)
+            for q in list(self.by_queue):
+                self.kick(q)

@@ -1,0 +1,296 @@
+"""The job commands: ADDJOB, GETJOB's fetch, ACKJOB/FASTACK/DELJOB, NACK, ENQUEUE, DEQUEUE, WORKING.
+
+Each is a thin translation onto one or two store calls and runs in the server's thread pool
+(store calls block on the file system). How Disque's job controls map onto the store:
+
+* ``ADDJOB`` is ``send`` to ``disque:<queue>`` (created on first use); it replies once the
+  message is on stable storage (the store's group commit). ``DELAY`` is the send's delay,
+  ``TTL`` its ttl (Disque's default: one day), ``RETRY 0`` an at-most-once message (the store
+  deletes it as it hands it out), ``MAXLEN`` is checked against the queued (ready) count.
+  ``REPLICATE`` is accepted and delegated to the file system: a message is one file, and a
+  replicated or shared file system is what keeps copies. The job's retry, TTL, delay and
+  replication are kept in the message's attributes (``{"dq": {"r", "t", "d", "n"}}``).
+* ``GETJOB`` polls the queues left to right with a claim as long as the job's ``RETRY``: an
+  unacknowledged job comes back when its claim expires (Disque's re-queue after RETRY).
+* Jobs are addressed by id alone; the store id checksum names the queue (see
+  :meth:`JobCommands.locate`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spoolq.disque import args as A
+from spoolq.disque import ids
+from spoolq.disque.protocol import Error, Status
+from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
+from spoolq.http.auth import Principal
+from spoolq.store import FileStore
+from spoolq.store import layout as L
+from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult
+
+PAUSE_KEY = "disque.pause"
+
+
+@dataclass
+class QueueStats:
+    """Per-process counters of one queue, like a Disque node's (reset on restart)."""
+
+    jobs_in: int = 0
+    jobs_out: int = 0
+    atime: float = field(default_factory=time.time)
+
+
+def job_meta(msg: Message) -> dict[str, Any]:
+    dq = msg.attributes.get("dq") if isinstance(msg.attributes, dict) else None
+    return dq if isinstance(dq, dict) else {}
+
+
+def disque_id(msg: Message) -> str:
+    dq = job_meta(msg)
+    return ids.to_disque(msg.id, float(dq.get("t", A.DEFAULT_TTL)), dq.get("r") == 0)
+
+
+class JobCommands:
+    def __init__(self, store: FileStore, node_prefix: str) -> None:
+        self.store = store
+        self.node_prefix = node_prefix
+        self.stats: dict[str, QueueStats] = {}
+        self._known: set[str] = set()  # store names of disque queues seen
+        self._known_lock = threading.Lock()
+        self._retry_hint: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def stat(self, queue: str) -> QueueStats:
+        s = self.stats.get(queue)
+        if s is None:
+            s = self.stats.setdefault(queue, QueueStats())
+        return s
+
+    def note_queue(self, queue: str) -> None:
+        if queue not in self._known:
+            with self._known_lock:
+                self._known.add(queue)
+
+    def known_queues(self, refresh: bool = False) -> list[str]:
+        if refresh:
+            names = self.store.list_queues(A.PREFIX)
+            with self._known_lock:
+                self._known = set(names)
+        return sorted(self._known)
+
+    def pause_state(self, queue: str) -> str:
+        try:
+            info = self.store.get_queue(queue)
+        except QueueNotFound:
+            return "none"
+        return info.config.extra.get(PAUSE_KEY, "none")
+
+    def locate(self, sids: Sequence[str]) -> list[list[str]]:
+        """For each store id, the disque queues whose checksum it matches (usually exactly one)."""
+        def matches(sid: str, names: Iterable[str]) -> list[str]:
+            out = []
+            for name in names:
+                try:
+                    L.check_message_id(sid, name)
+                except InvalidMessageId:
+                    continue
+                out.append(name)
+            return out
+
+        names = self.known_queues()
+        found = [matches(sid, names) for sid in sids]
+        if any(not f for f in found):
+            names = self.known_queues(refresh=True)
+            found = [f or matches(sid, names) for sid, f in zip(sids, found, strict=True)]
+        return found
+
+    @staticmethod
+    def authorize(who: Principal, action: str, queue: str) -> None:
+        name = A.disque_name(queue)
+        if not who.can(action, name):
+            raise Error(f"this API key may not {action} queue '{name}'", "NOPERM")
+
+    # ------------------------------------------------------------------ ADDJOB
+
+    def addjob(self, who: Principal, argv: Sequence[bytes]) -> Status:
+        reply = self.addjobs(who, [argv])[0]
+        if isinstance(reply, Error):
+            raise reply
+        return reply
+
+    def addjobs(self, who: Principal, requests: Sequence[Sequence[bytes]]) -> list[Status | Error]:
+        """Pipelined ADDJOBs: each is checked on its own (its own error reply), then the jobs of each
+        queue are written with one ``send_batch``: one group commit for the whole pipeline."""
+        replies: list[Status | Error | None] = [None] * len(requests)
+        jobs: dict[str, list[tuple[int, A.AddJob]]] = {}
+        for i, argv in enumerate(requests):
+            try:
+                job = A.parse_addjob(argv)
+                self.authorize(who, "post", job.queue)
+            except Error as e:
+                replies[i] = e
+                continue
+            jobs.setdefault(job.queue, []).append((i, job))
+        for queue, batch in jobs.items():
+            try:
+                info = self.store.get_queue(queue)
+            except QueueNotFound:
+                info = None
+            if info is not None and info.config.extra.get(PAUSE_KEY) in ("in", "all"):
+                for i, _job in batch:
+                    replies[i] = Error("Queue paused in input, try later", "PAUSED")
+                continue
+            accepted: list[tuple[int, A.AddJob]] = []
+            ready = None
+            for i, job in batch:
+                if job.maxlen:
+                    if ready is None:
+                        ready = self.store.counts(queue, limit=job.maxlen).ready if info is not None else 0
+                    if ready + len(accepted) >= job.maxlen:
+                        replies[i] = Error("Queue is already longer than the specified MAXLEN count", "MAXLEN")
+                        continue
+                accepted.append((i, job))
+            if not accepted:
+                continue
+            msgs = [OutgoingMessage(body=job.body, delay=float(job.delay) or None, ttl=float(job.ttl),
+                                    at_most_once=job.retry == 0,
+                                    attributes={"dq": {"r": job.retry, "t": job.ttl, "d": job.delay,
+                                                       "n": job.replicate}})
+                    for _i, job in accepted]
+            try:
+                results: list[SendResult | SpoolqError] = list(self._send_batch(queue, msgs))
+            except SpoolqError as e:  # nothing of the batch was kept: send one by one for one error each
+                results = [e] if len(msgs) == 1 else [self._send_one(queue, m) for m in msgs]
+            self.note_queue(queue)
+            s = self.stat(queue)
+            s.atime = time.time()
+            for (i, job), result in zip(accepted, results, strict=True):
+                if isinstance(result, SpoolqError):
+                    replies[i] = Error(result.message)
+                else:
+                    s.jobs_in += 1
+                    replies[i] = Status(ids.to_disque(result.id, job.ttl, job.retry == 0))
+        return [r if r is not None else Error("internal error") for r in replies]
+
+    def _send_one(self, queue: str, msg: OutgoingMessage) -> SendResult | SpoolqError:
+        try:
+            return self._send_batch(queue, [msg])[0]
+        except SpoolqError as e:
+            return e
+
+    def _send_batch(self, queue: str, msgs: Sequence[OutgoingMessage]) -> list[SendResult]:
+        return self.store.send_batch(queue, msgs, create=QueueKind.STANDARD)
+
+    # ------------------------------------------------------------------ GETJOB
+
+    def fetch(self, queues: Sequence[str], count: int, withcounters: bool) -> list[list[Any]]:
+        """Claim up to ``count`` jobs from ``queues``, left to right, without waiting."""
+        out: list[list[Any]] = []
+        for queue in queues:
+            if len(out) >= count:
+                break
+            if self.pause_state(queue) in ("out", "all"):
+                continue
+            hint = self._retry_hint.get(queue, A.MAX_DEFAULT_RETRY)
+            got = self.store.poll(queue, limit=count - len(out), claim_ttl=float(hint))
+            if not got:
+                continue
+            self.note_queue(queue)
+            s = self.stat(queue)
+            s.jobs_out += len(got)
+            s.atime = time.time()
+            self._fix_retries(queue, got, hint)
+            out.extend(self.render(queue, d.message, withcounters) for d in got)
+        return out
+
+    def _fix_retries(self, queue: str, got: Sequence[Delivery], hint: int) -> None:
+        """Give each claim its job's RETRY (the poll used the queue's last-seen one)."""
+        for d in got:
+            dq = job_meta(d.message)
+            retry = dq.get("r")
+            if not isinstance(retry, int) or retry == 0 or retry == hint:
+                continue
+            self._retry_hint[queue] = retry
+            self.store.renew(queue, [d.receipt], float(retry), extend_only=False)
+
+    def render(self, queue: str, msg: Message, withcounters: bool) -> list[Any]:
+        row: list[Any] = [A.disque_name(queue).encode(), disque_id(msg), msg.body]
+        if withcounters:
+            nacks = self._nacks(queue, msg.id)
+            row += ["nacks", nacks, "additional-deliveries", max(0, msg.receive_count - 1 - nacks)]
+        return row
+
+    def _nacks(self, queue: str, mid: str) -> int:
+        view = self.store.find_job(queue, mid)
+        return view.nacks if view is not None else 0
+
+    def release_unsent(self, rows: Sequence[list[Any]]) -> None:
+        """A blocked client went away after its jobs were claimed: put them back."""
+        for row in rows:
+            queue = A.PREFIX + row[0].decode()
+            sid = ids.to_store(row[1])
+            if sid is not None:
+                self.store.requeue(queue, [sid])
+
+    # ------------------------------------------------------------------ by id
+
+    def _each(self, who: Principal, argv: Sequence[bytes], action: str, op: Any) -> int:
+        """Apply ``op(queue, [store ids]) -> [bool]`` to the jobs named in ``argv``, one call per queue;
+        an id whose checksum matches several queues is tried in each until one knows it."""
+        sids = A.job_ids(argv[1:])
+        single: dict[str, list[str]] = {}
+        done = 0
+        for sid, queues in zip(sids, self.locate(sids), strict=True):
+            if len(queues) == 1:
+                single.setdefault(queues[0], []).append(sid)
+                continue
+            for queue in queues:
+                self.authorize(who, action, queue)
+                if op(queue, [sid])[0]:
+                    done += 1
+                    break
+        for queue, group in single.items():
+            self.authorize(who, action, queue)
+            done += sum(op(queue, group))
+        return done
+
+    def ackjob(self, who: Principal, argv: Sequence[bytes]) -> int:
+        return self._each(who, argv, "poll", self.store.ack)
+
+    def nack(self, who: Principal, argv: Sequence[bytes]) -> int:
+        return self._each(who, argv, "poll", self.store.nack)
+
+    def enqueue(self, who: Principal, argv: Sequence[bytes]) -> int:
+        return self._each(who, argv, "poll", self.store.requeue)
+
+    def dequeue(self, who: Principal, argv: Sequence[bytes]) -> int:
+        def one(queue: str, sid: str) -> bool:
+            view = self.store.find_job(queue, sid)
+            if view is None or view.state != "ready":
+                return False
+            retry = job_meta(view.message).get("r") or A.MAX_DEFAULT_RETRY
+            return self.store.renew(queue, [sid], float(retry), extend_only=False, claim_unclaimed=True)[0]
+        return self._each(who, argv, "poll", lambda queue, group: [one(queue, sid) for sid in group])
+
+    def working(self, who: Principal, argv: Sequence[bytes]) -> int:
+        sids = A.job_ids(argv[1:2])
+        for queue in self.locate(sids)[0]:
+            view = self.store.find_job(queue, sids[0])
+            if view is None:
+                continue
+            self.authorize(who, "poll", queue)
+            dq = job_meta(view.message)
+            ttl = float(dq.get("t", A.DEFAULT_TTL))
+            if time.time() - view.message.sent_at > ttl / 2:
+                raise Error("Half of job TTL already elapsed, you are no longer allowed to postpone the "
+                            "next delivery.", "TOOLATE")
+            retry = int(dq.get("r") or self._retry_hint.get(queue, A.MAX_DEFAULT_RETRY))
+            if self.store.renew(queue, [sids[0]], float(retry), extend_only=False, claim_unclaimed=True)[0]:
+                return retry
+        raise Error("Job not known in the context of this node.", "NOJOB")

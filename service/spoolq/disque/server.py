@@ -1,0 +1,428 @@
+"""The Disque listener: one asyncio process serving RESP2 connections over the shared store.
+
+Every connection is an :class:`asyncio.Protocol`; its requests (pipelined or not) run one at
+a time, in order. Commands that touch the store run in a thread pool (the store blocks on
+the file system and on group commits); a blocked GETJOB holds no thread (see
+:mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
+this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and is
+started again by :class:`Supervisor` if it dies alone.
+
+Authentication: with API keys configured, a connection acts as the config's ``anonymous``
+principal until ``AUTH <key>``; without one every command but AUTH, PING, QUIT, HELLO and
+COMMAND answers ``-NOAUTH Authentication required.``. Permissions are the HTTP doors'
+``queue|<action>|<disque queue name>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from spoolq.disque import args as A
+from spoolq.disque import ids
+from spoolq.disque.blocking import Dispatcher, Waiter
+from spoolq.disque.info import Introspection
+from spoolq.disque.jobs import JobCommands
+from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
+from spoolq.disque.queues import QueueCommands
+from spoolq.errors import SpoolqError, StorageUnavailable
+from spoolq.http.auth import OPEN, Authenticator, Principal
+from spoolq.settings import Settings
+from spoolq.store import FileStore
+from spoolq.store import layout as L
+
+log = logging.getLogger("spoolq.disque")
+#: requests parsed but not yet answered before the connection stops reading (back-pressure)
+MAX_QUEUED_REQUESTS = 1024
+#: consecutive pipelined ADDJOBs written with one store batch (one group commit)
+MAX_ADDJOB_BATCH = 256
+#: commands allowed before AUTH when keys are configured
+PRE_AUTH = {"auth", "ping", "quit", "hello", "command"}
+
+
+class Session:
+    def __init__(self, principal: Principal | None) -> None:
+        self.principal = principal
+        self.waiter: Waiter | None = None
+        self.closed = False
+
+
+class Door:
+    """The command table and everything a connection shares."""
+
+    def __init__(self, settings: Settings, store: FileStore, auth: Authenticator, pool: ThreadPoolExecutor,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.settings = settings
+        self.store = store
+        self.auth = auth
+        self.pool = pool
+        self.loop = loop
+        prefix = ids.node_prefix(settings.node_id)
+        self.node_name = prefix + hashlib.sha1(settings.node_id.encode()).hexdigest()[:32]
+        self.jobs = JobCommands(store, prefix)
+        self.dispatcher = Dispatcher(loop, self._fetch_for, self.jobs.release_unsent, store.watcher.rescan)
+        store.watcher.add_listener(self.dispatcher.wake)
+        self.queues = QueueCommands(self.jobs, self.node_name, self.dispatcher.blocked)
+        self.info = Introspection(self)
+        self.clients = 0
+        self.started = time.time()
+        self.commands: dict[str, tuple[int, Callable[..., Any], bool]] = {
+            # name: (arity as Disque's table: n exact, -n at least n; handler; runs in the pool)
+            "addjob": (-4, self.jobs.addjob, True),
+            "ackjob": (-1, self.jobs.ackjob, True),
+            "fastack": (-1, self.jobs.ackjob, True),
+            "deljob": (-1, self.jobs.ackjob, True),
+            "nack": (-1, self.jobs.nack, True),
+            "enqueue": (-1, self.jobs.enqueue, True),
+            "queue": (-1, self.jobs.enqueue, True),  # the seed's name for ENQUEUE
+            "dequeue": (-1, self.jobs.dequeue, True),
+            "working": (2, self.jobs.working, True),
+            "qlen": (2, self.queues.qlen, True),
+            "qpeek": (3, self.queues.qpeek, True),
+            "qstat": (2, self.queues.qstat, True),
+            "qscan": (-1, self.queues.qscan, True),
+            "scanqueues": (-1, self.queues.qscan, True),  # the seed's name
+            "jscan": (-1, self.queues.jscan, True),
+            "scanjobs": (-1, self.queues.jscan, True),  # the seed's name
+            "show": (2, self.queues.show, True),
+            "pause": (-3, self.queues.pause, True),
+            "info": (-1, self.info.info, True),
+            "hello": (-1, self.info.hello, False),
+            "ping": (-1, self.info.ping, False),
+            "config": (-2, self.info.config, False),
+            "command": (0, self.info.command, False),
+            "time": (1, self.info.time, False),
+        }
+
+    async def _fetch_for(self, w: Waiter, queue: str) -> list[list[Any]]:
+        def run() -> list[list[Any]]:
+            self.dispatcher.inotify = self.store.watcher.watch(
+                f"{self.store.queues_dir}/{L.queue_dir_name(queue)}") and self.dispatcher.inotify
+            return self.jobs.fetch([queue], w.count, w.withcounters)
+        return await self.loop.run_in_executor(self.pool, run)
+
+    async def handle(self, session: Session, argv: Sequence[bytes]) -> Any:
+        name = argv[0].decode("utf-8", "replace").lower()
+        if name == "quit":
+            return OK
+        if name == "auth":
+            return self._auth(session, argv)
+        entry = self.commands.get(name)
+        if name == "getjob" or name == "getjobs":
+            arity = -2
+        elif entry is None:
+            shown = argv[0].decode("utf-8", "replace")[:128]
+            return Error(f"unknown command '{shown}'")
+        else:
+            arity = entry[0]
+        if (arity > 0 and arity != len(argv)) or (arity < 0 and len(argv) < -arity):
+            return Error(f"wrong number of arguments for '{name}' command")
+        who = session.principal
+        if who is None:
+            if name not in PRE_AUTH:
+                return Error("Authentication required.", "NOAUTH")
+            who = Principal("anonymous", ())
+        try:
+            if name in ("getjob", "getjobs"):
+                return await self._getjob(session, who, argv)
+            assert entry is not None
+            _arity, handler, in_pool = entry
+            if in_pool:
+                return await self.loop.run_in_executor(self.pool, handler, who, argv)
+            return handler(who, argv)
+        except Error as e:
+            return e
+        except StorageUnavailable as e:
+            return Error(e.message)
+        except SpoolqError as e:
+            return Error(e.message)
+        except Exception as e:  # a bug must not take the connection down
+            log.exception("disque: %s failed", name)
+            return Error(f"internal error: {type(e).__name__}")
+
+    async def handle_addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
+        """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""
+        if session.principal is None:
+            return [Error("Authentication required.", "NOAUTH")] * len(reqs)
+        out: list[Any] = [Error("wrong number of arguments for 'addjob' command") if len(r) < 4 else None
+                          for r in reqs]
+        good = [r for r in reqs if len(r) >= 4]
+        try:
+            replies = iter(await self.loop.run_in_executor(self.pool, self.jobs.addjobs, session.principal, good))
+        except SpoolqError as e:
+            replies = iter([Error(e.message)] * len(good))
+        except Exception as e:
+            log.exception("disque: pipelined ADDJOB failed")
+            replies = iter([Error(f"internal error: {type(e).__name__}")] * len(good))
+        return [o if o is not None else next(replies) for o in out]
+
+    def _auth(self, session: Session, argv: Sequence[bytes]) -> Any:
+        if len(argv) not in (2, 3):
+            return Error("wrong number of arguments for 'auth' command")
+        if self.auth.open:
+            return Error("Client sent AUTH, but no password is set")
+        key = argv[-1].decode("utf-8", "replace")
+        who = self.auth.principal(key, None) if key else None
+        if who is None:
+            return Error("invalid password")
+        session.principal = who
+        return OK
+
+    async def _getjob(self, session: Session, who: Principal, argv: Sequence[bytes]) -> Any:
+        opts = A.parse_getjob(argv)
+        for q in opts.queues:
+            self.jobs.authorize(who, "poll", q)
+        rows = await self.loop.run_in_executor(self.pool, self.jobs.fetch, opts.queues, opts.count,
+                                               opts.withcounters)
+        if rows or opts.nohang:
+            if session.closed and rows:
+                await self.loop.run_in_executor(self.pool, self.jobs.release_unsent, rows)
+            return rows or NULL_ARRAY
+        w = self.dispatcher.block(opts.queues, opts.count, opts.withcounters,
+                                  opts.timeout_ms / 1000 if opts.timeout_ms else None)
+        session.waiter = w
+        try:
+            got = await w.future
+        finally:
+            session.waiter = None
+        return got if got else NULL_ARRAY
+
+
+class Connection(asyncio.Protocol):
+    def __init__(self, door: Door) -> None:
+        self.door = door
+        self.reader = RequestReader(door.settings.max_body_bytes + 65_536)
+        self.requests: deque[Sequence[bytes] | ProtocolError] = deque()
+        self.transport: asyncio.Transport | None = None
+        self.session = Session(OPEN if door.auth.open else door.auth.principal(None, None))
+        self.task: asyncio.Task[None] | None = None
+        self.paused = False
+        self.writable = asyncio.Event()  # cleared while the client is not reading its replies
+        self.writable.set()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.door.clients += 1
+
+    def data_received(self, data: bytes) -> None:
+        if self.session.closed or (self.requests and isinstance(self.requests[-1], ProtocolError)):
+            return
+        try:
+            self.reader.feed(data)
+            while (req := self.reader.next()) is not None:
+                if req:
+                    self.requests.append(req)
+        except ProtocolError as e:
+            self.requests.append(e)
+        if len(self.requests) > MAX_QUEUED_REQUESTS and self.transport is not None and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+        if self.task is None and self.requests:
+            self.task = self.door.loop.create_task(self._serve())
+
+    async def _serve(self) -> None:
+        out = bytearray()
+        try:
+            while self.requests and not self.session.closed:
+                await self.writable.wait()  # a client that does not read its replies is not served more
+                req = self.requests.popleft()
+                if isinstance(req, ProtocolError):
+                    encode(Error(f"Protocol error: {req}"), out)
+                    self._write(out)
+                    self._close()
+                    return
+                if req[0].lower() == b"addjob" and self.requests and self._is_addjob(self.requests[0]):
+                    batch = [req]
+                    while self.requests and len(batch) < MAX_ADDJOB_BATCH and self._is_addjob(self.requests[0]):
+                        batch.append(self.requests.popleft())  # type: ignore[arg-type]
+                    for reply in await self.door.handle_addjobs(self.session, batch):
+                        encode(reply, out)
+                else:
+                    encode(await self.door.handle(self.session, req), out)
+                if not self.requests or len(out) > 65_536:
+                    self._write(out)
+                    out = bytearray()
+                if req[0].lower() == b"quit":
+                    self._close()
+                    return
+                if self.paused and len(self.requests) < MAX_QUEUED_REQUESTS // 2 and self.transport is not None:
+                    self.paused = False
+                    self.transport.resume_reading()
+            self._write(out)
+        finally:
+            self.task = None
+            if self.requests and not self.session.closed:
+                self.task = self.door.loop.create_task(self._serve())
+
+    @staticmethod
+    def _is_addjob(req: Sequence[bytes] | ProtocolError) -> bool:
+        return not isinstance(req, ProtocolError) and req[0].lower() == b"addjob"
+
+    def _write(self, out: bytearray) -> None:
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(bytes(out))
+        out.clear()
+
+    def _close(self) -> None:
+        self.session.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.door.clients -= 1
+        self.writable.set()
+        self.session.closed = True
+        self.requests.clear()
+        if self.session.waiter is not None:
+            self.door.dispatcher.cancel(self.session.waiter)
+
+
+# ---------------------------------------------------------------------- process
+
+def settings_to_json(settings: Settings) -> str:
+    return json.dumps({f.name: (str(v) if isinstance(v := getattr(settings, f.name), Path) else v)
+                       for f in fields(Settings)})
+
+
+def settings_from_json(text: str) -> Settings:
+    data = json.loads(text)
+    for key in ("root", "config"):
+        if data.get(key) is not None:
+            data[key] = Path(data[key])
+    return Settings(**data)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(1024)
+    return sock
+
+
+async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None] | None = None) -> None:
+    loop = asyncio.get_running_loop()
+    auth = Authenticator.from_settings(settings)
+    store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, peers=settings.peers,
+                      flush=settings.flush)
+    store.start_background()
+    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
+    loop.set_default_executor(pool)
+    door = Door(settings, store, auth, pool, loop)
+    server = await loop.create_server(lambda: Connection(door), sock=sock)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready()
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+        store.close()
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class Supervisor:
+    """Runs the listener child next to gunicorn and starts it again if it dies.
+
+    The parent keeps the bound socket, so a restarted child serves the same port and clients
+    only see their connections drop. (gunicorn's arbiter reaps every child of the master, so
+    the child is watched by pid, not by ``wait``.)
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sock = bind(settings.disque_host, settings.disque_port)  # errors surface now, in the parent
+        self.proc: Any = None
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="spoolq-disque-supervisor", daemon=True)
+
+    def start(self) -> Supervisor:
+        self._spawn()
+        self._thread.start()
+        return self
+
+    def _spawn(self) -> None:
+        import subprocess
+
+        env = dict(os.environ, SPOOLQ_DISQUE_SETTINGS=settings_to_json(self.settings))
+        fd = self.sock.fileno()
+        self.proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", "--fd", str(fd),
+                                      "--parent", str(os.getpid())], pass_fds=[fd], env=env)
+
+    def _alive(self) -> bool:
+        if self.proc.poll() is not None:
+            return False
+        try:
+            os.kill(self.proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def _watch(self) -> None:
+        while not self._stop.wait(1.0):
+            if not self._alive() and not self._stop.is_set():
+                log.warning("disque: the listener process exited; starting it again")
+                self.restarts += 1
+                self._spawn()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.proc is not None and self._alive():
+            self.proc.terminate()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=10)
+        self.sock.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="spoolq-disque")
+    p.add_argument("--fd", type=int, required=True, help="listening socket inherited from spoolq serve")
+    p.add_argument("--parent", type=int, default=0, help="exit if this process is gone")
+    a = p.parse_args(argv)
+    _die_with_parent()
+    if a.parent and os.getppid() != a.parent:
+        return 1
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s [disque] %(levelname)s %(message)s")
+    settings = settings_from_json(os.environ["SPOOLQ_DISQUE_SETTINGS"])
+    sock = socket.socket(fileno=a.fd)
+    log.info("serving Disque on %s:%s root=%s", settings.disque_host, settings.disque_port, settings.root)
+    asyncio.run(run(settings, sock))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

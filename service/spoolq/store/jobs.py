@@ -1,0 +1,133 @@
+"""Per-job lookups and nack counts, for front doors that address a job by id alone (Disque).
+
+``find_job(queue, id)`` finds one message wherever it is (ready, claimed or delayed) and
+reads it; ``list_jobs(queue)`` names every message of a queue with its state. Neither
+changes anything.
+
+Nack counts: a negative acknowledgement (``nack``) puts a claimed message back in the
+queue at once, like ``release``, and counts it in a small file per nacked message::
+
+    <queue>/nacks/<id>      decimal count of nacks of message <id>; written to tmp/ and
+                            renamed over the old count (a crash keeps the old or the new
+                            count, never a torn one); removed when the message is acked
+
+``requeue`` (and ``nack``) retry a release whose target bucket directory a concurrent poller
+removed (``release`` reports that as "not claimed"). A nack count is best-effort (Disque's own counters are): two processes nacking the same
+message at the same instant may count one. The file of a message dropped by its TTL or by a
+purge stays behind (a few bytes) until the queue is deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from spoolq.errors import storage_error
+from spoolq.store import layout as L
+from spoolq.store.claiming import Claiming
+from spoolq.store.core import QueueHandle, write_window_start
+from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
+from spoolq.store.model import Message, QueueKind
+
+#: the states of a message, as :meth:`JobLookup.list_jobs` and :meth:`JobLookup.find_job` name them
+READY, CLAIMED, DELAYED = "ready", "claimed", "delayed"
+
+
+@dataclass(frozen=True)
+class JobView:
+    message: Message
+    state: str  # READY, CLAIMED or DELAYED
+    until: float | None  # claimed: claim expiry; delayed: when it becomes ready (epoch seconds)
+    nacks: int
+
+
+class JobLookup(Claiming):
+    def find_job(self, queue: str, message_id: str) -> JobView | None:
+        """The message ``message_id`` of ``queue`` with its state, or None if it is gone."""
+        L.check_queue_name(queue)
+        mid = L.check_message_id(message_id, queue)
+        q = self._find(queue)
+        if q is None:
+            return None
+        try:
+            claimed = self._locate_claimed(q, L.Ref(id=mid))
+            if claimed is not None:
+                path, p = claimed
+                return self._view(q, path, p, CLAIMED, p.when)
+            loose = self._locate_unclaimed(q, mid)
+            if loose is not None:
+                d, n, p = loose
+                delayed = L.parse_delayed(n) is not None
+                return self._view(q, f"{d}/{n}", p, DELAYED if delayed else READY, p.when if delayed else None)
+        except OSError as e:
+            raise storage_error(e, f"looking up a message in {queue!r}") from e
+        return None
+
+    def _view(self, q: QueueHandle, path: str, p: L.Parsed, state: str, until_ms: int | None) -> JobView | None:
+        try:
+            meta, body = decode_message(read_file(path))
+        except (FileNotFoundError, CorruptMessage):
+            return None
+        msg = self._message(p.id, meta, body, p.rc, p.frt)
+        return JobView(msg, state, until_ms / 1000 if until_ms else None, self._nacks(q, p.id))
+
+    def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
+        """(id, state) of every message of ``queue``: ready oldest first, then claimed, then delayed."""
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        if q is None:
+            return
+        for _b, bdir in q.ready_buckets(write_window_start(self.now_ms())):
+            for n in sorted(listdir(bdir)):
+                p = L.parse_ready(n)
+                if p is not None:
+                    yield p.id, READY
+        for _path, p in q.claimed_files():
+            yield p.id, CLAIMED
+        for b in sorted(listdir(q.sub("delayed"))):
+            for n in listdir(q.sub(f"delayed/{b}")):
+                d = L.parse_delayed(n)
+                if d is not None:
+                    yield d.id, DELAYED
+
+    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
+        """Release claimed messages back to the queue now (``nack``: and count a nack for each)."""
+        out = self.release(queue, refs)
+        q = self._find(queue)
+        if q is None or not nack:
+            return out
+        for ref, done in zip(refs, out, strict=True):
+            if done:
+                mid = L.parse_ref(ref, queue).id
+                self._write_nacks(q, mid, self._nacks(q, mid) + 1)
+        return out
+
+    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        """Release claimed messages back to the queue now and count a nack for each released."""
+        return self.requeue(queue, refs, nack=True)
+
+    def _nacks(self, q: QueueHandle, mid: str) -> int:
+        try:
+            text = read_file(q.sub(f"nacks/{mid}")).decode("ascii", "replace").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        except OSError as e:
+            raise storage_error(e, "reading a nack count") from e
+        return int(text) if text.isdigit() else 0
+
+    def _write_nacks(self, q: QueueHandle, mid: str, count: int) -> None:
+        try:
+            os.makedirs(q.sub("nacks"), exist_ok=True)
+            tmp = self.tmp.write(str(count).encode())
+            os.replace(tmp, q.sub(f"nacks/{mid}"))
+        except OSError as e:
+            raise storage_error(e, "counting a nack") from e
+
+    def _finish(self, q: QueueHandle, path: str) -> bool:
+        done = super()._finish(q, path)
+        if done and q.kind is not QueueKind.FIFO:
+            with contextlib.suppress(OSError):
+                os.unlink(q.sub(f"nacks/{os.path.basename(path)[:40]}"))
+        return done

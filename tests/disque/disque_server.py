@@ -1,0 +1,112 @@
+"""Start and stop ``spoolq serve --disque-port`` (gunicorn + the Disque listener) on free 127.0.0.1 ports."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+import requests
+
+from tests.e2e.spoolq_server import free_port
+
+
+def client(port: int, **kw: object) -> redis.Redis:
+    return redis.Redis(host="127.0.0.1", port=port, protocol=2, socket_timeout=30, **kw)  # type: ignore[arg-type]
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+@dataclass
+class DisqueServer:
+    root: Path
+    log: Path
+    config: Path | None = None
+    port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def client(self, **kw: object) -> redis.Redis:
+        return client(self.port, **kw)
+
+    def start(self, timeout: float = 30.0) -> None:
+        cmd = [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(self.root), "--port", str(self.http_port),
+               "--workers", "1", "--threads", "8", "--node-id", "disque-test", "--disque-port", str(self.port)]
+        if self.config is not None:
+            cmd += ["--config", str(self.config)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_") and k != "PROMETHEUS_MULTIPROC_DIR"}
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"spoolq serve exited with {self.proc.returncode}; log: {self.log.read_text()}")
+            with contextlib.suppress(OSError, requests.RequestException), \
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"*1\r\n$4\r\nPING\r\n")
+                if s.recv(16).startswith(b"+PONG") and requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("spoolq serve --disque-port did not come up in time")
+
+    def pids(self) -> list[int]:
+        assert self.proc is not None
+        return [self.proc.pid, *children(self.proc.pid)]
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        pids = self.pids()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self._wait_gone(pids)
+        self.proc = None
+
+    @staticmethod
+    def _wait_gone(pids: list[int]) -> None:
+        for pid in pids:
+            for _ in range(200):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        pids = self.pids()
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self._wait_gone(pids)
+        self.proc = None
