@@ -90,7 +90,7 @@ def test_open_mode_refuses_a_network_address(tmp_path: Path) -> None:
                            "--port", str(free_port()), "--disque-port", str(free_port()), "--disque-host", "0.0.0.0"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "refusing to listen on 0.0.0.0 without API keys" in done.stderr
+    assert "refusing to listen on 0.0.0.0 without credentials" in done.stderr
 
 
 def test_redis_cli_smoke(server: DisqueServer) -> None:
