@@ -24,7 +24,7 @@ from pyspark.sql.types import StructType
 
 from spoolq_spark.batch import SpoolqPeekReader
 from spoolq_spark.http import Api
-from spoolq_spark.options import OptionError, parse
+from spoolq_spark.options import OptionError, check_common, parse
 from spoolq_spark.stream import MESSAGE_SCHEMA, SpoolqStreamReader
 from spoolq_spark.writer import SpoolqArrowWriter, check_write_schema
 
@@ -42,6 +42,8 @@ class SpoolqDataSource(DataSource):
         return "spoolq"
 
     def schema(self) -> str:
+        # the first call Spark makes for reads (``load()``): check what every mode needs now
+        check_common(self.options)
         return MESSAGE_SCHEMA
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

@@ -153,3 +153,12 @@ def parse(options: Mapping[str, str], mode: str) -> Options:
         if values["renew_interval"] >= values.get("claim_ttl", 300):
             raise OptionError("spoolq option 'renewInterval' must be shorter than 'claimTtl'")
     return Options(**values)
+
+
+def check_common(options: Mapping[str, str]) -> None:
+    """The checks that hold for every mode: known option names, a valid queue and URL."""
+    for key in options:
+        if key.lower() not in _SPEC:
+            raise OptionError(f"spoolq: unknown option {key!r} (known: {', '.join(s[3] for s in _SPEC.values())})")
+    common = {k: v for k, v in options.items() if "write" in _SPEC[k.lower()][2] and "stream" in _SPEC[k.lower()][2]}
+    parse(common, "read")
