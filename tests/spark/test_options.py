@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from spoolq_spark.options import DEFAULT_URL, OptionError, check_common, parse  # noqa: E402
+from spoolq_spark.options import DEFAULT_URL, OptionError, check_common, parse
 
 pytestmark = pytest.mark.spark
 
