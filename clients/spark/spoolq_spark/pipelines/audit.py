@@ -69,9 +69,11 @@ def run_audit(spark: SparkSession, archive_root: str, out_dir: str, *, queues: l
     """Compute, write ``<out>/audit.parquet`` and ``<out>/report.html``; returns a summary."""
     from spoolq_spark.pipelines.report import render_report
 
+    spark.conf.set("spark.sql.session.timeZone", "UTC")  # hours are UTC hours
     result = audit_frame(read_archive(spark, archive_root, queues), dead_letter).cache()
     result.coalesce(1).write.mode("overwrite").parquet(f"{out_dir.rstrip('/')}/audit.parquet")
-    rows = [r.asDict() for r in result.collect()]
+    shown = result.withColumn("hour", F.date_format("hour", "yyyy-MM-dd HH:00"))  # in the session time zone
+    rows = [r.asDict() for r in shown.collect()]
     html = render_report(rows, title=title, source=archive_root)
     import os
 
