@@ -41,3 +41,5 @@ def test_check_common() -> None:
         check_common({"queue": "q", "nope": "1"})
     with pytest.raises(OptionError, match="'queue' is required"):
         check_common({"url": "http://h"})
+    with pytest.raises(OptionError, match="'claimTtl' must be between"):  # values of any mode's options
+        check_common({"queue": "q", "claimttl": "0"})

@@ -156,9 +156,11 @@ def parse(options: Mapping[str, str], mode: str) -> Options:
 
 
 def check_common(options: Mapping[str, str]) -> None:
-    """The checks that hold for every mode: known option names, a valid queue and URL."""
-    for key in options:
-        if key.lower() not in _SPEC:
+    """Checks that hold whatever the mode: every name known, every value valid, ``queue`` given."""
+    for key, raw in options.items():
+        spec = _SPEC.get(key.lower())
+        if spec is None:
             raise OptionError(f"spoolq: unknown option {key!r} (known: {', '.join(s[3] for s in _SPEC.values())})")
-    common = {k: v for k, v in options.items() if "write" in _SPEC[k.lower()][2] and "stream" in _SPEC[k.lower()][2]}
-    parse(common, "read")
+        spec[1](spec[3], str(raw))
+    if not any(k.lower() == "queue" for k in options):
+        raise OptionError("spoolq: option 'queue' is required")
