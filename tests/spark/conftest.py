@@ -23,14 +23,6 @@ pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install -e 
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("no Java runtime (Spark needs Java 17+)", allow_module_level=True)
 
-pytestmark = pytest.mark.spark
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/spark/" in str(item.fspath):
-            item.add_marker(pytest.mark.spark)
-
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:

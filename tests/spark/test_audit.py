@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]  # a loaded 2-core box starts Spark slowly
 
 N = 100_000
 BASE = 1_790_000_000.0  # an hour boundary is at BASE - BASE % 3600

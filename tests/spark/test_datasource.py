@@ -12,7 +12,7 @@ import pytest
 from tests.e2e.spoolq_server import KEY_NONE, Server
 from tests.spark.conftest import opts, spool_of
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]  # a loaded 2-core box starts Spark slowly
 
 
 def produce(spark: Any, server: Server, queue: str, n: int, partitions: int = 2, **extra: Any) -> None:

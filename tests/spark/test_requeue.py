@@ -10,7 +10,7 @@ import pytest
 
 from tests.e2e.spoolq_server import KEY_ALL, Server
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]  # a loaded 2-core box starts Spark slowly
 
 WHERE = "get_json_object(payload, '$.kind') = 'retry'"
 
