@@ -179,3 +179,29 @@ def test_non_json_payload_string_fails_and_sends_nothing(spark: Any, server: Ser
     with pytest.raises(Exception, match=r"row 2 of this partition: payload is not JSON"):
         df.write.format("spoolq").options(**opts(server, queue, batchSize=1)).mode("append").save()
     assert_nothing_sent(client, queue)
+
+
+def test_claims_of_a_slow_batch_are_renewed(
+        spark: Any, server: Server, client: Any, queue: str, tmp_path: Path) -> None:
+    produce(spark, server, queue, 20, partitions=1)
+    counts: list[int] = []
+
+    def slow_sink(df: Any, batch_id: int) -> None:
+        counts.extend(r.receive_count for r in df.select("receive_count").collect())
+        time.sleep(7)  # longer than two claim TTLs: only renewal keeps the messages claimed
+
+    query = (spark.readStream.format("spoolq")
+             .options(**opts(server, queue, spoolDir=spool_of(tmp_path), claimTtl=3, renewInterval=1))
+             .load().writeStream.foreachBatch(slow_sink)
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+    assert query.awaitTermination(180)
+    assert counts == [1] * 20  # no message was delivered a second time
+    assert client.size(queue) == 0 and client.claim_count(queue) == 0
+
+
+def test_dedup_option_uses_the_dedup_door(spark: Any, server: Server, client: Any, queue: str) -> None:
+    _payloads(spark, '{"k":1}', '{"k":1}', '{"k":2}').write.format("spoolq").options(
+        **opts(server, queue, dedup="true")).mode("append").save()
+    rows = spark.read.format("spoolq").options(**opts(server, queue, dedup="TRUE")).load().collect()
+    assert sorted(r.payload for r in rows) == ['{"k":1}', '{"k":2}']  # the pending copy absorbed the repeat
+    assert client.list_queues(prefix=queue)[0].kind == "dedup"

@@ -6,7 +6,8 @@ A claim queue cannot be re-read at an offset, so the reader turns claims into a 
   ``n`` is the spool file ``<spoolDir>/<n:012d>.json``. Payloads never go into Spark's offset log.
 * ``latestOffset(start, limit)`` (driver host, the query's long-lived source runner process):
   if the spool of ``start.seq + 1`` exists (written before a crash), it is reused as is, so a
-  batch replays exactly. Otherwise it polls (``meta=true``, claim ``claimTtl``) up to the limit
+  batch replays exactly. Otherwise it polls (``meta=true``, claim ``claimTtl``, ``POLLERS``
+  requests at a time) up to the limit
   (``ReadMaxRows`` = ``maxMessagesPerBatch``; ``ReadAllAvailable`` = until the queue is empty;
   after ``prepareForTriggerAvailableNow`` never more than the queue held at that moment), writes
   the claimed messages to the spool durably (temp file, fsync, rename, fsync dir) and only then
@@ -45,6 +46,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -62,6 +64,8 @@ from spoolq_spark.options import Options
 MESSAGE_SCHEMA = "id STRING, queue STRING, payload STRING, sent_at TIMESTAMP, receive_count INT"
 ARROW_SCHEMA = pa.schema([("id", pa.string()), ("queue", pa.string()), ("payload", pa.string()),
                           ("sent_at", pa.timestamp("us", tz="UTC")), ("receive_count", pa.int32())])
+#: concurrent poll (and ack) requests of the source runner
+POLLERS = 4
 _SPOOL_RE = re.compile(r"^(\d{12})\.json$")
 
 #: one message in a spool or a partition: (id, payload JSON text, sent_at epoch seconds, receive_count)
@@ -165,7 +169,8 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             spool = Spool(self.opts.spool_dir or "", self.opts)
             api = Api(self.opts)
             live: dict[str, Any] = {"spool": spool, "api": api, "renew_api": Api(self.opts), "lock": threading.Lock(),
-                                    "stop": threading.Event(), "budget": None}
+                                    "stop": threading.Event(), "budget": None,
+                                    "pool": ThreadPoolExecutor(POLLERS, thread_name_prefix="spoolq-poll")}
             self._live = live
             self._ack_committed()
             self._renew_spooled()
@@ -183,7 +188,9 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for seq in spool.seqs():
                 if seq > upto:
                     break
-                live["api"].ack([r[0] for r in spool.read(seq)])
+                ids = [r[0] for r in spool.read(seq)]
+                chunks = [ids[i:i + 1000] for i in range(0, len(ids), 1000)]
+                list(live["pool"].map(live["api"].ack, chunks))
                 spool.remove(seq)
 
     def _renew_spooled(self) -> None:
@@ -227,13 +234,7 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             want = self.opts.max_per_batch
         if live["budget"] is not None:
             want = min(want, live["budget"])
-        rows: list[Row] = []
-        api: Api = live["api"]
-        while len(rows) < want:
-            got = api.poll(min(self.opts.poll_size, want - len(rows)), self.opts.claim_ttl)
-            if not got:
-                break
-            rows.extend(to_rows(got))
+        rows = self._claim(live, want)
         if rows:
             with live["lock"]:
                 spool.write(nxt, rows)
@@ -244,6 +245,24 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if uncommitted and "tick" not in start:
             return {"seq": int(start["seq"]), "tick": 1}  # an empty batch, so Spark commits the last one
         return start
+
+    def _claim(self, live: dict[str, Any], want: int) -> list[Row]:
+        """Poll up to ``want`` messages, ``POLLERS`` requests at a time, until the queue runs dry."""
+        rows: list[Row] = []
+        api: Api = live["api"]
+        pool: ThreadPoolExecutor = live["pool"]
+        while len(rows) < want:
+            sizes: list[int] = []
+            left = want - len(rows)
+            while left > 0 and len(sizes) < POLLERS:
+                sizes.append(min(self.opts.poll_size, left))
+                left -= sizes[-1]
+            batches = list(pool.map(lambda n: api.poll(n, self.opts.claim_ttl), sizes))
+            for got in batches:
+                rows.extend(to_rows(got))
+            if any(len(got) < n for got, n in zip(batches, sizes, strict=True)):
+                break  # the queue had no more unclaimed messages
+        return rows
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         spool = Spool(self.opts.spool_dir or "", self.opts)
@@ -267,4 +286,5 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._live["stop"].set()
             self._live["api"].close()
             self._live["renew_api"].close()
+            self._live["pool"].shutdown(wait=False)
             self._live = None
