@@ -165,6 +165,10 @@ def test_wrong_url_fails_with_a_clear_error(spark: Any, server: Server, client: 
     bad = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(Exception, match="cannot reach spoolq at " + bad):
         _payloads(spark, "1").write.format("spoolq").options(**{**opts(server, queue), "url": bad}).mode("append").save()
+    query = (spark.readStream.format("spoolq").options(**{**opts(server, queue, spoolDir="/nonexistent/x"), "url": bad})
+             .load().writeStream.format("noop").trigger(availableNow=True).start())
+    with pytest.raises(Exception, match="cannot reach spoolq at " + bad):
+        query.awaitTermination(120)
 
 
 def test_forbidden_key_fails_the_job(spark: Any, server: Server, client: Any, queue: str) -> None:

@@ -11,8 +11,9 @@ Register it once per SparkSession::
   consume, at-least-once, acknowledged after Spark commits each batch (:mod:`spoolq_spark.stream`);
 * ``spark.read.format("spoolq").option("queue", Q).load()``: a peek snapshot (:mod:`spoolq_spark.batch`).
 
-Options are checked when the query is planned (:mod:`spoolq_spark.options`); writes and batch
-reads also check once that the service answers ``/healthz``, so a wrong URL fails at planning.
+Options are checked when the query is planned (:mod:`spoolq_spark.options`); each mode also
+checks once that the service answers ``/healthz``, so a wrong URL fails at planning (a stream:
+when it starts).
 Every method here runs in Python workers Spark starts on the driver host, not in the user's
 process, and everything is pickled: nothing here holds a connection.
 """
@@ -60,4 +61,6 @@ class SpoolqDataSource(DataSource):
         return SpoolqPeekReader(opts)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return SpoolqStreamReader(parse(self.options, "stream"))
+        opts = parse(self.options, "stream")
+        _probe(Api(opts))  # runs when the query starts: a wrong URL fails it at once, not after retries
+        return SpoolqStreamReader(opts)
