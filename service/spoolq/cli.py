@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from spoolq.cli_client import CliError, add_client_commands
+from spoolq.cli_pipeline import add_pipeline_command
 from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
 
 Handler = Callable[[argparse.Namespace], int]
@@ -106,10 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_serve, _add_hash_key):
         add(sub)
     add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
+    add_pipeline_command(sub)  # Spark pipelines (spoolq-spark)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["pipeline"]:  # everything after it belongs to spoolq-spark's own parser
+        argv = ["pipeline", "--", *argv[1:]]
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -27,7 +27,7 @@ from spoolq.http import schemas as s
 from spoolq.http.auth import Principal
 from spoolq.http.context import Services
 from spoolq.http.sqs.context import split_store_name
-from spoolq.store.model import MoveState, OutgoingMessage, QueueKind
+from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
 
 JSON = "application/json"
 _SUCCESS = b'{"success":true}'
@@ -144,6 +144,7 @@ class EmoDoor:
         ttl = wire.int_param(args, "ttl", 30)
         limit = wire.int_param(args, "limit", 10)
         wait = wire.float_param(args, "wait", 0.0)
+        meta = wire.bool_param(args, "meta")
         assert ttl is not None and limit is not None and wait is not None
         name = self.store_name(queue)
         if ttl < 0:
@@ -161,7 +162,7 @@ class EmoDoor:
             raise wire.illegal_argument("Wait must be <=20")
         deliveries = self.services.store().poll(name, limit=limit, claim_ttl=float(ttl), wait=wait)
         self.count("poll", len(deliveries))
-        return self.render_messages([(d.message.id, d.message.body) for d in deliveries])
+        return self.render_messages([d.message for d in deliveries], meta=meta)
 
     def peek(self, queue: str) -> Response:
         self.authorize("poll", queue)
@@ -169,6 +170,7 @@ class EmoDoor:
         if self.dedup:
             wire.bool_param(args, "partitioned")
         limit = wire.int_param(args, "limit", 10)
+        meta = wire.bool_param(args, "meta")
         assert limit is not None
         name = self.store_name(queue)
         if limit <= 0:
@@ -176,12 +178,18 @@ class EmoDoor:
         if limit > wire.MAX_PEEK_LIMIT:
             raise wire.illegal_argument("Limit must be <=5000")
         messages = self.services.store().peek(name, limit=limit)
-        return self.render_messages([(m.id, m.body) for m in messages])
+        return self.render_messages(messages, meta=meta)
 
     @staticmethod
-    def render_messages(items: list[tuple[str, bytes]]) -> Response:
-        parts = [b'{"id":"' + mid.encode("ascii") + b'","payload":' + wire.payload_json(body) + b"}"
-                 for mid, body in items]
+    def render_messages(messages: list[Message], *, meta: bool = False) -> Response:
+        """EmoDB's ``[{"id", "payload"}]``; ``meta=true`` (spoolq extension) adds ``sentAt``
+        (epoch seconds) and ``receiveCount`` (deliveries so far, this one included on poll)."""
+        parts = []
+        for m in messages:
+            head = b'{"id":"' + m.id.encode("ascii") + b'","payload":' + wire.payload_json(m.body)
+            if meta:
+                head += b',"sentAt":%s,"receiveCount":%d' % (repr(round(m.sent_at, 3)).encode(), m.receive_count)
+            parts.append(head + b"}")
         return _json(b"[" + b",".join(parts) + b"]")
 
     def renew(self, queue: str) -> Response:

@@ -34,6 +34,9 @@ class MessageSchema(Schema):
     id = fields.String(required=True, metadata={"description": "40 lowercase hex characters",
                                                 "pattern": "^[0-9a-f]{40}$"})
     payload = fields.Raw(required=True, allow_none=True, metadata={"description": "the JSON value sent"})
+    sentAt = fields.Float(metadata={"description": "extension (meta=true): when the message was sent, epoch seconds"})
+    receiveCount = fields.Integer(metadata={
+        "description": "extension (meta=true): deliveries so far, this one included on poll"})
 
 
 class MoveRefSchema(Schema):
@@ -116,10 +119,16 @@ class PollQuery(Schema):
     limit = fields.Integer(load_default=10, validate=validate.Range(1, wire.MAX_POLL_LIMIT))
     wait = fields.Float(validate=validate.Range(0, wire.MAX_WAIT),
                         metadata={"description": "extension: long-poll up to this many seconds"})
+    meta = fields.String(metadata={
+        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
+        "enum": ["true", "false"]})
 
 
 class PeekQuery(Schema):
     limit = fields.Integer(load_default=10, validate=validate.Range(1, wire.MAX_PEEK_LIMIT))
+    meta = fields.String(metadata={
+        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
+        "enum": ["true", "false"]})
 
 
 class DedupPeekQuery(PeekQuery):

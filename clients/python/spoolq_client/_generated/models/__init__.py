@@ -4,7 +4,9 @@ from .ack_partitioned import AckPartitioned
 from .claim_count_partitioned import ClaimCountPartitioned
 from .dedup_ack_partitioned import DedupAckPartitioned
 from .dedup_claim_count_partitioned import DedupClaimCountPartitioned
+from .dedup_peek_meta import DedupPeekMeta
 from .dedup_peek_partitioned import DedupPeekPartitioned
+from .dedup_poll_meta import DedupPollMeta
 from .dedup_poll_partitioned import DedupPollPartitioned
 from .dedup_purge_partitioned import DedupPurgePartitioned
 from .dedup_renew_partitioned import DedupRenewPartitioned
@@ -23,6 +25,8 @@ from .move_ref import MoveRef
 from .move_status import MoveStatus
 from .move_status_status import MoveStatusStatus
 from .not_authorized import NotAuthorized
+from .peek_meta import PeekMeta
+from .poll_meta import PollMeta
 from .poll_partitioned import PollPartitioned
 from .purge_partitioned import PurgePartitioned
 from .queue_forbidden import QueueForbidden
@@ -44,7 +48,9 @@ __all__ = (
     "ClaimCountPartitioned",
     "DedupAckPartitioned",
     "DedupClaimCountPartitioned",
+    "DedupPeekMeta",
     "DedupPeekPartitioned",
+    "DedupPollMeta",
     "DedupPollPartitioned",
     "DedupPurgePartitioned",
     "DedupRenewPartitioned",
@@ -63,6 +69,8 @@ __all__ = (
     "MoveStatus",
     "MoveStatusStatus",
     "NotAuthorized",
+    "PeekMeta",
+    "PollMeta",
     "PollPartitioned",
     "PurgePartitioned",
     "QueueForbidden",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 
 
 
@@ -24,10 +25,14 @@ class Message:
         Attributes:
             id (str): 40 lowercase hex characters
             payload (Any): the JSON value sent
+            sent_at (float | Unset): extension (meta=true): when the message was sent, epoch seconds
+            receive_count (int | Unset): extension (meta=true): deliveries so far, this one included on poll
      """
 
     id: str
     payload: Any
+    sent_at: float | Unset = UNSET
+    receive_count: int | Unset = UNSET
 
 
 
@@ -38,6 +43,10 @@ class Message:
 
         payload = self.payload
 
+        sent_at = self.sent_at
+
+        receive_count = self.receive_count
+
 
         field_dict: dict[str, Any] = {}
 
@@ -45,6 +54,10 @@ class Message:
             "id": id,
             "payload": payload,
         })
+        if sent_at is not UNSET:
+            field_dict["sentAt"] = sent_at
+        if receive_count is not UNSET:
+            field_dict["receiveCount"] = receive_count
 
         return field_dict
 
@@ -57,9 +70,15 @@ class Message:
 
         payload = d.pop("payload")
 
+        sent_at = d.pop("sentAt", UNSET)
+
+        receive_count = d.pop("receiveCount", UNSET)
+
         message = cls(
             id=id,
             payload=payload,
+            sent_at=sent_at,
+            receive_count=receive_count,
         )
 
         return message

@@ -8,6 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
+from ...models.dedup_peek_meta import check_dedup_peek_meta
+from ...models.dedup_peek_meta import DedupPeekMeta
 from ...models.dedup_peek_partitioned import check_dedup_peek_partitioned
 from ...models.dedup_peek_partitioned import DedupPeekPartitioned
 from ...models.message import Message
@@ -22,6 +24,7 @@ def _get_kwargs(
     queue: str,
     *,
     limit: int | Unset = 10,
+    meta: DedupPeekMeta | Unset = UNSET,
     partitioned: DedupPeekPartitioned | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -32,6 +35,12 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["limit"] = limit
+
+    json_meta: str | Unset = UNSET
+    if not isinstance(meta, Unset):
+        json_meta = meta
+
+    params["meta"] = json_meta
 
     json_partitioned: str | Unset = UNSET
     if not isinstance(partitioned, Unset):
@@ -105,6 +114,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: DedupPeekMeta | Unset = UNSET,
     partitioned: DedupPeekPartitioned | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
@@ -113,6 +123,7 @@ def sync_detailed(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (DedupPeekMeta | Unset):
         partitioned (DedupPeekPartitioned | Unset):
 
     Raises:
@@ -127,6 +138,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         queue=queue,
 limit=limit,
+meta=meta,
 partitioned=partitioned,
 
     )
@@ -142,6 +154,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: DedupPeekMeta | Unset = UNSET,
     partitioned: DedupPeekPartitioned | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
@@ -150,6 +163,7 @@ def sync(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (DedupPeekMeta | Unset):
         partitioned (DedupPeekPartitioned | Unset):
 
     Raises:
@@ -165,6 +179,7 @@ def sync(
         queue=queue,
 client=client,
 limit=limit,
+meta=meta,
 partitioned=partitioned,
 
     ).parsed
@@ -174,6 +189,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: DedupPeekMeta | Unset = UNSET,
     partitioned: DedupPeekPartitioned | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
@@ -182,6 +198,7 @@ async def asyncio_detailed(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (DedupPeekMeta | Unset):
         partitioned (DedupPeekPartitioned | Unset):
 
     Raises:
@@ -196,6 +213,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         queue=queue,
 limit=limit,
+meta=meta,
 partitioned=partitioned,
 
     )
@@ -211,6 +229,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: DedupPeekMeta | Unset = UNSET,
     partitioned: DedupPeekPartitioned | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
@@ -219,6 +238,7 @@ async def asyncio(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (DedupPeekMeta | Unset):
         partitioned (DedupPeekPartitioned | Unset):
 
     Raises:
@@ -234,6 +254,7 @@ async def asyncio(
         queue=queue,
 client=client,
 limit=limit,
+meta=meta,
 partitioned=partitioned,
 
     )).parsed

@@ -8,6 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
+from ...models.dedup_poll_meta import check_dedup_poll_meta
+from ...models.dedup_poll_meta import DedupPollMeta
 from ...models.dedup_poll_partitioned import check_dedup_poll_partitioned
 from ...models.dedup_poll_partitioned import DedupPollPartitioned
 from ...models.message import Message
@@ -25,6 +27,7 @@ def _get_kwargs(
     ttl: int | Unset = 30,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
+    meta: DedupPollMeta | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -44,6 +47,12 @@ def _get_kwargs(
     params["limit"] = limit
 
     params["wait"] = wait
+
+    json_meta: str | Unset = UNSET
+    if not isinstance(meta, Unset):
+        json_meta = meta
+
+    params["meta"] = json_meta
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -114,6 +123,7 @@ def sync_detailed(
     ttl: int | Unset = 30,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
+    meta: DedupPollMeta | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
     """ Claim and return up to limit messages
@@ -124,6 +134,7 @@ def sync_detailed(
         ttl (int | Unset):  Default: 30.
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
+        meta (DedupPollMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -140,6 +151,7 @@ partitioned=partitioned,
 ttl=ttl,
 limit=limit,
 wait=wait,
+meta=meta,
 
     )
 
@@ -157,6 +169,7 @@ def sync(
     ttl: int | Unset = 30,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
+    meta: DedupPollMeta | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
     """ Claim and return up to limit messages
@@ -167,6 +180,7 @@ def sync(
         ttl (int | Unset):  Default: 30.
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
+        meta (DedupPollMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -184,6 +198,7 @@ partitioned=partitioned,
 ttl=ttl,
 limit=limit,
 wait=wait,
+meta=meta,
 
     ).parsed
 
@@ -195,6 +210,7 @@ async def asyncio_detailed(
     ttl: int | Unset = 30,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
+    meta: DedupPollMeta | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
     """ Claim and return up to limit messages
@@ -205,6 +221,7 @@ async def asyncio_detailed(
         ttl (int | Unset):  Default: 30.
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
+        meta (DedupPollMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -221,6 +238,7 @@ partitioned=partitioned,
 ttl=ttl,
 limit=limit,
 wait=wait,
+meta=meta,
 
     )
 
@@ -238,6 +256,7 @@ async def asyncio(
     ttl: int | Unset = 30,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
+    meta: DedupPollMeta | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
     """ Claim and return up to limit messages
@@ -248,6 +267,7 @@ async def asyncio(
         ttl (int | Unset):  Default: 30.
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
+        meta (DedupPollMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -265,5 +285,6 @@ partitioned=partitioned,
 ttl=ttl,
 limit=limit,
 wait=wait,
+meta=meta,
 
     )).parsed

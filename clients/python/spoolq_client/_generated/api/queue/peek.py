@@ -10,6 +10,8 @@ from ... import errors
 
 from ...models.message import Message
 from ...models.not_authorized import NotAuthorized
+from ...models.peek_meta import check_peek_meta
+from ...models.peek_meta import PeekMeta
 from ...models.unavailable import Unavailable
 from ...types import UNSET, Unset
 from typing import cast
@@ -20,6 +22,7 @@ def _get_kwargs(
     queue: str,
     *,
     limit: int | Unset = 10,
+    meta: PeekMeta | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -29,6 +32,12 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["limit"] = limit
+
+    json_meta: str | Unset = UNSET
+    if not isinstance(meta, Unset):
+        json_meta = meta
+
+    params["meta"] = json_meta
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -96,6 +105,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: PeekMeta | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
     """ Return up to limit messages without claiming
@@ -103,6 +113,7 @@ def sync_detailed(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (PeekMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -116,6 +127,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         queue=queue,
 limit=limit,
+meta=meta,
 
     )
 
@@ -130,6 +142,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: PeekMeta | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
     """ Return up to limit messages without claiming
@@ -137,6 +150,7 @@ def sync(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (PeekMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -151,6 +165,7 @@ def sync(
         queue=queue,
 client=client,
 limit=limit,
+meta=meta,
 
     ).parsed
 
@@ -159,6 +174,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: PeekMeta | Unset = UNSET,
 
 ) -> Response[NotAuthorized | Unavailable | list[Message] | str]:
     """ Return up to limit messages without claiming
@@ -166,6 +182,7 @@ async def asyncio_detailed(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (PeekMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -179,6 +196,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         queue=queue,
 limit=limit,
+meta=meta,
 
     )
 
@@ -193,6 +211,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     limit: int | Unset = 10,
+    meta: PeekMeta | Unset = UNSET,
 
 ) -> NotAuthorized | Unavailable | list[Message] | str | None:
     """ Return up to limit messages without claiming
@@ -200,6 +219,7 @@ async def asyncio(
     Args:
         queue (str):
         limit (int | Unset):  Default: 10.
+        meta (PeekMeta | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -214,5 +234,6 @@ async def asyncio(
         queue=queue,
 client=client,
 limit=limit,
+meta=meta,
 
     )).parsed

@@ -1,0 +1,94 @@
+"""Command line of the pipelines: ``spoolq pipeline audit|requeue ...`` and ``spark-submit main.py ...``.
+
+Under ``spark-submit`` the session takes its master and configuration from spark-submit; run
+directly (``spoolq pipeline``, ``python -m spoolq_spark.pipelines``) it starts ``local[*]`` unless
+``--master`` says otherwise. Python workers run this interpreter unless ``PYSPARK_PYTHON`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def build_parser(prog: str = "spoolq pipeline") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="spoolq Spark pipelines")
+    parser.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    sub = parser.add_subparsers(dest="pipeline", metavar="PIPELINE", required=True)
+
+    a = sub.add_parser("audit", help="per queue and hour figures over the archive: Parquet + HTML report")
+    a.add_argument("archive", help="spoolq data root or its archive/ directory (any Hadoop path)")
+    a.add_argument("--out", required=True, help="output directory (audit.parquet/, report.html)")
+    a.add_argument("--queue", action="append", dest="queues", help="only this queue directory (repeatable)")
+    a.add_argument("--dead-letter", action="append", default=[], metavar="DLQ=SOURCE",
+                   help="count records of DLQ as dead-lettered from SOURCE (repeatable)")
+    a.add_argument("--title", default="spoolq audit")
+
+    r = sub.add_parser("requeue", help="send the messages of a queue that match --where to another queue")
+    r.add_argument("source")
+    r.add_argument("target")
+    r.add_argument("--where", required=True, help="Spark SQL condition over id, queue, payload, sent_at, "
+                   "receive_count, e.g. \"get_json_object(payload, '$.kind') = 'retry'\"")
+    r.add_argument("--url", default=os.environ.get("SPOOLQ_URL", "http://127.0.0.1:8480"))
+    r.add_argument("--api-key", default=os.environ.get("SPOOLQ_API_KEY"))
+    r.add_argument("--dedup", action="store_true", help="use the /dedupq/1 door")
+    r.add_argument("--batch", type=int, default=1000, help="messages claimed per round (1..1000)")
+    r.add_argument("--claim-ttl", type=int, default=300, help="seconds a claimed message stays with this job")
+    r.add_argument("--limit", type=int, help="look at no more than this many messages")
+    return parser
+
+
+def session(master: str | None, name: str) -> Any:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from spoolq_spark import SpoolqDataSource
+
+    builder = SparkSession.builder.appName(name)
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+    spark = builder.config("spark.sql.session.timeZone", "UTC").getOrCreate()
+    spark.dataSource.register(SpoolqDataSource)
+    return spark
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "spoolq pipeline") -> int:
+    args = build_parser(prog).parse_args(argv)
+    dead_letter: dict[str, str] = {}
+    if args.pipeline == "audit":
+        for pair in args.dead_letter:
+            dlq, sep, src = pair.partition("=")
+            if not sep or not dlq or not src:
+                print(f"{prog}: --dead-letter wants DLQ=SOURCE, got {pair!r}", file=sys.stderr)
+                return 2
+            dead_letter[dlq] = src
+    if args.pipeline == "requeue" and not 1 <= args.batch <= 1000:
+        print(f"{prog}: --batch must be between 1 and 1000", file=sys.stderr)
+        return 2
+    spark = session(args.master, f"spoolq-{args.pipeline}")
+    try:
+        if args.pipeline == "audit":
+            from spoolq_spark.pipelines.audit import run_audit
+
+            result = run_audit(spark, args.archive, args.out, queues=args.queues, dead_letter=dead_letter,
+                               title=args.title)
+        else:
+            from spoolq_spark.pipelines.requeue import run_requeue
+
+            result = run_requeue(spark, url=args.url, source=args.source, target=args.target, where=args.where,
+                                 api_key=args.api_key, dedup=args.dedup, batch=args.batch,
+                                 claim_ttl=args.claim_ttl, limit=args.limit)
+    finally:
+        spark.stop()
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Option parsing of the ``spoolq`` data source (no SparkSession needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from spoolq_spark.options import DEFAULT_URL, OptionError, check_common, parse
+
+pytestmark = pytest.mark.spark
+
+
+def test_defaults_and_case_insensitive_names() -> None:
+    o = parse({"QUEUE": "q", "claimttl": "60", "SpoolDir": "/s"}, "stream")
+    assert (o.url, o.queue, o.claim_ttl, o.renew_interval, o.spool_dir) == (DEFAULT_URL, "q", 60, 20.0, "/s")
+    assert parse({"queue": "q", "dedup": "TRUE"}, "write").door == "/dedupq/1"
+
+
+@pytest.mark.parametrize(("options", "mode", "text"), [
+    ({}, "write", "option 'queue' is required"),
+    ({"queue": "q"}, "stream", "'spoolDir' is required"),
+    ({"queue": "q", "spooldir": "/s", "claimttl": "0"}, "stream", "'claimTtl' must be between 1 and 3600"),
+    ({"queue": "q", "spooldir": "/s", "claimttl": "30", "renewinterval": "30"}, "stream", "'renewInterval'"),
+    ({"queue": "q", "batchsize": "x"}, "write", "'batchSize' must be an integer"),
+    ({"queue": "q", "batchsize": "5"}, "stream", "'batchSize' does not apply to stream"),
+    ({"queue": "q", "url": "ftp://x"}, "write", "'url' must be an http"),
+    ({"queue": "q", "dedup": "yes"}, "read", "'dedup' must be 'true' or 'false'"),
+    ({"queue": "q", "limit": "6000"}, "read", "'limit' must be between 1 and 5000"),
+    ({"queue": "a/b"}, "read", "'queue' must be a queue name"),
+    ({"queue": "q", "bogus": "1"}, "write", "unknown option 'bogus'"),
+])
+def test_bad_options_are_named(options: dict[str, str], mode: str, text: str) -> None:
+    with pytest.raises(OptionError, match=text):
+        parse(options, mode)
+
+
+def test_check_common() -> None:
+    check_common({"queue": "q", "spooldir": "/s", "batchsize": "3"})  # mode-specific ones are checked later
+    with pytest.raises(OptionError, match="unknown option 'nope'"):
+        check_common({"queue": "q", "nope": "1"})
+    with pytest.raises(OptionError, match="'queue' is required"):
+        check_common({"url": "http://h"})
+    with pytest.raises(OptionError, match="'claimTtl' must be between"):  # values of any mode's options
+        check_common({"queue": "q", "claimttl": "0"})
