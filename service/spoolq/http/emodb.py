@@ -47,7 +47,6 @@ class EmoDoor:
         self.services = services
         self.dedup = dedup
         self.kind = QueueKind.DEDUP if dedup else QueueKind.STANDARD
-        self.metric_door = "dedupq" if dedup else "queue"
 
     # --- request pieces ---------------------------------------------------------------
 
@@ -89,9 +88,6 @@ class EmoDoor:
             return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)
         return make
 
-    def count(self, op: str, n: int) -> None:
-        self.services.metrics.messages(self.metric_door, op, n)
-
     # --- views --------------------------------------------------------------------------
 
     def send(self, queue: str) -> Response:
@@ -102,7 +98,6 @@ class EmoDoor:
         name = self.store_name(queue)
         data = wire.message_bytes(value)
         self.services.store().send(name, make(data), create=self.kind)
-        self.count("send", 1)
         return success()
 
     def send_batch(self, queue: str) -> Response:
@@ -114,7 +109,6 @@ class EmoDoor:
         messages = [make(wire.message_bytes(v)) for v in values]
         if messages:
             self.services.store().send_batch(name, messages, create=self.kind)
-            self.count("send", len(messages))
         return success()
 
     def send_batches(self) -> Response:
@@ -133,7 +127,6 @@ class EmoDoor:
         for name, messages in prepared:
             if messages:
                 store.send_batch(name, messages, create=self.kind)
-                self.count("send", len(messages))
         return success()
 
     def poll(self, queue: str) -> Response:
@@ -159,7 +152,6 @@ class EmoDoor:
         if wait > wire.MAX_WAIT:
             raise wire.illegal_argument("Wait must be <=20")
         deliveries = self.services.store().poll(name, limit=limit, claim_ttl=float(ttl), wait=wait)
-        self.count("poll", len(deliveries))
         return self.render_messages([(d.message.id, d.message.body) for d in deliveries])
 
     def peek(self, queue: str) -> Response:
@@ -212,7 +204,6 @@ class EmoDoor:
         name = self.store_name(queue)
         if ids:
             self.services.store().ack(name, ids)
-            self.count("ack", len(ids))
         return success()
 
     def size(self, queue: str) -> Response:
