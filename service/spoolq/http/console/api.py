@@ -37,6 +37,7 @@ from spoolq.http.overview import QueueRow, door_and_name, permission_name
 from spoolq.store.model import MoveState, MoveStatus, OutgoingMessage, QueueKind
 
 LIST_MAX_AGE = 1.0
+DOOR_NAMES = {"queue": "EmoDB", "dedupq": "EmoDB dedup", "sqs": "SQS", "mq": "MQ", "disque": "Disque"}
 STARTED_AT = time.time()
 
 
@@ -80,7 +81,7 @@ class ConsoleApi:
     def require(self, who: Principal, action: str, store_name: str) -> None:
         if not who.can(action, permission_name(store_name)):
             door, name = door_and_name(store_name)
-            raise ConsoleError(403, f"this key may not {action} on {door} queue {name!r}")
+            raise ConsoleError(403, f"this key may not {action} on the {DOOR_NAMES[door]} queue {name!r}")
 
     def body(self, schema: Schema) -> dict[str, Any]:
         raw = request.get_json(silent=True)

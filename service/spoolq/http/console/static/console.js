@@ -13,7 +13,7 @@ const state = {
   sort: { key: "name", asc: true }, filter: "", door: "all",
   history: {},   // store name -> { t: [...], send: [...], poll: [...], ack: [...] }
   last: {},      // store name -> { t, totals }
-  queues: [], timer: null, busy: false,
+  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, peeked: "", gen: 0,
 };
 
 // --- helpers ------------------------------------------------------------------------------
@@ -63,7 +63,11 @@ async function api(path, { method = "GET", body } = {}) {
   } catch (e) { throw new ApiError(0, "the server cannot be reached"); }
   let data = null;
   try { data = await res.json(); } catch (e) { /* not JSON */ }
-  if (res.status === 401) { showLogin(data && data.message); throw new ApiError(401, "an API key is required"); }
+  if (res.status === 401) {
+    // an answer to a request sent with an earlier key says nothing about the current one
+    if ((sessionStorage.getItem(KEY_STORE) || null) === (key || null)) showLogin(data && data.message);
+    throw new ApiError(401, "an API key is required");
+  }
   if (!res.ok) throw new ApiError(res.status, (data && data.message) || `HTTP ${res.status}`);
   return data;
 }
@@ -116,7 +120,11 @@ $("#login-form").addEventListener("submit", async (ev) => {
   await loadSession();
   route();
 });
-$("#signout").addEventListener("click", () => { sessionStorage.removeItem(KEY_STORE); location.reload(); });
+$("#signout").addEventListener("click", () => {
+  sessionStorage.removeItem(KEY_STORE);
+  history.replaceState(null, "", "#/");
+  location.reload();
+});
 
 async function loadSession() {
   try {
@@ -219,7 +227,10 @@ function highlight(text) {
 }
 
 function moveHtml(m, q) {
-  const total = m.moved + m.remaining;
+  // the store saves "moved" every few hundred messages; "remaining" is counted now, so the
+  // largest moved + remaining seen is the total, and total - remaining the progress
+  const total = state.moveTotals[m.ref] = Math.max(state.moveTotals[m.ref] || 0, m.moved + m.remaining);
+  m = { ...m, moved: m.state === "IN_PROGRESS" ? Math.max(m.moved, total - m.remaining) : m.moved };
   const pct = m.state === "COMPLETE" ? 100 : total ? Math.round((m.moved / total) * 100) : 0;
   const other = m.source === q ? `→ <a href="${queueHref(m.destination)}">${esc(m.destination)}</a>` : `← <a href="${queueHref(m.source)}">${esc(m.source)}</a>`;
   return `<div class="move" data-testid="move" data-state="${m.state}">
@@ -240,7 +251,7 @@ function renderQueue(q, messages) {
   $("#view").innerHTML = `
     <div class="crumbs"><a href="#/">Queues</a> /</div>
     <div class="pagehead"><div>
-      <h1 data-testid="queue-title">${esc(q.name)} ${doorBadge(q.door)} <span class="badge kind">${esc(q.kind)}</span></h1>
+      <h1 data-testid="queue-title" data-queue="${esc(q.store_name)}">${esc(q.name)} ${doorBadge(q.door)} <span class="badge kind">${esc(q.kind)}</span></h1>
       <div class="sub mono">${esc(q.store_name)} · created ${fmtTime(q.created_at)}</div></div></div>
     <div class="tiles">
       ${statTile("Ready", `<span data-testid="count-ready">${q.exact ? "" : "≈"}${fmtInt(q.ready)}</span>`)}
@@ -359,13 +370,16 @@ function wireQueueActions(q) {
   }));
 }
 
-async function showQueue(storeName, keepMessages) {
+async function showQueue(storeName, keepMessages, gen = state.gen) {
   const [q] = await Promise.all([api(`/queues/${encodeURIComponent(storeName)}`), refreshQueues()]);
+  if (gen !== state.gen) return; // the user went elsewhere meanwhile
   // keep what the user typed across refreshes
-  const typed = { body: $("#send-body")?.value, confirm: $("#purge-confirm")?.value, to: $("#move-to")?.value,
+  const same = state.rendered === storeName;
+  const typed = { body: same ? $("#send-body")?.value : undefined, confirm: $("#purge-confirm")?.value, to: $("#move-to")?.value,
                   rate: $("#move-rate")?.value, limit: $("#peek-limit")?.value };
   const focus = document.activeElement && document.activeElement.id;
   renderQueue(q, keepMessages ? state.peeked : "");
+  state.rendered = storeName;
   if (typed.body !== undefined) {
     $("#send-body").value = typed.body; $("#purge-confirm").value = typed.confirm || "";
     $("#move-to").value = typed.to || ""; $("#move-rate").value = typed.rate || ""; $("#peek-limit").value = typed.limit || "20";
@@ -384,8 +398,9 @@ function bars(buckets, fmt) {
   return `<div class="bars">${counts.map(([le, n]) => `<div title="≤ ${fmt(le)}: ${fmtInt(n)}"><span class="bar" style="height:${(n / max) * 100}%"></span><small>${fmt(le)}</small></div>`).join("")}</div>`;
 }
 
-async function showServer() {
+async function showServer(gen = state.gen) {
   const s = await api("/server");
+  if (gen !== state.gen) return;
   const tile = (label, value, id) => `<div class="tile"><div class="label">${label}</div><div class="value" ${id ? `data-testid="${id}"` : ""}>${value}</div></div>`;
   $("#view").innerHTML = `
     <div class="pagehead"><div><h1>Server</h1><div class="sub">This node of the service.</div></div></div>
@@ -412,7 +427,7 @@ async function showServer() {
 
 // --- routing and refresh ----------------------------------------------------------------------
 
-function current() {
+function current() {  // the page the URL fragment names
   const h = location.hash.replace(/^#/, "") || "/";
   if (h.startsWith("/queue/")) return { page: "queue", name: decodeURIComponent(h.slice(7)) };
   if (h === "/server") return { page: "server" };
@@ -420,25 +435,27 @@ function current() {
 }
 
 async function tick(first) {
-  const r = current();
+  const r = current(), gen = state.gen;
   try {
-    if (r.page === "queues") { await refreshQueues(); renderQueuesIfIdle(); }
-    else if (r.page === "queue") { if (first || !isTyping()) await showQueue(r.name, !first); }
-    else await showServer();
+    if (r.page === "queues") { await refreshQueues(); if (gen === state.gen) renderQueues(); }
+    else if (r.page === "queue") { if (first || !isTyping()) await showQueue(r.name, !first, gen); }
+    else await showServer(gen);
+    if (gen !== state.gen) return;
     $("#live").classList.remove("stale");
   } catch (e) {
+    if (gen !== state.gen) return;
     $("#live").classList.add("stale");
     if (e.status === 404 && r.page === "queue") $("#view").innerHTML = `<div class="card empty" data-testid="not-found">${esc(e.message)}. <a href="#/">All queues</a></div>`;
     else if (e.status !== 401 && first) $("#view").innerHTML = `<div class="card empty">${esc(e.message)}</div>`;
   }
 }
 function isTyping() { const a = document.activeElement; return a && ["TEXTAREA", "SELECT"].includes(a.tagName); }
-function renderQueuesIfIdle() { renderQueues(); }
 
 function route() {
   const r = current();
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (r.page === "server" ? "server" : "queues")));
   if (r.page !== "queue") state.peeked = "";
+  state.gen += 1;
   clearInterval(state.timer);
   tick(true);
   state.timer = setInterval(() => { if (!document.hidden && $("#login").hidden) tick(false); }, REFRESH_MS);
