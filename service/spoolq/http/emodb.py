@@ -263,6 +263,7 @@ class EmoDoor:
                 c = store.counts(name, limit=limit)
                 out.append({"name": shown, "kind": kind, "ready": c.ready, "claimed": c.claimed,
                             "delayed": c.delayed, "exact": c.exact})
+        out.sort(key=lambda q: q["name"])
         return _json(json.dumps(out, separators=(",", ":")))
 
     def move(self) -> Response:

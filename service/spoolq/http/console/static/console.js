@@ -357,7 +357,8 @@ function wireQueueActions(q) {
     const to = $("#move-to").value;
     if (!to) { toast("Choose a destination queue", true); return; }
     const rate = parseInt($("#move-rate").value, 10);
-    await api(`/queues/${name}/move`, { method: "POST", body: { to, max_per_second: rate > 0 ? rate : null } });
+    const m = await api(`/queues/${name}/move`, { method: "POST", body: { to, max_per_second: rate > 0 ? rate : null } });
+    state.moveTotals[m.ref] = m.moved + m.remaining; // exact when the move starts
     toast("Move started"); await showQueue(q.store_name, true);
   });
   if ($("#redrive")) act($("#redrive"), async () => {
