@@ -103,6 +103,7 @@ def test_systemd_unit_is_hardened_and_checks_config() -> None:
     unit.read_string((DEPLOY / "spoolq.service").read_text())
     svc = unit["Service"]
     assert svc["User"] == "spoolq" and svc["NoNewPrivileges"] == "true" and svc["ProtectSystem"] == "strict"
-    assert "/var/lib/spoolq" in svc["ReadWritePaths"] and "SPOOLQ_ROOT=/var/lib/spoolq" in svc["Environment"]
+    assert "/var/lib/spoolq" in svc["ReadWritePaths"]
+    assert re.search(r"^Environment=.*SPOOLQ_ROOT=/var/lib/spoolq", (DEPLOY / "spoolq.service").read_text(), re.M)
     assert svc["ExecStartPre"].endswith("spoolq check-config")
     assert "spoolq serve" in svc["ExecStart"]
