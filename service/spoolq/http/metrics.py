@@ -73,16 +73,34 @@ class Metrics:
                                    ["door"], registry=reg, multiprocess_mode="livesum")
         #: collectors computed at scrape time (added by create_app: per-queue gauges, moves)
         self.scrape_collectors: list[Any] = []
+        # labelled children by label values: ``labels()`` validates and locks on every call
+        self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._message_children: dict[tuple[str, str], Any] = {}
+        self._queue_children: dict[tuple[str, str], Any] = {}
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
-        self.requests.labels(door, operation, str(status)).inc()
-        self.latency.labels(door, operation).observe(seconds)
+        key = (door, operation, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = (self.requests.labels(door, operation, str(status)), self.latency.labels(door, operation))
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def messages(self, door: str, operation: str, n: int, queue: str | None = None) -> None:
-        if n:
-            self.message_counter.labels(door, operation).inc(n)
-            if queue is not None:
-                self.queue_messages.labels(queue, operation).inc(n)
+        if not n:
+            return
+        child = self._message_children.get((door, operation))
+        if child is None:
+            child = self._message_children[(door, operation)] = self.message_counter.labels(door, operation)
+        child.inc(n)
+        if queue is not None:
+            qchild = self._queue_children.get((queue, operation))
+            if qchild is None:
+                if len(self._queue_children) > 100_000:  # deleted queues' children
+                    self._queue_children.clear()
+                qchild = self._queue_children[(queue, operation)] = self.queue_messages.labels(queue, operation)
+            qchild.inc(n)
 
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
