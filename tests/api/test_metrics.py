@@ -181,3 +181,17 @@ def test_root_redirects_browsers_only(client: FlaskClient) -> None:
     page = client.get("/console/")
     assert page.status_code == 200 and b"console.js" in page.data
     assert client.get("/console/static/console.js").status_code == 200
+
+
+def test_non_http_door_hook(client: FlaskClient) -> None:
+    from spoolq.http.instrumented import acting_as
+    from spoolq.store.model import OutgoingMessage, QueueKind
+
+    services = client.application.extensions["spoolq"]
+    with acting_as("disque"):
+        services.store().send("disque:jobs", OutgoingMessage(body=b"x"), create=QueueKind.STANDARD)
+    services.metrics.command("disque", "ADDJOB", "ok", 0.002)
+    m = scrape(client)
+    assert value(m, "spoolq_messages_total", door="disque", operation="send") == 1
+    assert value(m, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 1
+    assert value(m, "spoolq_queue_ready", queue="disque:jobs", door="disque", name="jobs") == 1

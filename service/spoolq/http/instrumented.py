@@ -9,20 +9,34 @@
 * ``ack``: ``operation="ack"``, the acknowledgements that removed a message.
 
 The door is the one the current HTTP request belongs to (``/queue/1``, ``/dedupq/1``, ``/mq``,
-SQS), or ``store`` outside a request. Doors therefore need no counting code of their own, and a
-new door (Disque) is counted by calling the store it is given. Nothing else changes: results and
-exceptions pass through untouched.
+SQS); a door that is not HTTP (Disque) names itself around its store calls with
+``with acting_as("disque"): ...``; anything else counts as ``store``. Doors therefore need no
+counting code of their own. Nothing else changes: results and exceptions pass through untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from flask import has_request_context, request
 
 from spoolq.http.metrics import Metrics
 from spoolq.store.model import Delivery, OutgoingMessage, QueueKind, SendResult
+
+_DOOR: ContextVar[str | None] = ContextVar("spoolq_door", default=None)
+
+
+@contextlib.contextmanager
+def acting_as(door: str) -> Iterator[None]:
+    """Count the store calls made inside the block for ``door`` (for doors that are not HTTP)."""
+    token = _DOOR.set(door)
+    try:
+        yield
+    finally:
+        _DOOR.reset(token)
 
 
 class InstrumentedStore:
@@ -40,6 +54,9 @@ class InstrumentedStore:
         return self._store
 
     def _door(self) -> str:
+        named = _DOOR.get()
+        if named is not None:
+            return named
         return self._door_of(request.path) if has_request_context() else "store"
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
