@@ -308,7 +308,7 @@ function renderQueue(q, messages) {
 function messagesHtml(list) {
   if (!list.length) return '<p class="muted" data-testid="no-messages">The queue has no messages to show.</p>';
   return list.map((m) => `<div class="msg" data-testid="message">
-    <header><span class="id">${esc(m.id.slice(0, 16))}…</span><span>${fmtTime(m.sent_at)}</span>
+    <header><span class="id" title="message id">${esc(m.id)}</span><span>${fmtTime(m.sent_at)}</span>
       <span>received ${m.receive_count}×</span><span>${fmtBytes(m.size)}</span>
       ${m.group_id ? `<span>group <code>${esc(m.group_id)}</code></span>` : ""}
       ${m.claimed_until ? `<span class="badge claimed">claimed until ${new Date(m.claimed_until * 1000).toLocaleTimeString()}</span>` : ""}
