@@ -147,3 +147,12 @@ def _wait(cond, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     while not cond():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_permissions_use_the_name_users_know(keyed: Flask, file_store: FileStore) -> None:
+    for store_name in ("team-x", "mq:team-y", "sqs:123456789012:us-east-1:team-z", "mq:other"):
+        file_store.send(store_name, _msg(b"1"), create=QueueKind.STANDARD)
+    rows = call(keyed, "GET", "/queues", key="k-team").get_json()["queues"]
+    assert sorted(r["store_name"] for r in rows) == ["mq:team-y", "sqs:123456789012:us-east-1:team-z", "team-x"]
+    assert call(keyed, "GET", "/queues/mq:other/messages", key="k-team").status_code == 403
+    assert call(keyed, "GET", "/queues/mq:team-y/messages", key="k-team").status_code == 200

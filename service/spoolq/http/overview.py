@@ -4,7 +4,8 @@ Store names carry their door: ``__dedupq:<q>`` (EmoDB DedupQueueService), ``sqs:
 <region>:<q>`` (SQS), ``mq:<q>`` (MQ), ``disque:<q>`` (Disque); any other name is an EmoDB
 ``/queue/1`` queue. :func:`door_and_name` maps a store name to the door and the name users
 know; :func:`permission_name` is the name the API-key permissions (``queue|<action>|<name>``)
-are checked against (the EmoDB name for EmoDB queues, the store name for the other doors).
+are checked against: that same name, as the EmoDB and MQ doors check it (one permission model
+for every door: ``queue|poll|jobs`` covers the EmoDB, MQ and SQS queues called ``jobs``).
 
 :class:`Overview` takes a :class:`Snapshot` of every queue at most every ``ttl`` seconds per
 process (3 s by default): ``list_queues``, then per queue its meta (cached by the store), its
@@ -57,8 +58,7 @@ def door_and_name(store_name: str) -> tuple[str, str]:
 
 def permission_name(store_name: str) -> str:
     """The queue name API-key permissions are matched against."""
-    door, name = door_and_name(store_name)
-    return name if door in ("queue", "dedupq") else store_name
+    return door_and_name(store_name)[1]
 
 
 @dataclass(frozen=True)
