@@ -2,6 +2,7 @@
 
 ``spoolq serve``      run the HTTP service (EmoDB, MQ and SQS doors) under gunicorn
 ``spoolq hash-key``   print the SHA-256 digest to put in the config for an API key
+``spoolq check-config`` validate settings, config and root without serving (:mod:`spoolq.check_config`)
 ``spoolq send | poll | ack | peek | size | purge | move | tail | queues``
                       client commands over HTTP (:mod:`spoolq.cli_client`)
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spoolq.check_config import add_check_config
 from spoolq.cli_client import CliError, add_client_commands
 from spoolq.cli_pipeline import add_pipeline_command
 from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
@@ -24,7 +26,10 @@ Handler = Callable[[argparse.Namespace], int]
 
 def _add_serve(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the HTTP service under gunicorn",
-                       description="Run the HTTP service. Flags win over SPOOLQ_* environment variables.")
+                       description="Run the HTTP service. Flags win over SPOOLQ_* environment variables.",
+                       epilog="examples:\n  spoolq serve --root /var/lib/spoolq --port 8480\n"
+                              "  spoolq serve --host 0.0.0.0 --config /etc/spoolq/spoolq.yaml --workers 8",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--root", type=Path, help="data directory (MQ --root; default: ./data in the checkout)")
     p.add_argument("--host", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help=f"listen port (default {DEFAULT_PORT})")
@@ -85,7 +90,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _add_hash_key(sub: Any) -> None:
-    p = sub.add_parser("hash-key", help="print the sha256 of an API key for the config file")
+    p = sub.add_parser("hash-key", help="print the sha256 of an API key for the config file",
+                       epilog="example:\n  echo -n 'my-key' | spoolq hash-key --stdin",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--stdin", action="store_true", help="read the key from standard input instead of a prompt")
     p.set_defaults(handler=run_hash_key)
 
@@ -104,7 +111,7 @@ def run_hash_key(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spoolq", description="spoolq: a durable file-per-message queue")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_serve, _add_hash_key):
+    for add in (_add_serve, _add_hash_key, add_check_config):
         add(sub)
     add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
     add_pipeline_command(sub)  # Spark pipelines (spoolq-spark)

@@ -236,8 +236,17 @@ def run_purge(args: argparse.Namespace) -> int:
     return _run(args, body)
 
 
+def _queue_exists(c: SpoolqClient, name: str, dedup: bool) -> bool:
+    kind = "dedup" if dedup else None
+    return any(q.name == name and (kind is None or str(q.kind) == kind)
+               for q in c.list_queues(prefix=name, limit=1))
+
+
 def run_move(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
+        if not _queue_exists(c, args.source, args.dedup):
+            raise CliError(f"queue {args.source} does not exist: nothing to move "
+                           "(see `spoolq queues`; --dedup for a dedup queue)")
         total = c.size(args.source, dedup=args.dedup)
         ref = c.move(args.source, args.destination, dedup=args.dedup)
         if args.no_wait:
@@ -260,28 +269,42 @@ def run_move(args: argparse.Namespace) -> int:
 
 
 def _wait_for_move(c: SpoolqClient, args: argparse.Namespace, ref: str, total: int) -> str:
-    """Poll the move until it leaves IN_PROGRESS, with a progress bar on stderr (rich)."""
+    """Poll the move until it leaves IN_PROGRESS, showing progress on stderr: a bar (rich) on a
+    terminal or with ``--progress bar``, one ``moved N/TOTAL`` line per check otherwise or with
+    ``--progress lines``, nothing with ``--progress never``. Never both."""
+    mode = {"always": "bar"}.get(args.progress, args.progress)
+    if mode == "auto":
+        mode = "bar" if sys.stderr.isatty() else "lines"
+
+    def check() -> tuple[str, int]:
+        state = str(c.move_status(ref, dedup=args.dedup).status)
+        left = c.size(args.source, dedup=args.dedup)
+        done = max(total, 1) if state == "COMPLETE" else max(0, min(total, total - left))
+        return state, done
+
+    if mode != "bar":
+        while True:
+            state, done = check()
+            if mode == "lines":
+                suffix = f" ({state})" if state != "IN_PROGRESS" else ""
+                print(f"moved {min(done, total)}/{total}{suffix}", file=sys.stderr, flush=True)
+            if state != "IN_PROGRESS":
+                return state
+            time.sleep(args.interval)
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True, force_terminal=args.progress == "always" or None,
-                      quiet=args.progress == "never")
+    console = Console(stderr=True, force_terminal=True)
     columns = (TextColumn("moving {task.fields[src]} -> {task.fields[dst]}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+               TimeElapsedColumn(), TextColumn("{task.fields[state]}"))
     with Progress(*columns, console=console, transient=False, refresh_per_second=4) as progress:
-        task = progress.add_task("move", total=max(total, 1), src=args.source, dst=args.destination)
+        task = progress.add_task("move", total=max(total, 1), src=args.source, dst=args.destination, state="")
         while True:
-            state = str(c.move_status(ref, dedup=args.dedup).status)
-            left = c.size(args.source, dedup=args.dedup)
-            progress.update(task, completed=max(0, min(total, total - left)))
+            state, done = check()
+            progress.update(task, completed=done, state="" if state == "IN_PROGRESS" else state)
             if state != "IN_PROGRESS":
-                if state == "COMPLETE":
-                    progress.update(task, completed=max(total, 1))
-                if not console.is_terminal and not console.quiet:
-                    console.print(f"moved {max(0, total - left)}/{total} ({state})")
                 return state
-            if not console.is_terminal and not console.quiet:
-                console.print(f"moved {max(0, total - left)}/{total}")
             time.sleep(args.interval)
 
 
@@ -316,7 +339,7 @@ def run_tail(args: argparse.Namespace) -> int:
 
 def run_queues(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
-        queues = c.list_queues(prefix=args.prefix or None, limit=args.limit)
+        queues = sorted(c.list_queues(prefix=args.prefix or None, limit=args.limit), key=lambda q: q.name)
         if args.json:
             _print_json([q.to_dict() for q in queues])
             return 0
@@ -363,74 +386,107 @@ def add_client_commands(sub: Any) -> None:
         sub._parser_class = parser_class
 
 
+def _parser(sub: Any, name: str, help: str, examples: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with examples."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=help[0].upper() + help[1:] + ".",
+        epilog="examples:\n" + "\n".join(f"  {line}" for line in examples.strip().splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return p
+
+
+_QUEUE_HELP = "queue name (the /queue/1 name, or the /dedupq/1 name with --dedup)"
+
+
 def _add_commands(sub: Any) -> None:
-    p = sub.add_parser("send", help="send messages (arguments, @file or stdin)")
-    p.add_argument("queue")
-    p.add_argument("bodies", nargs="*", metavar="BODY", help="a message; @path reads a file; - or none: stdin")
+    p = _parser(sub, "send", "send messages (arguments, @file or stdin)", """
+spoolq send orders '{"id": 7}' '{"id": 8}'      # two JSON messages
+spoolq send orders @order.json                  # the body from a file
+tail -f events.log | spoolq send logs --lines   # one message per line of stdin""")
+    p.add_argument("queue", help=_QUEUE_HELP + "; created on first send")
+    p.add_argument("bodies", nargs="*", metavar="BODY",
+                   help="a message (JSON, or text sent as a JSON string); @path reads a file; - or none: stdin")
     p.add_argument("--lines", action="store_true", help="one message per line of the input")
     p.add_argument("--string", action="store_true", help="send the text as a JSON string even if it is JSON")
     p.add_argument("--delay", type=float, help="seconds before the messages become visible")
     p.add_argument("--ttl", type=float, help="drop the messages if not consumed within this many seconds")
-    p.add_argument("--at-most-once", dest="at_most_once", action="store_true", help="never redeliver")
+    p.add_argument("--at-most-once", dest="at_most_once", action="store_true",
+                   help="deliver each message at most once (never redelivered after a claim expires)")
     p.add_argument("--batch", type=int, default=500, help="messages per sendbatch call (default 500)")
     _common(p)
     p.set_defaults(handler=run_send)
 
-    p = sub.add_parser("poll", help="claim messages and print them")
-    p.add_argument("queue")
-    p.add_argument("--limit", type=int, default=10)
+    p = _parser(sub, "poll", "claim messages and print them", """
+spoolq poll orders --limit 5 --ttl 60     # claim up to 5 for a minute
+spoolq poll orders --wait 20 --ack --json # long-poll, print as JSON, acknowledge at once""")
+    p.add_argument("queue", help=_QUEUE_HELP)
+    p.add_argument("--limit", type=int, default=10, help="most messages to claim (1-1000, default 10)")
     p.add_argument("--ttl", type=int, default=30, help="claim seconds (default 30)")
     p.add_argument("--wait", type=float, default=None, help="long-poll up to this many seconds (0-20)")
     p.add_argument("--ack", action="store_true", help="acknowledge the printed messages at once")
     _common(p)
     p.set_defaults(handler=run_poll)
 
-    p = sub.add_parser("ack", help="acknowledge messages by id (arguments or stdin)")
-    p.add_argument("queue")
-    p.add_argument("ids", nargs="*", metavar="ID")
+    p = _parser(sub, "ack", "acknowledge messages by id (arguments or stdin)", """
+spoolq ack orders 01a2018725a40bbfd16a2256cf1510d25ea02fb6
+spoolq poll orders --json | jq -r '.[].id' | spoolq ack orders""")
+    p.add_argument("queue", help=_QUEUE_HELP)
+    p.add_argument("ids", nargs="*", metavar="ID", help="message ids (40 hex digits); none: read them from stdin")
     _common(p)
     p.set_defaults(handler=run_ack)
 
-    p = sub.add_parser("peek", help="print messages without claiming them")
-    p.add_argument("queue")
-    p.add_argument("--limit", type=int, default=10)
+    p = _parser(sub, "peek", "print messages without claiming them", """
+spoolq peek orders --limit 3""")
+    p.add_argument("queue", help=_QUEUE_HELP)
+    p.add_argument("--limit", type=int, default=10, help="most messages to print (1-5000, default 10)")
     _common(p)
     p.set_defaults(handler=run_peek)
 
-    p = sub.add_parser("size", help="print the number of messages")
-    p.add_argument("queue")
+    p = _parser(sub, "size", "print the number of messages", """
+spoolq size orders
+spoolq size orders --json        # {"queue": ..., "size": ..., "claimed": ...}""")
+    p.add_argument("queue", help=_QUEUE_HELP)
     p.add_argument("--limit", type=int, default=None, help="count exactly up to this, estimate beyond")
     _common(p)
     p.set_defaults(handler=run_size)
 
-    p = sub.add_parser("purge", help="delete every message of a queue")
-    p.add_argument("queue")
-    p.add_argument("--yes", action="store_true", help="confirm")
+    p = _parser(sub, "purge", "delete every message of a queue", """
+spoolq purge orders --yes""")
+    p.add_argument("queue", help=_QUEUE_HELP)
+    p.add_argument("--yes", action="store_true", help="confirm (required: a purge cannot be undone)")
     _common(p)
     p.set_defaults(handler=run_purge)
 
-    p = sub.add_parser("move", help="move every message to another queue, showing progress until done")
-    p.add_argument("source", metavar="FROM")
-    p.add_argument("destination", metavar="TO")
+    p = _parser(sub, "move", "move every message to another queue, showing progress until done", """
+spoolq move orders-dlq orders              # redrive a dead-letter queue
+spoolq move big archive --progress lines   # one progress line per check
+spoolq move big archive --no-wait          # print the move id and return""")
+    p.add_argument("source", metavar="FROM", help="the queue to empty (must exist)")
+    p.add_argument("destination", metavar="TO", help="the queue to fill (created if missing)")
     p.add_argument("--no-wait", dest="no_wait", action="store_true", help="print the move id and return")
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between status checks")
-    p.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
-                   help="progress bar on stderr (auto: a bar on a terminal, lines otherwise)")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between status checks (default 0.5)")
+    p.add_argument("--progress", choices=["auto", "bar", "lines", "never", "always"], default="auto",
+                   help="progress on stderr: bar, lines, or never (auto: a bar on a terminal, lines "
+                        "otherwise; always is bar)")
     _common(p)
     p.set_defaults(handler=run_move)
 
-    p = sub.add_parser("tail", help="follow a queue without consuming (peek polling)")
-    p.add_argument("queue")
+    p = _parser(sub, "tail", "follow a queue without consuming (peek polling)", """
+spoolq tail orders                         # until Ctrl-C
+spoolq tail orders --count 10 --json       # the first 10, as JSON lines""")
+    p.add_argument("queue", help=_QUEUE_HELP)
     p.add_argument("--limit", type=int, default=1000, help="peek window: the oldest N ready messages")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between peeks")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between peeks (default 1)")
     p.add_argument("--count", type=int, default=None, help="exit after printing this many messages")
     p.add_argument("--timeout-after", dest="timeout_after", type=float, default=None,
                    help="exit after this many seconds")
     _common(p)
     p.set_defaults(handler=run_tail)
 
-    p = sub.add_parser("queues", help="table of queues with depth, claimed and delayed counts")
-    p.add_argument("--prefix", default="")
+    p = _parser(sub, "queues", "table of queues (by name) with depth, claimed and delayed counts", """
+spoolq queues
+spoolq queues --prefix orders --json""")
+    p.add_argument("--prefix", default="", help="only queues whose name starts with this")
     p.add_argument("--limit", type=int, default=None, help="count each queue exactly up to this")
     _common(p, dedup=False)
     p.set_defaults(handler=run_queues)

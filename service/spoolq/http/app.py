@@ -5,8 +5,12 @@ Nothing is built at import. ``create_app`` wires, for one app:
 * the EmoDB doors ``/queue/1`` and ``/dedupq/1`` (:mod:`spoolq.http.emodb`), the MQ door
   ``/mq`` (:mod:`spoolq.http.mq`), and the SQS door (``POST /``) when
   ``spoolq.http.sqs.create_blueprint`` exists;
-* ``/healthz`` (store health; 503 when the store cannot serve), ``/metrics`` (Prometheus),
+* ``/healthz`` (liveness: store health; 503 when the store cannot serve), ``/readyz``
+  (readiness: the store is writable and a group-commit flush completes), ``/metrics``
+  (Prometheus: :mod:`spoolq.http.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
+* the web console at ``/console/`` (:mod:`spoolq.http.console`); ``GET /`` from a browser
+  (``Accept: text/html``) redirects there, while SQS's ``POST /`` is untouched;
 * one error renderer per door: EmoDB errors exactly as EmoDB renders them, MQ errors as
   text, SQS errors in the SQS protocol's shape (JSON or XML), everything else as JSON
   ``{"message": ...}``; never an HTML page, a redirect page or a stack trace;
@@ -32,12 +36,13 @@ from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from spoolq import __version__
-from spoolq.http import apidoc, emodb, emodb_wire, framing, mq
+from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq
 from spoolq.http import schemas as s
 from spoolq.http.auth import Authenticator
 from spoolq.http.context import Services
 from spoolq.http.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from spoolq.http.metrics import Metrics
+from spoolq.http.overview import StoreCollector
 from spoolq.settings import Settings
 from spoolq.store.model import QueueStore
 
@@ -95,7 +100,8 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
         OPENAPI_SWAGGER_UI_URL="/docs/assets/",
         JSON_SORT_KEYS=False,
     )
-    services = Services(settings, Authenticator.from_settings(settings), Metrics(), store)
+    services = Services(settings, Authenticator.from_settings(settings), Metrics(), store, door_of=door_of)
+    services.metrics.scrape_collectors.append(StoreCollector(services.overview))
     app.extensions["spoolq"] = services
 
     api = _Api(app, spec_kwargs={"info": {
@@ -108,6 +114,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     api.register_blueprint(mq.create_blueprint(services))
     api.register_blueprint(_ops_blueprint(services))
     _register_sqs(app, settings, services)
+    console.register(app, api, services)
 
     assets = swagger_ui_bundle.swagger_ui_path
 
@@ -148,15 +155,26 @@ def _ops_blueprint(services: Services) -> Blueprint:
         body = s.HealthSchema().dumps({"status": "ok" if healthy else "unavailable", "store": details})
         return Response(body, status=200 if healthy else 503, mimetype="application/json")
 
+    def readyz() -> Response:
+        ready, details = services.ready()
+        body = s.HealthSchema().dumps({"status": "ok" if ready else "unavailable", "store": details})
+        return Response(body, status=200 if ready else 503, mimetype="application/json")
+
     def metrics() -> Response:
-        return Response(services.metrics.render(), mimetype=METRICS_CONTENT_TYPE)
+        # content_type, not mimetype: Flask would append a second charset to a text/* mimetype
+        return Response(services.metrics.render(), content_type=METRICS_CONTENT_TYPE)
 
     health_doc = blp.doc(operationId="healthz", summary="Store health", responses={
         "200": {"description": "healthy", "content": apidoc.json_content(s.HealthSchema)},
         "503": {"description": "the store cannot serve", "content": apidoc.json_content(s.HealthSchema)}})
+    ready_doc = blp.doc(operationId="readyz", summary="Readiness: store writable, flush working", responses={
+        "200": {"description": "ready", "content": apidoc.json_content(s.HealthSchema)},
+        "503": {"description": "not ready (the store cannot write or flush)",
+                "content": apidoc.json_content(s.HealthSchema)}})
     metrics_doc = blp.doc(operationId="metrics", summary="Prometheus metrics", responses={
         "200": {"description": "text exposition format", "content": {"text/plain": {"schema": s.TEXT}}}})
     blp.route("/healthz", methods=["GET"])(health_doc(healthz))
+    blp.route("/readyz", methods=["GET"])(ready_doc(readyz))
     blp.route("/metrics", methods=["GET"])(metrics_doc(metrics))
 
     return blp
@@ -175,7 +193,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
         response = _never_html(response)
         started = g.get("spoolq_started")
         if started is not None:
-            operation = (request.endpoint or "unmatched").rsplit(".", 1)[-1]
+            # a door may name the operation itself (SQS: the action)
+            operation = g.get("spoolq_operation") or (request.endpoint or "unmatched").rsplit(".", 1)[-1]
             services.metrics.observe(door_of(request.path), operation, response.status_code,
                                      time.perf_counter() - started)
         return response

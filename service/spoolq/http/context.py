@@ -1,5 +1,10 @@
 """Per-app services the front doors share: settings, the store (built lazily, post-fork), auth, metrics.
 
+The store a door gets is the real one wrapped in :class:`~spoolq.http.instrumented.InstrumentedStore`
+(message counters); the store's group commit reports each flush to the metrics
+(``GroupCommit.on_flush``). :attr:`Services.overview` is the cached snapshot of every queue that
+``/metrics`` and the console read.
+
 Nothing here is built at import. :class:`Services` is created by ``create_app``; under
 gunicorn that happens in each worker after the fork, and the store itself is only opened
 on first use, so every worker owns its own file handles, inotify watches and maintenance
@@ -9,11 +14,17 @@ thread.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, cast
 
 from spoolq.errors import StorageUnavailable, storage_error
 from spoolq.http.auth import Authenticator
+from spoolq.http.instrumented import InstrumentedStore
 from spoolq.http.metrics import Metrics
+from spoolq.http.overview import Overview
 from spoolq.settings import Settings
 from spoolq.store.model import QueueStore
 
@@ -22,13 +33,21 @@ class Services:
     """What a view needs, bound to one app."""
 
     def __init__(self, settings: Settings, auth: Authenticator, metrics: Metrics,
-                 store: QueueStore | None = None) -> None:
+                 store: QueueStore | None = None, door_of: Callable[[str], str] | None = None) -> None:
         self.settings = settings
         self.auth = auth
         self.metrics = metrics
-        self._store = store
+        self._door_of = door_of or (lambda _path: "http")
         self._owned = store is None
         self._lock = threading.Lock()
+        self._store = None if store is None else self._instrument(store)
+        self.overview = Overview(self.store)
+
+    def _instrument(self, store: Any) -> QueueStore:
+        commit = getattr(store, "commit", None)
+        if commit is not None and hasattr(commit, "on_flush"):
+            commit.on_flush = self.metrics.flushed
+        return cast(QueueStore, InstrumentedStore(store, self.metrics, self._door_of))
 
     def store(self) -> QueueStore:
         """The store, opened (and its background maintenance started) on first use."""
@@ -37,7 +56,7 @@ class Services:
             return store
         with self._lock:
             if self._store is None:
-                self._store = self._open_store()
+                self._store = self._instrument(self._open_store())
             return self._store
 
     def _open_store(self) -> QueueStore:
@@ -69,9 +88,35 @@ class Services:
         healthy = bool(details.get("ok", details.get("healthy", True)))
         return healthy, details
 
+    def ready(self, timeout: float = 5.0) -> tuple[bool, dict[str, Any]]:
+        """Readiness: healthy (the probe file was written), and a group-commit flush completes
+        within ``timeout`` seconds (a hung or failing disk makes the node unready)."""
+        healthy, details = self.health()
+        if not healthy:
+            return False, details
+        commit = getattr(self.store(), "commit", None)
+        flush = getattr(commit, "flush", None)
+        if not callable(flush) or not getattr(commit, "enabled", False):
+            details["flush"] = "off"
+            return True, details
+        started = time.perf_counter()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spoolq-readyz")
+        try:
+            pool.submit(flush).result(timeout=timeout)
+        except FutureTimeout:
+            details.update(ok=False, error=f"a flush did not finish within {timeout:g}s")
+            return False, details
+        except StorageUnavailable as e:
+            details.update(ok=False, error=e.message)
+            return False, details
+        finally:
+            pool.shutdown(wait=False)
+        details["flush_seconds"] = round(time.perf_counter() - started, 6)
+        return True, details
+
     def close(self) -> None:
         if self._owned and self._store is not None:
-            close = getattr(self._store, "close", None)
+            close = getattr(self._store, "close", None)  # forwarded to the store
             if callable(close):
                 close()
             self._store = None

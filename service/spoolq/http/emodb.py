@@ -48,7 +48,6 @@ class EmoDoor:
         self.services = services
         self.dedup = dedup
         self.kind = QueueKind.DEDUP if dedup else QueueKind.STANDARD
-        self.metric_door = "dedupq" if dedup else "queue"
 
     # --- request pieces ---------------------------------------------------------------
 
@@ -90,9 +89,6 @@ class EmoDoor:
             return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)
         return make
 
-    def count(self, op: str, n: int) -> None:
-        self.services.metrics.messages(self.metric_door, op, n)
-
     # --- views --------------------------------------------------------------------------
 
     def send(self, queue: str) -> Response:
@@ -103,7 +99,6 @@ class EmoDoor:
         name = self.store_name(queue)
         data = wire.message_bytes(value)
         self.services.store().send(name, make(data), create=self.kind)
-        self.count("send", 1)
         return success()
 
     def send_batch(self, queue: str) -> Response:
@@ -115,7 +110,6 @@ class EmoDoor:
         messages = [make(wire.message_bytes(v)) for v in values]
         if messages:
             self.services.store().send_batch(name, messages, create=self.kind)
-            self.count("send", len(messages))
         return success()
 
     def send_batches(self) -> Response:
@@ -134,7 +128,6 @@ class EmoDoor:
         for name, messages in prepared:
             if messages:
                 store.send_batch(name, messages, create=self.kind)
-                self.count("send", len(messages))
         return success()
 
     def poll(self, queue: str) -> Response:
@@ -161,7 +154,6 @@ class EmoDoor:
         if wait > wire.MAX_WAIT:
             raise wire.illegal_argument("Wait must be <=20")
         deliveries = self.services.store().poll(name, limit=limit, claim_ttl=float(ttl), wait=wait)
-        self.count("poll", len(deliveries))
         return self.render_messages([d.message for d in deliveries], meta=meta)
 
     def peek(self, queue: str) -> Response:
@@ -221,7 +213,6 @@ class EmoDoor:
         name = self.store_name(queue)
         if ids:
             self.services.store().ack(name, ids)
-            self.count("ack", len(ids))
         return success()
 
     def size(self, queue: str) -> Response:
@@ -283,6 +274,7 @@ class EmoDoor:
                 c = store.counts(name, limit=limit)
                 out.append({"name": shown, "kind": kind, "ready": c.ready, "claimed": c.claimed,
                             "delayed": c.delayed, "exact": c.exact})
+        out.sort(key=lambda q: q["name"])
         return _json(json.dumps(out, separators=(",", ":")))
 
     def move(self) -> Response:

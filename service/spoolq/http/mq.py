@@ -126,7 +126,6 @@ class MqDoor:
         if not deliveries:
             return Response(status=204)
         message = deliveries[0].message
-        self.services.metrics.messages("mq", "poll", 1)
         return Response(message.body, status=200, mimetype="application/octet-stream",
                         headers={"X-Message-Id": message.id})
 
@@ -142,7 +141,6 @@ class MqDoor:
         except (HTTPException, OSError, ValueError) as e:
             raise MqError(400, f"the request body could not be read: {type(e).__name__}") from None
         result = self.services.store().send(name, OutgoingMessage(body=body, delay=delay, ttl=ttl))
-        self.services.metrics.messages("mq", "send", 1)
         return text_response(201, "", {"X-Message-Id": result.id})
 
     def delete_message(self, queue: str, message_id: str) -> Response:
@@ -151,7 +149,6 @@ class MqDoor:
         removed = self.services.store().ack(name, [message_id])
         if not any(removed):
             raise MqError(404, "no such message")
-        self.services.metrics.messages("mq", "ack", 1)
         return text_response(200, "")
 
 

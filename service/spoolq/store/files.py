@@ -32,6 +32,7 @@ still one flush round for many concurrent sends, but only of this store's own fi
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -41,7 +42,7 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,10 @@ class GroupCommit:
     highest ticket issued, flushes, and publishes it as durable. Callers whose ticket is
     covered return; the others elect the next leader. A failed flush fails every caller
     it covered (they get :class:`~spoolq.errors.StorageUnavailable`).
+
+    ``on_flush``, when set, is called by each leader after a successful flush with the flush's
+    duration in seconds and the number of tickets (waiting writers) it made durable; the service
+    sets it to record metrics. It runs outside the lock; an exception from it is ignored.
     """
 
     def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True) -> None:
@@ -138,6 +143,7 @@ class GroupCommit:
         self._pending_paths: list[str] = []  # only used without syncfs
         self.flushes = 0
         self.flush_seconds = 0.0
+        self.on_flush: Callable[[float, int], None] | None = None
 
     @property
     def per_file(self) -> bool:
@@ -155,7 +161,7 @@ class GroupCommit:
             with self._cond:
                 self._pending_paths.extend(paths)
 
-    def _do_flush(self, paths: list[str]) -> None:
+    def _do_flush(self, paths: list[str]) -> float:
         start = time.perf_counter()
         if self._syncfs is not None:
             if self._syncfs(self._root_fd()) != 0:
@@ -171,8 +177,10 @@ class GroupCommit:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
+        elapsed = time.perf_counter() - start
         self.flushes += 1
-        self.flush_seconds += time.perf_counter() - start
+        self.flush_seconds += elapsed
+        return elapsed
 
     def flush(self) -> None:
         if not self.enabled:
@@ -192,11 +200,16 @@ class GroupCommit:
                     continue
                 self._syncing = True
                 target = self._issued
+                covered = target - self._durable
                 paths, self._pending_paths = self._pending_paths, []
                 self._cond.release()
                 error: OSError | None = None
                 try:
-                    self._do_flush(paths)
+                    elapsed = self._do_flush(paths)
+                    callback = self.on_flush
+                    if callback is not None:
+                        with contextlib.suppress(Exception):
+                            callback(elapsed, covered)
                 except OSError as e:
                     error = e
                 finally:

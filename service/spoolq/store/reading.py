@@ -1,4 +1,4 @@
-"""Reads without side effects (except dedup surfacing): peek, counts, size, claim count."""
+"""Reads without side effects (except dedup surfacing): peek, counts, size, claim count, oldest."""
 
 from __future__ import annotations
 
@@ -169,3 +169,25 @@ class Reading(StoreCore):
             return 0
         now_ms = self.now_ms()
         return sum(1 for _path, p in q.claimed_files() if p.when > now_ms)
+
+    def oldest_ready_at(self, queue: str) -> float | None:
+        """When the oldest ready message was sent (seconds since the epoch), or None when none is
+        ready. Standard and dedup queues list only up to the first non-empty bucket (a message keeps
+        its send-time bucket when released); FIFO queues list each group's directory."""
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        if q is None:
+            return None
+        oldest: int | None = None
+        try:
+            for bucket, bdir in q.ready_buckets(write_window_start(self.now_ms())):
+                names = [n for n in listdir(bdir) if L.READY_RE.match(n)]
+                if not names:
+                    continue
+                if q.kind is not QueueKind.FIFO:
+                    return int(bucket)
+                first = L.id_time_ms(min(names)) // 1000
+                oldest = first if oldest is None else min(oldest, first)
+        except OSError as e:
+            raise storage_error(e, f"reading {queue!r}") from e
+        return None if oldest is None else float(oldest)

@@ -2,6 +2,36 @@
 
 from .ack_partitioned import AckPartitioned
 from .claim_count_partitioned import ClaimCountPartitioned
+from .console_can import ConsoleCan
+from .console_dead_letter import ConsoleDeadLetter
+from .console_error import ConsoleError
+from .console_move import ConsoleMove
+from .console_move_body import ConsoleMoveBody
+from .console_move_state import ConsoleMoveState
+from .console_ok import ConsoleOk
+from .console_peek import ConsolePeek
+from .console_peeked import ConsolePeeked
+from .console_peeked_attributes import ConsolePeekedAttributes
+from .console_peeked_encoding import ConsolePeekedEncoding
+from .console_purge_body import ConsolePurgeBody
+from .console_queue_detail import ConsoleQueueDetail
+from .console_queue_detail_dead_letter_type_0_type_0 import ConsoleQueueDetailDeadLetterType0Type0
+from .console_queue_detail_door import ConsoleQueueDetailDoor
+from .console_queue_detail_kind import ConsoleQueueDetailKind
+from .console_queue_detail_tags import ConsoleQueueDetailTags
+from .console_queue_list import ConsoleQueueList
+from .console_queue_row import ConsoleQueueRow
+from .console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0
+from .console_queue_row_door import ConsoleQueueRowDoor
+from .console_queue_row_kind import ConsoleQueueRowKind
+from .console_send_body import ConsoleSendBody
+from .console_sent import ConsoleSent
+from .console_server import ConsoleServer
+from .console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets
+from .console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets
+from .console_session import ConsoleSession
+from .console_settings import ConsoleSettings
+from .console_totals import ConsoleTotals
 from .dedup_ack_partitioned import DedupAckPartitioned
 from .dedup_claim_count_partitioned import DedupClaimCountPartitioned
 from .dedup_peek_meta import DedupPeekMeta
@@ -46,6 +76,36 @@ from .validation_errors import ValidationErrors
 __all__ = (
     "AckPartitioned",
     "ClaimCountPartitioned",
+    "ConsoleCan",
+    "ConsoleDeadLetter",
+    "ConsoleError",
+    "ConsoleMove",
+    "ConsoleMoveBody",
+    "ConsoleMoveState",
+    "ConsoleOk",
+    "ConsolePeek",
+    "ConsolePeeked",
+    "ConsolePeekedAttributes",
+    "ConsolePeekedEncoding",
+    "ConsolePurgeBody",
+    "ConsoleQueueDetail",
+    "ConsoleQueueDetailDeadLetterType0Type0",
+    "ConsoleQueueDetailDoor",
+    "ConsoleQueueDetailKind",
+    "ConsoleQueueDetailTags",
+    "ConsoleQueueList",
+    "ConsoleQueueRow",
+    "ConsoleQueueRowDeadLetterType0Type0",
+    "ConsoleQueueRowDoor",
+    "ConsoleQueueRowKind",
+    "ConsoleSendBody",
+    "ConsoleSent",
+    "ConsoleServer",
+    "ConsoleServerFlushBatchBuckets",
+    "ConsoleServerFlushSecondsBuckets",
+    "ConsoleSession",
+    "ConsoleSettings",
+    "ConsoleTotals",
     "DedupAckPartitioned",
     "DedupClaimCountPartitioned",
     "DedupPeekMeta",

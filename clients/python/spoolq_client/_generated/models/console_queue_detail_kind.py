@@ -1,0 +1,10 @@
+from typing import Literal
+
+ConsoleQueueDetailKind = Literal['dedup', 'fifo', 'standard']
+
+CONSOLE_QUEUE_DETAIL_KIND_VALUES: set[ConsoleQueueDetailKind] = { 'dedup', 'fifo', 'standard',  }
+
+def check_console_queue_detail_kind(value: str) -> ConsoleQueueDetailKind:
+    if value in CONSOLE_QUEUE_DETAIL_KIND_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {CONSOLE_QUEUE_DETAIL_KIND_VALUES!r}")

@@ -1,0 +1,10 @@
+from typing import Literal
+
+ConsoleQueueRowKind = Literal['dedup', 'fifo', 'standard']
+
+CONSOLE_QUEUE_ROW_KIND_VALUES: set[ConsoleQueueRowKind] = { 'dedup', 'fifo', 'standard',  }
+
+def check_console_queue_row_kind(value: str) -> ConsoleQueueRowKind:
+    if value in CONSOLE_QUEUE_ROW_KIND_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {CONSOLE_QUEUE_ROW_KIND_VALUES!r}")

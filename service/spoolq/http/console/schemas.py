@@ -1,0 +1,158 @@
+"""marshmallow schemas of the console's JSON API (documented in ``openapi.yaml``)."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+DOORS = ["queue", "dedupq", "sqs", "mq", "disque"]
+
+
+class ConsoleErrorSchema(Schema):
+    message = fields.String(required=True)
+
+
+class ConsoleSessionSchema(Schema):
+    open = fields.Boolean(required=True, metadata={"description": "true when the service has no API keys"})
+    principal = fields.String(required=True, metadata={"description": "the key's name (open, anonymous, ...)"})
+    version = fields.String(required=True)
+    node = fields.String(required=True)
+
+
+class ConsoleCanSchema(Schema):
+    get_status = fields.Boolean(required=True)
+    post = fields.Boolean(required=True)
+    poll = fields.Boolean(required=True)
+    manage = fields.Boolean(required=True, metadata={
+        "description": "purge, unclaim all, move, redrive, cancel: `poll` on most queues, `admin` on SQS queues"})
+
+
+class ConsoleTotalsSchema(Schema):
+    send = fields.Float(required=True)
+    poll = fields.Float(required=True)
+    ack = fields.Float(required=True)
+
+
+class ConsoleDeadLetterSchema(Schema):
+    queue = fields.String(required=True, metadata={"description": "store name of the dead-letter queue"})
+    max_receives = fields.Integer(required=True)
+    messages = fields.Integer(required=True, metadata={"description": "ready + delayed in the dead-letter queue"})
+
+
+class ConsoleQueueRowSchema(Schema):
+    store_name = fields.String(required=True, metadata={"description": "the name in the store (unique)"})
+    door = fields.String(required=True, validate=validate.OneOf(DOORS))
+    name = fields.String(required=True, metadata={"description": "the name users of the door know"})
+    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+    ready = fields.Integer(required=True)
+    claimed = fields.Integer(required=True)
+    delayed = fields.Integer(required=True)
+    exact = fields.Boolean(required=True, metadata={"description": "false when ready was estimated"})
+    oldest_age = fields.Float(required=True, metadata={"description": "seconds; 0 when nothing is ready"})
+    dead_letter = fields.Nested(ConsoleDeadLetterSchema, allow_none=True, required=True)
+    dead_letter_sources = fields.List(fields.String(), required=True)
+    totals = fields.Nested(ConsoleTotalsSchema, required=True,
+                           metadata={"description": "messages sent / delivered / acked since the service started"})
+    can = fields.Nested(ConsoleCanSchema, required=True)
+
+
+class ConsoleMoveSchema(Schema):
+    ref = fields.String(required=True)
+    source = fields.String(required=True)
+    destination = fields.String(required=True)
+    state = fields.String(required=True, validate=validate.OneOf(["IN_PROGRESS", "COMPLETE", "ERROR", "CANCELLED"]))
+    moved = fields.Integer(required=True)
+    remaining = fields.Integer(required=True, metadata={"description": "messages still in the source"})
+    started_at = fields.Float(required=True)
+    finished_at = fields.Float(allow_none=True, required=True)
+    error = fields.String(allow_none=True, required=True)
+    max_per_second = fields.Integer(allow_none=True, required=True)
+
+
+class ConsoleQueueListSchema(Schema):
+    queues = fields.List(fields.Nested(ConsoleQueueRowSchema), required=True)
+    moves = fields.List(fields.Nested(ConsoleMoveSchema), required=True)
+    time = fields.Float(required=True, metadata={"description": "server time of the counters"})
+
+
+class ConsoleSettingsSchema(Schema):
+    visibility_timeout = fields.Float(required=True)
+    delay = fields.Float(required=True)
+    retention = fields.Float(required=True)
+    max_message_bytes = fields.Integer(required=True)
+    receive_wait = fields.Float(required=True)
+    fifo = fields.Boolean(required=True)
+    content_based_dedup = fields.Boolean(required=True)
+    archive = fields.Boolean(required=True)
+    archive_retention = fields.Float(required=True)
+
+
+class ConsoleQueueDetailSchema(ConsoleQueueRowSchema):
+    settings = fields.Nested(ConsoleSettingsSchema, required=True)
+    tags = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    created_at = fields.Float(required=True)
+    moves = fields.List(fields.Nested(ConsoleMoveSchema), required=True)
+
+
+class ConsolePeekedSchema(Schema):
+    id = fields.String(required=True)
+    sent_at = fields.Float(required=True)
+    receive_count = fields.Integer(required=True)
+    claimed_until = fields.Float(allow_none=True, required=True)
+    group_id = fields.String(allow_none=True, required=True)
+    size = fields.Integer(required=True)
+    body = fields.String(required=True, metadata={"description": "UTF-8 text, or base64 when binary"})
+    encoding = fields.String(required=True, validate=validate.OneOf(["utf-8", "base64"]))
+    attributes = fields.Dict(required=True)
+
+
+class ConsolePeekSchema(Schema):
+    messages = fields.List(fields.Nested(ConsolePeekedSchema), required=True)
+
+
+class ConsolePeekQuery(Schema):
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 200))
+
+
+class ConsoleSendBodySchema(Schema):
+    body = fields.String(required=True, metadata={"description": "the message body (UTF-8)"})
+    group_id = fields.String(load_default=None, allow_none=True, metadata={"description": "FIFO queues"})
+
+
+class ConsoleSentSchema(Schema):
+    id = fields.String(required=True)
+
+
+class ConsolePurgeBodySchema(Schema):
+    confirm = fields.String(required=True, metadata={"description": "the queue's name, typed to confirm"})
+
+
+class ConsoleMoveBodySchema(Schema):
+    to = fields.String(load_default=None, allow_none=True, metadata={
+        "description": "store name of an existing destination queue (redrive: defaults to the source)"})
+    max_per_second = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(1, 100_000))
+
+
+class ConsoleOkSchema(Schema):
+    ok = fields.Boolean(required=True)
+
+
+class ConsoleServerSchema(Schema):
+    version = fields.String(required=True)
+    node = fields.String(required=True)
+    root = fields.String(required=True)
+    free_bytes = fields.Integer(allow_none=True, required=True)
+    fsync = fields.Boolean(required=True)
+    flush = fields.String(required=True, metadata={"description": "syncfs or fsync"})
+    workers = fields.Integer(required=True)
+    threads = fields.Integer(required=True)
+    pid = fields.Integer(required=True)
+    started_at = fields.Float(required=True)
+    queues = fields.Integer(required=True)
+    flushes = fields.Float(required=True, metadata={"description": "group-commit flushes (all workers)"})
+    flush_seconds_avg = fields.Float(allow_none=True, required=True)
+    flush_batch_avg = fields.Float(allow_none=True, required=True)
+    flush_seconds_buckets = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
+                                        metadata={"description": "cumulative histogram: le -> count"})
+    flush_batch_buckets = fields.Dict(keys=fields.String(), values=fields.Float(), required=True)
+    long_polls_waiting = fields.Float(required=True)
+    open = fields.Boolean(required=True)

@@ -1,0 +1,88 @@
+"""The store every door sees: the real store with message counting around the hot calls.
+
+:class:`InstrumentedStore` forwards every attribute to the store and wraps four calls:
+
+* ``send`` / ``send_batch``: ``spoolq_messages_total{door, operation="send"}`` and the per-queue
+  ``spoolq_queue_messages_total{queue, operation="send"}``, counted once the store returned;
+* ``poll``: the same with ``operation="poll"`` for the messages delivered, and while a poll with
+  ``wait > 0`` runs it counts in ``spoolq_long_polls_waiting{door}``;
+* ``ack``: ``operation="ack"``, the acknowledgements that removed a message.
+
+The door is the one the current HTTP request belongs to (``/queue/1``, ``/dedupq/1``, ``/mq``,
+SQS); a door that is not HTTP (Disque) names itself around its store calls with
+``with acting_as("disque"): ...``; anything else counts as ``store``. Doors therefore need no
+counting code of their own. Nothing else changes: results and exceptions pass through untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from flask import has_request_context, request
+
+from spoolq.http.metrics import Metrics
+from spoolq.store.model import Delivery, OutgoingMessage, QueueKind, SendResult
+
+_DOOR: ContextVar[str | None] = ContextVar("spoolq_door", default=None)
+
+
+@contextlib.contextmanager
+def acting_as(door: str) -> Iterator[None]:
+    """Count the store calls made inside the block for ``door`` (for doors that are not HTTP)."""
+    token = _DOOR.set(door)
+    try:
+        yield
+    finally:
+        _DOOR.reset(token)
+
+
+class InstrumentedStore:
+    def __init__(self, store: Any, metrics: Metrics, door_of: Callable[[str], str]) -> None:
+        self._store = store
+        self._metrics = metrics
+        self._door_of = door_of
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    @property
+    def wrapped(self) -> Any:
+        """The store itself."""
+        return self._store
+
+    def _door(self) -> str:
+        named = _DOOR.get()
+        if named is not None:
+            return named
+        return self._door_of(request.path) if has_request_context() else "store"
+
+    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+        result: SendResult = self._store.send(queue, message, create=create)
+        self._metrics.messages(self._door(), "send", 1, queue)
+        return result
+
+    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+                   create: QueueKind | None = None) -> list[SendResult]:
+        results: list[SendResult] = self._store.send_batch(queue, messages, create=create)
+        self._metrics.messages(self._door(), "send", len(results), queue)
+        return results
+
+    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+             wait: float = 0.0) -> list[Delivery]:
+        door = self._door()
+        deliveries: list[Delivery]
+        if wait > 0:
+            with self._metrics.waiting(door):
+                deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
+        else:
+            deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
+        self._metrics.messages(door, "poll", len(deliveries), queue)
+        return deliveries
+
+    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+        done: list[bool] = self._store.ack(queue, refs, released_too=released_too)
+        self._metrics.messages(self._door(), "ack", sum(done), queue)
+        return done

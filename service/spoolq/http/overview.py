@@ -1,0 +1,198 @@
+"""What the service knows about its queues, cheaply: one cached snapshot for /metrics and the console.
+
+Store names carry their door: ``__dedupq:<q>`` (EmoDB DedupQueueService), ``sqs:<account>:
+<region>:<q>`` (SQS), ``mq:<q>`` (MQ), ``disque:<q>`` (Disque); any other name is an EmoDB
+``/queue/1`` queue. :func:`door_and_name` maps a store name to the door and the name users
+know; :func:`permission_name` is the name the API-key permissions (``queue|<action>|<name>``)
+are checked against: that same name, as the EmoDB and MQ doors check it (one permission model
+for every door: ``queue|poll|jobs`` covers the EmoDB, MQ and SQS queues called ``jobs``).
+
+:class:`Overview` takes a :class:`Snapshot` of every queue at most every ``ttl`` seconds per
+process (3 s by default): ``list_queues``, then per queue its meta (cached by the store), its
+:meth:`~spoolq.store.model.QueueStore.counts` with a limit (exact up to ``COUNT_LIMIT`` ready
+messages, estimated beyond, never a walk of every message) and the age of its oldest ready
+message (a listing up to the first non-empty bucket). The moves in progress and the store's
+health (free space, node) come with it. A scrape or a console refresh between two snapshots
+costs nothing; concurrent callers share one refresh.
+
+:class:`StoreCollector` exports the snapshot to Prometheus at scrape time:
+``spoolq_queue_ready|claimed|delayed{queue,door,name}``, ``spoolq_queue_oldest_message_seconds``,
+``spoolq_queue_dead_letter_messages`` (ready messages in the queue's dead-letter queue),
+``spoolq_move_moved{ref,source,destination}``, ``spoolq_moves_in_progress``,
+``spoolq_store_free_bytes`` and ``spoolq_store_up``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from spoolq.errors import QueueNotFound, SpoolqError
+from spoolq.store.model import MoveState, MoveStatus, QueueConfig
+
+#: ready messages counted exactly per queue; beyond, estimated from directory sizes
+COUNT_LIMIT = 10_000
+DEFAULT_TTL = 3.0
+
+_PREFIXES = (("__dedupq:", "dedupq"), ("mq:", "mq"), ("disque:", "disque"))
+
+
+def door_and_name(store_name: str) -> tuple[str, str]:
+    """(door, the name users of that door know) of a store queue name."""
+    for prefix, door in _PREFIXES:
+        if store_name.startswith(prefix):
+            return door, store_name[len(prefix):]
+    if store_name.startswith("sqs:"):
+        parts = store_name.split(":", 3)
+        if len(parts) == 4:
+            return "sqs", parts[3]
+    return "queue", store_name
+
+
+def permission_name(store_name: str) -> str:
+    """The queue name permissions are matched against, as the queue's own door matches it: the
+    name users of that door know, except SQS queues, whose permissions name the store queue
+    (``sqs:ACCOUNT:REGION:name``) through every door."""
+    door, name = door_and_name(store_name)
+    return store_name if door == "sqs" else name
+
+
+def manage_action(store_name: str) -> str:
+    """The permission that purge, unclaim all and moves need: ``poll`` as EmoDB's purge asks,
+    ``admin`` on an SQS queue as the SQS door asks for PurgeQueue and move tasks."""
+    return "admin" if door_and_name(store_name)[0] == "sqs" else "poll"
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    store_name: str
+    door: str
+    name: str
+    kind: str
+    ready: int
+    claimed: int
+    delayed: int
+    exact: bool
+    oldest_at: float | None
+    config: QueueConfig
+    dead_letter_sources: tuple[str, ...] = ()
+
+    def oldest_age(self, now: float) -> float:
+        return max(0.0, now - self.oldest_at) if self.oldest_at is not None else 0.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    taken_at: float
+    queues: dict[str, QueueRow]
+    moves: list[MoveStatus]
+    health: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+class Overview:
+    def __init__(self, store: Callable[[], Any], ttl: float = DEFAULT_TTL) -> None:
+        self._store = store
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._snapshot: Snapshot | None = None
+
+    def snapshot(self, max_age: float | None = None) -> Snapshot:
+        """A snapshot at most ``max_age`` (default ``ttl``) seconds old."""
+        limit = self.ttl if max_age is None else max_age
+        snap = self._snapshot
+        if snap is not None and time.monotonic() - snap.taken_at < limit:
+            return snap
+        with self._lock:
+            snap = self._snapshot
+            if snap is not None and time.monotonic() - snap.taken_at < limit:
+                return snap
+            snap = self._take()
+            self._snapshot = snap
+            return snap
+
+    def invalidate(self) -> None:
+        self._snapshot = None
+
+    def _take(self) -> Snapshot:
+        taken = time.monotonic()
+        try:
+            store = self._store()
+            rows: dict[str, QueueRow] = {}
+            for name in store.list_queues():
+                with contextlib.suppress(QueueNotFound):  # deleted since it was listed
+                    info = store.get_queue(name)
+                    c = store.counts(name, limit=COUNT_LIMIT)
+                    oldest = store.oldest_ready_at(name) if hasattr(store, "oldest_ready_at") else None
+                    door, shown = door_and_name(name)
+                    rows[name] = QueueRow(name, door, shown, info.kind.value, c.ready, c.claimed, c.delayed,
+                                          c.exact, oldest, info.config)
+            sources: dict[str, list[str]] = {}
+            for row in rows.values():
+                if row.config.dead_letter is not None:
+                    sources.setdefault(row.config.dead_letter.queue, []).append(row.store_name)
+            for target, names in sources.items():
+                if target in rows:
+                    r = rows[target]
+                    rows[target] = QueueRow(**{**r.__dict__, "dead_letter_sources": tuple(sorted(names))})
+            moves = store.list_moves()
+            health = dict(store.health()) if hasattr(store, "health") else {"ok": True}
+        except SpoolqError as e:
+            return Snapshot(taken, {}, [], {"ok": False}, error=str(e))
+        except OSError as e:
+            return Snapshot(taken, {}, [], {"ok": False}, error=f"{type(e).__name__}: {e}")
+        return Snapshot(taken, rows, moves, health)
+
+
+class StoreCollector(Collector):
+    """Prometheus gauges from :meth:`Overview.snapshot`, computed at scrape time."""
+
+    def __init__(self, overview: Overview) -> None:
+        self.overview = overview
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        snap = self.overview.snapshot()
+        now = time.time()
+        labels = ["queue", "door", "name"]
+        gauges = {
+            "ready": GaugeMetricFamily("spoolq_queue_ready", "Messages ready to be polled", labels=labels),
+            "claimed": GaugeMetricFamily("spoolq_queue_claimed", "Messages claimed (in flight)", labels=labels),
+            "delayed": GaugeMetricFamily("spoolq_queue_delayed", "Messages not visible yet", labels=labels),
+            "oldest": GaugeMetricFamily("spoolq_queue_oldest_message_seconds",
+                                        "Age of the oldest ready message (0 when none)", labels=labels),
+            "dead": GaugeMetricFamily("spoolq_queue_dead_letter_messages",
+                                      "Messages waiting in the queue's dead-letter queue", labels=labels),
+        }
+        for row in snap.queues.values():
+            values = [row.store_name, row.door, row.name]
+            gauges["ready"].add_metric(values, row.ready)
+            gauges["claimed"].add_metric(values, row.claimed)
+            gauges["delayed"].add_metric(values, row.delayed)
+            gauges["oldest"].add_metric(values, row.oldest_age(now))
+            dlq = row.config.dead_letter
+            if dlq is not None:
+                target = snap.queues.get(dlq.queue)
+                gauges["dead"].add_metric(values, target.ready + target.delayed if target else 0)
+        yield from gauges.values()
+        moved = GaugeMetricFamily("spoolq_move_moved", "Messages moved so far by a move in progress",
+                                  labels=["ref", "source", "destination"])
+        running = 0
+        for m in snap.moves:
+            if m.state is MoveState.IN_PROGRESS:
+                running += 1
+                moved.add_metric([m.ref, m.source, m.destination], m.moved)
+        yield moved
+        yield GaugeMetricFamily("spoolq_moves_in_progress", "Moves in progress", value=running)
+        free = snap.health.get("free_bytes")
+        yield GaugeMetricFamily("spoolq_store_free_bytes", "Free bytes on the root's file system",
+                                value=float(free) if isinstance(free, int) else 0.0)
+        ok = bool(snap.health.get("ok")) and snap.error is None
+        yield GaugeMetricFamily("spoolq_store_up", "1 when the last snapshot of the store succeeded",
+                                value=1.0 if ok else 0.0)

@@ -1,0 +1,205 @@
+"""/metrics, /healthz, /readyz and the browser redirect of /, on the Flask test client over a real store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from spoolq.http.app import create_app
+from spoolq.settings import Settings
+from spoolq.store import FileStore
+from spoolq.store.model import DeadLetterPolicy, QueueConfig
+
+
+def scrape(client: FlaskClient) -> dict[str, list[tuple[dict[str, str], float]]]:
+    r = client.get("/metrics")
+    assert r.status_code == 200
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(r.get_data(as_text=True)):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return out
+
+
+def value(samples: dict[str, list[tuple[dict[str, str], float]]], metric: str, **labels: str) -> float:
+    return sum(v for lab, v in samples.get(metric, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+@pytest.fixture
+def client(tmp_path: Path, file_store: FileStore) -> FlaskClient:
+    """Open mode: these tests count requests, so SQS calls go unsigned (with any identity
+    configured every SQS request must be SigV4-signed)."""
+    return create_app(Settings(root=tmp_path / "root", node_id="metrics-test"), store=file_store).test_client()
+
+
+def sqs(client: FlaskClient, action: str, params: dict[str, object]) -> dict[str, object]:
+    r = client.post("/", data=json.dumps(params), headers={
+        "X-Amz-Target": f"AmazonSQS.{action}", "Content-Type": "application/x-amz-json-1.0"})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    return dict(json.loads(r.get_data() or b"{}"))
+
+
+def test_content_type_has_one_charset(client: FlaskClient) -> None:
+    r = client.get("/metrics")
+    assert r.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_sqs_counted_per_action_and_its_messages_counted(client: FlaskClient) -> None:
+    url = str(sqs(client, "CreateQueue", {"QueueName": "metered"})["QueueUrl"])
+    for i in range(3):
+        sqs(client, "SendMessage", {"QueueUrl": url, "MessageBody": f"m{i}"})
+    sqs(client, "SendMessageBatch", {"QueueUrl": url, "Entries": [
+        {"Id": "a", "MessageBody": "x"}, {"Id": "b", "MessageBody": "y"}]})
+    got = sqs(client, "ReceiveMessage", {"QueueUrl": url, "MaxNumberOfMessages": 10})
+    messages = list(got["Messages"])  # type: ignore[call-overload]
+    sqs(client, "DeleteMessage", {"QueueUrl": url, "ReceiptHandle": messages[0]["ReceiptHandle"]})
+    m = scrape(client)
+    assert value(m, "spoolq_http_requests_total", door="sqs", operation="SendMessage") == 3
+    assert value(m, "spoolq_http_requests_total", door="sqs", operation="SendMessageBatch") == 1
+    assert value(m, "spoolq_http_requests_total", door="sqs", operation="ReceiveMessage") == 1
+    assert value(m, "spoolq_http_requests_total", door="sqs", operation="sqs_root") == 0
+    assert value(m, "spoolq_messages_total", door="sqs", operation="send") == 5
+    assert value(m, "spoolq_messages_total", door="sqs", operation="poll") == len(messages)
+    assert value(m, "spoolq_messages_total", door="sqs", operation="ack") == 1
+    store_name = "sqs:123456789012:us-east-1:metered"
+    assert value(m, "spoolq_queue_messages_total", queue=store_name, operation="send") == 5
+
+
+def test_emodb_and_mq_messages_counted_once(client: FlaskClient) -> None:
+    client.post("/queue/1/q1/sendbatch", json=[1, 2, 3])
+    polled = client.get("/queue/1/q1/poll?limit=2").get_json()
+    assert client.post("/queue/1/q1/ack", json=[polled[0]["id"]]).status_code == 200
+    client.post("/queue/1/q1/ack", json=[polled[0]["id"]])  # acked already: removes nothing
+    client.put("/mq/m1")
+    client.post("/mq/m1/messages", data=b"raw")
+    m = scrape(client)
+    assert value(m, "spoolq_messages_total", door="queue", operation="send") == 3
+    assert value(m, "spoolq_messages_total", door="queue", operation="poll") == 2
+    assert value(m, "spoolq_messages_total", door="queue", operation="ack") == 1
+    assert value(m, "spoolq_messages_total", door="mq", operation="send") == 1
+    assert value(m, "spoolq_queue_messages_total", queue="q1", operation="send") == 3
+
+
+def test_per_queue_gauges_and_dead_letters(client: FlaskClient, file_store: FileStore) -> None:
+    file_store.create_queue("dlq")
+    file_store.create_queue("src", config=QueueConfig(dead_letter=DeadLetterPolicy("dlq", 3)))
+    client.post("/queue/1/src/sendbatch", json=[1, 2, 3, 4])
+    client.post("/queue/1/src/send?delay=600", json=5)
+    client.post("/queue/1/dlq/sendbatch", json=[1, 2])
+    client.get("/queue/1/src/poll?limit=1")
+    m = scrape(client)
+    assert value(m, "spoolq_queue_ready", queue="src", door="queue", name="src") == 3
+    assert value(m, "spoolq_queue_claimed", queue="src") == 1
+    assert value(m, "spoolq_queue_delayed", queue="src") == 1
+    assert value(m, "spoolq_queue_dead_letter_messages", queue="src") == 2
+    assert 0 <= value(m, "spoolq_queue_oldest_message_seconds", queue="src") < 60
+    assert value(m, "spoolq_store_up") == 1
+
+
+def test_queue_gauges_are_cached_between_scrapes(client: FlaskClient, file_store: FileStore) -> None:
+    client.post("/queue/1/cached/send", json=1)
+    calls: list[tuple[str, int | None]] = []
+    real = file_store.counts
+
+    def counting(queue: str, limit: int | None = None):  # type: ignore[no-untyped-def]
+        calls.append((queue, limit))
+        return real(queue, limit)
+
+    file_store.counts = counting  # type: ignore[method-assign]
+    services = client.application.extensions["spoolq"]
+    services.overview.invalidate()
+    first = scrape(client)
+    client.post("/queue/1/cached/send", json=2)
+    second = scrape(client)
+    assert value(first, "spoolq_queue_ready", queue="cached") == value(second, "spoolq_queue_ready", queue="cached") == 1
+    assert calls == [("cached", 10_000)]  # one bounded count for two scrapes, never unbounded
+    services.overview.invalidate()
+    assert value(scrape(client), "spoolq_queue_ready", queue="cached") == 2
+
+
+def test_long_polls_waiting_and_move_progress(client: FlaskClient, file_store: FileStore) -> None:
+    done = threading.Event()
+
+    def poll() -> None:
+        client.application.test_client(use_cookies=False).get(
+            "/queue/1/idle/poll?wait=1.5", headers={"X-BV-API-Key": "k-all"})
+        done.set()
+
+    t = threading.Thread(target=poll)
+    t.start()
+    time.sleep(0.4)
+    assert value(scrape(client), "spoolq_long_polls_waiting", door="queue") == 1
+    t.join()
+    assert value(scrape(client), "spoolq_long_polls_waiting", door="queue") == 0
+    client.post("/queue/1/from/sendbatch", json=list(range(1500)))
+    file_store.create_queue("to")
+    ref = file_store.move("from", "to", max_per_second=500)  # progress is saved every 500 messages
+    try:
+        deadline = time.monotonic() + 10
+        moved = 0.0
+        while time.monotonic() < deadline and not moved:
+            client.application.extensions["spoolq"].overview.invalidate()
+            m = scrape(client)
+            moved = value(m, "spoolq_move_moved", ref=ref, source="from", destination="to")
+            time.sleep(0.3)
+        assert 0 < moved < 1500
+        assert value(m, "spoolq_moves_in_progress") == 1
+    finally:
+        file_store.cancel_move(ref)
+
+
+def test_flush_histograms(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "root", node_id="flush", fsync=True)
+    try:
+        app = create_app(Settings(root=tmp_path / "root", node_id="flush"), store=store)
+        client = app.test_client()
+        for i in range(3):
+            client.post("/queue/1/durable/send", json=i)
+        m = scrape(client)
+        assert value(m, "spoolq_flush_seconds_count") >= 3
+        assert value(m, "spoolq_flush_batch_size_sum") >= 3
+    finally:
+        store.close()
+
+
+def test_healthz_and_readyz(client: FlaskClient, root: Path) -> None:
+    assert client.get("/healthz").status_code == 200
+    r = client.get("/readyz")
+    assert r.status_code == 200 and r.get_json()["status"] == "ok"
+    shutil.rmtree(root)
+    r = client.get("/readyz")
+    assert r.status_code == 503 and r.get_json()["status"] == "unavailable"
+
+
+def test_root_redirects_browsers_only(client: FlaskClient) -> None:
+    r = client.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert r.status_code == 302 and r.headers["Location"].endswith("/console/")
+    r = client.get("/")  # "/" is the SQS endpoint: anything but a browser gets SQS's error shape
+    assert r.status_code == 405 and r.mimetype == "text/xml"
+    r = client.get("/", headers={"Accept": "application/json"})
+    assert r.status_code == 405
+    assert sqs(client, "ListQueues", {}) is not None  # SQS's POST / is untouched
+    page = client.get("/console/")
+    assert page.status_code == 200 and b"console.js" in page.data
+    assert client.get("/console/static/console.js").status_code == 200
+
+
+def test_non_http_door_hook(client: FlaskClient) -> None:
+    from spoolq.http.instrumented import acting_as
+    from spoolq.store.model import OutgoingMessage, QueueKind
+
+    services = client.application.extensions["spoolq"]
+    with acting_as("disque"):
+        services.store().send("disque:jobs", OutgoingMessage(body=b"x"), create=QueueKind.STANDARD)
+    services.metrics.command("disque", "ADDJOB", "ok", 0.002)
+    m = scrape(client)
+    assert value(m, "spoolq_messages_total", door="disque", operation="send") == 1
+    assert value(m, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 1
+    assert value(m, "spoolq_queue_ready", queue="disque:jobs", door="disque", name="jobs") == 1
