@@ -101,6 +101,56 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
           f"{debris_seen} temp files of dead writers swept")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_killed_process_during_shared_flushes_loses_no_acknowledged_send(
+        root: Path, tmp_path: Path, children: list[Child]) -> None:
+    """Three sender processes on one node share flushes (spoolq.store.nodeflush); one of them is
+    SIGKILLed at a random moment (often while it leads a flush the others wait for), the others
+    keep sending for a while, then all die. Every send any of them logged is there, whole."""
+    rounds = 10
+    rnd = _rng()
+    setup = FileStore(root, node_id="setup")
+    total_acked = after_first_kill = 0
+    for r in range(rounds):
+        queue = f"crash-shared-{r}"
+        setup.create_queue(queue)
+        logs = [tmp_path / f"shared-{r}-{i}.log" for i in range(3)]
+        senders = [Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 3))), f"{r}{i}")
+                   for i, log in enumerate(logs)]
+        children.extend(senders)
+        for child in senders:
+            assert child.readline() == "ready"
+        time.sleep(rnd.uniform(0.05, 0.3))
+        victim = rnd.randrange(3)
+        senders[victim].kill()
+        before = sum(len(_log_lines(log)) for i, log in enumerate(logs) if i != victim)
+        time.sleep(rnd.uniform(0.1, 0.3))
+        for child in senders:
+            child.kill()
+        after_first_kill += sum(len(_log_lines(log)) for i, log in enumerate(logs) if i != victim) - before
+
+        acked: dict[str, str] = {}
+        for log in logs:
+            for line in _log_lines(log):
+                assert not line.startswith("E "), f"round {r}: a sender failed: {line}"
+                mid, tag = line.split(" ")
+                acked[mid] = tag
+        store = FileStore(root, node_id=NODE)
+        found = _drain(store, queue)
+        lost = set(acked) - set(found)
+        assert not lost, f"round {r}: {len(lost)} acknowledged sends are missing, e.g. {sorted(lost)[:3]}"
+        for mid, tag in acked.items():
+            assert found[mid] == tag, f"round {r}: {mid} holds {found[mid]!r}, was sent as {tag!r}"
+        assert files_under(root / "corrupt") == []
+        store.close()
+        total_acked += len(acked)
+    assert total_acked > rounds, f"the children acknowledged only {total_acked} sends: the test proves little"
+    assert after_first_kill > 0, "no survivor acknowledged a send after a peer died: the node stayed blocked"
+    print(f"{rounds} rounds: {total_acked} acknowledged sends found, {after_first_kill} by survivors "
+          f"after a peer was killed")
+
+
 # ----------------------------------------------------------------------------- mover
 
 

@@ -15,7 +15,11 @@ What is flushed when (``fsync=True``):
   system that *started after* its rename. syncfs writes every dirty page and commits
   the journal, so the data and the rename are on stable storage when it returns. While
   one syncfs runs, every other send finishing in the process queues up behind it and
-  is made durable by the next one: one flush for many sends (group commit). A message
+  is made durable by the next one: one flush for many sends (group commit). Across the
+  processes of a node the same holds: the threads of a process elect one leader, and the
+  leaders of all processes using the root share a flush sequence
+  (:mod:`spoolq.store.nodeflush`), so a send waits for one syncfs that began after its
+  rename, whichever process runs it. A message
   may be visible to pollers a few milliseconds before its send is acknowledged; if
   power fails in that window the sender never got success and retries (a duplicate at
   worst, never a loss).
@@ -27,7 +31,14 @@ What is flushed when (``fsync=True``):
 Where ``syncfs`` is missing (non-Linux), or with ``flush="fsync"`` (for network file systems,
 where syncfs on a FUSE or NFS mount may not reach the server), each message file is fsync'd
 as it is written and the leader of a group fsyncs every directory the group renamed into:
-still one flush round for many concurrent sends, but only of this store's own files.
+still one flush round for many concurrent sends, but only of this store's own files, and per
+process (a leader must fsync the very directories its own group renamed into).
+
+Why syncfs and not a journal: an append-only commit journal ``fdatasync``'d once per group
+would make a send one write instead of a file plus a flush, but every ack, claim and purge
+would then have to be journaled too (or replay would resurrect acked messages), and replay
+would stand between a crash and service. ``bench/flush_bench.py`` measures both on the data
+disk; see docs/performance.md for the figures that decided it.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from spoolq.errors import storage_error
+from spoolq.store.nodeflush import NodeFlush
 
 MAGIC = b"SPQ1"
 _HEADER = struct.Struct(">4sIII")
@@ -137,6 +149,8 @@ class GroupCommit:
         self._syncing = False
         self._fd: int | None = None
         self._pending_paths: list[str] = []  # only used without syncfs
+        #: with syncfs, the processes of this node using the root share one flush sequence
+        self._node = NodeFlush(root) if enabled and self._syncfs is not None else None
         self.flushes = 0
         self.flush_seconds = 0.0
 
@@ -159,9 +173,10 @@ class GroupCommit:
     def _do_flush(self, paths: list[str]) -> None:
         start = time.perf_counter()
         if self._syncfs is not None:
-            if self._syncfs(self._root_fd()) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, os.strerror(err))
+            if self._node is not None:
+                self._node.flush(self._syncfs_root)
+            else:
+                self._syncfs_root()
         else:
             for p in dict.fromkeys(paths):
                 try:
@@ -174,6 +189,12 @@ class GroupCommit:
                     os.close(fd)
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
+
+    def _syncfs_root(self) -> None:
+        assert self._syncfs is not None
+        if self._syncfs(self._root_fd()) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
 
     def flush(self) -> None:
         if not self.enabled:
@@ -210,6 +231,8 @@ class GroupCommit:
                     self._cond.notify_all()
 
     def close(self) -> None:
+        if self._node is not None:
+            self._node.close()
         if self._fd is not None:
             try:
                 os.close(self._fd)
