@@ -16,10 +16,8 @@ What is flushed when (``fsync=True``):
   the journal, so the data and the rename are on stable storage when it returns. While
   one syncfs runs, every other send finishing in the process queues up behind it and
   is made durable by the next one: one flush for many sends (group commit). Across the
-  processes of a node the same holds: the threads of a process elect one leader, and the
-  leaders of all processes using the root share a flush sequence
-  (:mod:`spoolq.store.nodeflush`), so a send waits for one syncfs that began after its
-  rename, whichever process runs it. A message
+  processes of a node, the kernel merges concurrent syncfs calls into the same journal
+  commit; serialising them behind a node-wide lock measured slower (docs/performance.md). A message
   may be visible to pollers a few milliseconds before its send is acknowledged; if
   power fails in that window the sender never got success and retries (a duplicate at
   worst, never a loss).
@@ -34,11 +32,12 @@ as it is written and the leader of a group fsyncs every directory the group rena
 still one flush round for many concurrent sends, but only of this store's own files, and per
 process (a leader must fsync the very directories its own group renamed into).
 
-Why syncfs and not a journal: an append-only commit journal ``fdatasync``'d once per group
-would make a send one write instead of a file plus a flush, but every ack, claim and purge
-would then have to be journaled too (or replay would resurrect acked messages), and replay
-would stand between a crash and service. ``bench/flush_bench.py`` measures both on the data
-disk; see docs/performance.md for the figures that decided it.
+With ``flush="journal"`` (the default where syncfs and a boot id exist), standard-queue
+sends do not wait for a syncfs: each message is also appended to this process's commit
+journal, and one ``fdatasync`` of the journal makes a group of sends durable (see
+:mod:`spoolq.store.journal`: replay after a power failure, checkpoints). Everything else
+that waits for a flush above takes the full flush (a syncfs, which also retires the
+process's journal files).
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from spoolq.errors import storage_error
-from spoolq.store.nodeflush import NodeFlush
+from spoolq.store.journal import JournalCommit, boot_id
 
 MAGIC = b"SPQ1"
 _HEADER = struct.Struct(">4sIII")
@@ -135,7 +134,8 @@ class GroupCommit:
     it covered (they get :class:`~spoolq.errors.StorageUnavailable`).
     """
 
-    def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True) -> None:
+    def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True, node_id: str = "node",
+                 journal: bool = False) -> None:
         self.enabled = enabled
         #: syncfs(2) flushes the whole local file system at once; per-file fsync is for file
         #: systems where syncfs may not reach stable storage (FUSE, NFS) or is missing
@@ -149,8 +149,12 @@ class GroupCommit:
         self._syncing = False
         self._fd: int | None = None
         self._pending_paths: list[str] = []  # only used without syncfs
-        #: with syncfs, the processes of this node using the root share one flush sequence
-        self._node = NodeFlush(root) if enabled and self._syncfs is not None else None
+        #: flush="journal": standard sends are made durable by this process's commit journal
+        self.journal: JournalCommit | None = None
+        boot = boot_id()
+        if enabled and journal and self._syncfs is not None and boot is not None:
+            node = "".join(c if c.isalnum() else "_" for c in node_id)[:40]
+            self.journal = JournalCommit(root, node, boot, self._syncfs_root)
         self.flushes = 0
         self.flush_seconds = 0.0
 
@@ -172,11 +176,10 @@ class GroupCommit:
 
     def _do_flush(self, paths: list[str]) -> None:
         start = time.perf_counter()
-        if self._syncfs is not None:
-            if self._node is not None:
-                self._node.flush(self._syncfs_root)
-            else:
-                self._syncfs_root()
+        if self.journal is not None:
+            self.journal.full_flush()  # syncfs, and this process's journal files are retired
+        elif self._syncfs is not None:
+            self._syncfs_root()
         else:
             for p in dict.fromkeys(paths):
                 try:
@@ -189,6 +192,13 @@ class GroupCommit:
                     os.close(fd)
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
+
+    def syncfs_now(self) -> None:
+        """One syncfs of the root's file system now (or a full flush round where syncfs is missing)."""
+        if self._syncfs is None:
+            self.flush()
+        else:
+            self._syncfs_root()
 
     def _syncfs_root(self) -> None:
         assert self._syncfs is not None
@@ -231,8 +241,10 @@ class GroupCommit:
                     self._cond.notify_all()
 
     def close(self) -> None:
-        if self._node is not None:
-            self._node.close()
+        if self.journal is not None:
+            with contextlib.suppress(OSError):
+                self.journal.full_flush()  # a clean stop leaves no journal to replay
+            self.journal.close()
         if self._fd is not None:
             try:
                 os.close(self._fd)

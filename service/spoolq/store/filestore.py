@@ -52,6 +52,7 @@ from spoolq.errors import (
     InvalidArgument,
     QueueAlreadyExists,
     QueueNotFound,
+    StorageUnavailable,
     storage_error,
 )
 from spoolq.store import layout as L
@@ -81,7 +82,7 @@ class FileStore(Sending, Claiming):
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
-                 flush: str = "syncfs") -> None:
+                 flush: str = "journal") -> None:
         self.root = Path(root)
         self.node_id = node_id or os.uname().nodename or "node"
         self.clock = clock
@@ -95,20 +96,23 @@ class FileStore(Sending, Claiming):
         self._bytes_per_entry = 80.0  # directory bytes per entry, recalibrated by exact counts
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive"):
+            for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive", "journal"):
                 (self.root / sub).mkdir(exist_ok=True)
         except OSError as e:
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
-        if flush not in ("syncfs", "fsync"):
-            raise InvalidArgument(f"flush must be 'syncfs' or 'fsync', got {flush!r}")
-        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush == "syncfs")
+        if flush not in ("journal", "syncfs", "fsync"):
+            raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
+        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush != "fsync", node_id=self.node_id,
+                                  journal=flush == "journal")
         self.fsync = fsync
         self.watcher = Watcher()
         from spoolq.store.moves import MoveRunner  # late import: moves imports this module's types
 
         self.moves = MoveRunner(self)
+        with contextlib.suppress(StorageUnavailable):  # e.g. a read-only root: reads still work
+            self.recover_journals()  # maintenance retries
 
     def _meta_json(self, info: QueueInfo) -> dict[str, Any]:
         return {"name": info.name, "kind": info.kind.value, "config": config_to_json(info.config),
@@ -262,6 +266,50 @@ class FileStore(Sending, Claiming):
 
         self._background = threading.Thread(target=loop, name="spoolq-maintenance", daemon=True)
         self._background.start()
+
+    def recover_journals(self) -> tuple[int, int]:
+        """Replay or retire this node's commit journals that no live process owns (see
+        :mod:`spoolq.store.journal`): (files retired, messages restored). Run at start-up and
+        by maintenance."""
+        j = self.commit.journal
+        if j is None:
+            return 0, 0
+        from spoolq.store.journal import recover
+
+        try:
+            return recover(self.root, j.node, j.boot, self.commit.syncfs_now, self._restore_journaled)
+        except OSError as e:
+            raise storage_error(e, "recovering the commit journal") from e
+
+    def _restore_journaled(self, rel: str, data: bytes) -> bool:
+        """Put a journaled message back at ``queues/<rel>`` unless it is whole somewhere in its queue."""
+        from spoolq.store.files import CorruptMessage, decode_message, read_file, rename_into
+
+        parts = rel.split("/")
+        if len(parts) < 3 or ".." in parts or not L.ID_RE.match(parts[-1][:40]):
+            return False
+        qpath = f"{self.queues_dir}/{parts[0]}"
+        if not os.path.exists(f"{qpath}/meta.json"):
+            return False  # the queue was deleted since
+        mid = parts[-1][:40]
+        prefix = f"{mid}~"
+        dirs = [os.path.dirname(f"{self.queues_dir}/{rel}"), f"{qpath}/claimed/{L.id_shard(mid)}", f"{qpath}/acked"]
+        dirs += [f"{qpath}/delayed/{b}" for b in listdir(f"{qpath}/delayed")]
+        for d in dirs:
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    try:
+                        decode_message(read_file(f"{d}/{n}"))
+                        return False  # whole: nothing to do
+                    except CorruptMessage:
+                        os.replace(self.tmp.write(data), f"{d}/{n}")  # torn by the power failure
+                        return True
+                    except FileNotFoundError:
+                        continue
+        d = os.path.dirname(f"{self.queues_dir}/{rel}")
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        rename_into(self.tmp.write(data), d, parts[-1])
+        return True
 
     def health(self) -> dict[str, Any]:
         probe = self.root / "tmp"

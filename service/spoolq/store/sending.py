@@ -135,10 +135,14 @@ class Sending(StoreCore):
         """Write, place and flush messages; on any storage error undo what was placed."""
         temps: list[str] = []
         placed: list[str] = []
+        # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
+        journal = self.commit.journal if flush and q.kind is QueueKind.STANDARD \
+            and not any(p.meta.get("o") for p, _ in items) else None
+        datas: list[bytes] = []
         try:
             for p, _mid in items:
-                temps.append(self.tmp.write(encode_message(p.meta, bytes(p.message.body)),
-                                            fsync_file=self.commit.per_file))
+                datas.append(encode_message(p.meta, bytes(p.message.body)))
+                temps.append(self.tmp.write(datas[-1], fsync_file=self.commit.per_file))
             for tmp_path, (p, mid) in zip(temps, items, strict=True):
                 dst_dir, name = self._target(q, p, mid)
                 try:
@@ -150,7 +154,11 @@ class Sending(StoreCore):
                     rename_into(tmp_path, dst_dir, name)
                 placed.append(f"{dst_dir}/{name}")
                 self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
-            if flush:
+            if journal is not None:
+                cut = len(self.queues_dir) + 1
+                journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
+                journal.flush()
+            elif flush:
                 self.commit.flush()
         except (OSError, StorageUnavailable, QueueNotFound) as e:
             for path in placed + temps[len(placed):]:
