@@ -38,16 +38,28 @@ class Metrics:
                                 ["door", "operation", "status"], registry=reg)
         self.latency = Histogram("spoolq_http_request_seconds", "HTTP request latency",
                                  ["door", "operation"], buckets=_BUCKETS, registry=reg)
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._message_children: dict[tuple[str, str], Counter] = {}
         self.message_counter = Counter("spoolq_messages", "Messages sent, delivered and acknowledged",
                                        ["door", "operation"], registry=reg)
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
-        self.requests.labels(door, operation, str(status)).inc()
-        self.latency.labels(door, operation).observe(seconds)
+        # labelled children are looked up once per label set (``labels()`` validates and locks)
+        key = (door, operation, status)
+        children = self._children.get(key)
+        if children is None:
+            children = (self.requests.labels(door, operation, str(status)), self.latency.labels(door, operation))
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def messages(self, door: str, operation: str, n: int) -> None:
         if n:
-            self.message_counter.labels(door, operation).inc(n)
+            key = (door, operation)
+            child = self._message_children.get(key)
+            if child is None:
+                child = self._message_children[key] = self.message_counter.labels(door, operation)
+            child.inc(n)
 
     def render(self) -> bytes:
         if self.multiprocess:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +43,20 @@ from spoolq.store.model import (
     QueueKind,
     SendResult,
 )
+
+#: batches of at least this many messages write their temp files from a small thread pool
+PARALLEL_FROM = 8
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's writer pool (a forked child builds its own)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="spoolq-write"))
+        return _POOL[1]
 
 
 @dataclass(frozen=True)
@@ -140,9 +156,8 @@ class Sending(StoreCore):
             and not any(p.meta.get("o") for p, _ in items) else None
         datas: list[bytes] = []
         try:
-            for p, _mid in items:
-                datas.append(encode_message(p.meta, bytes(p.message.body)))
-                temps.append(self.tmp.write(datas[-1], fsync_file=self.commit.per_file))
+            datas = [encode_message(p.meta, bytes(p.message.body)) for p, _mid in items]
+            temps.extend(self._write_temps(datas))
             for tmp_path, (p, mid) in zip(temps, items, strict=True):
                 dst_dir, name = self._target(q, p, mid)
                 try:
@@ -169,6 +184,36 @@ class Sending(StoreCore):
             raise
         return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if q.kind is QueueKind.FIFO else None)
                 for _p, mid in items]
+
+    def _write_temps(self, datas: list[bytes]) -> list[str]:
+        """Temp files for ``datas``; a batch is written by a few threads at once (the writes and,
+        in per-file mode, the fsyncs overlap). On failure none of the files is left behind."""
+        per_file = self.commit.per_file
+        if len(datas) < PARALLEL_FROM:
+            out: list[str] = []
+            try:
+                for d in datas:
+                    out.append(self.tmp.write(d, fsync_file=per_file))
+            except OSError:
+                for t in out:
+                    with contextlib.suppress(OSError):
+                        os.unlink(t)
+                raise
+            return out
+        futures = [_pool().submit(self.tmp.write, d, per_file) for d in datas]
+        paths: list[str] = []
+        error: BaseException | None = None
+        for f in futures:
+            try:
+                paths.append(f.result())
+            except BaseException as e:
+                error = error or e
+        if error is not None:
+            for t in paths:
+                with contextlib.suppress(OSError):
+                    os.unlink(t)
+            raise error
+        return paths
 
     def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
         results: list[SendResult] = []
