@@ -6,8 +6,8 @@ Flask endpoint on the same gunicorn settings, side by side in one run (never fro
     python bench/http_wrk_bench.py --seconds 3 --conns 8 # shorter
 
 Needs ``wrk`` (``scripts/system-deps wrk``; the script calls it). Starts, on free 127.0.0.1 ports:
-the trivial app (``POST /hello`` answering ``{"success":true}``) and ``spoolq serve`` twice (fsync
-always, fsync never), each with the default workers and threads unless given; sends 1 KiB
+the trivial app (``POST /hello`` answering ``{"success":true}``) and one ``spoolq serve`` per mode (``--modes``:
+journal, syncfs, never by default), each with the default workers and threads unless given; sends 1 KiB
 messages through the EmoDB (``POST /queue/1/q/send``), MQ (``POST /mq/q/messages``) and SQS JSON
 (``AmazonSQS.SendMessage``) doors, open mode (no keys). Prints requests/s, p50/p99 and the ratio
 to the trivial endpoint measured next to it (trivial cells are re-measured before each door so
@@ -61,7 +61,7 @@ def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path) -> tuple[f
     """(requests/s, p50 ms, p99 ms, non-2xx) of one wrk run."""
     path = tmp / f"s{abs(hash(script))}.lua"
     path.write_text(script)
-    out = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{seconds}s", "--latency", "-s", str(path), url],
+    out = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{max(1, round(seconds))}s", "--latency", "-s", str(path), url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
 
@@ -83,15 +83,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--conns", default="8,64")
+    ap.add_argument("--modes", default="journal,syncfs,never",
+                    help="servers to run: journal / syncfs / fsync (--flush with fsync always), "
+                         "default (the served version's default flush), never (--fsync never)")
+    ap.add_argument("--doors", default="EmoDB,MQ,SQS JSON")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--threads", type=int, default=32)
+    ap.add_argument("--service", default=str(CHECKOUT / "service"),
+                    help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
     ap.add_argument("--root", default=None, help="parent of the data dirs (default: beside the checkout)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         subprocess.run([str(CHECKOUT / "scripts/system-deps"), "wrk"], check=True)
     tmp = Path(tempfile.mkdtemp(prefix="spoolq-wrk-", dir=args.root or CHECKOUT.parent))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(CHECKOUT / "service"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([args.service, env.get("PYTHONPATH", "")])
     procs: list[subprocess.Popen[bytes]] = []
     rows: list[str] = []
     try:
@@ -101,11 +107,13 @@ def main() -> int:
                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         trivial = f"http://127.0.0.1:{tport}"
         servers = {}
-        for mode in ("always", "never"):
+        for mode in args.modes.split(","):
             port = free_port()
+            flush = ["--fsync", "never"] if mode == "never" else ["--fsync", "always"] + (
+                ["--flush", mode] if mode != "default" else [])
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(tmp / mode), "--port", str(port),
-                 "--workers", str(args.workers), "--threads", str(args.threads), "--fsync", mode,
+                 "--workers", str(args.workers), "--threads", str(args.threads), *flush,
                  "--node-id", f"wrk-{mode}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             servers[mode] = f"http://127.0.0.1:{port}"
         wait_up(trivial + "/hello", procs[0])
@@ -116,7 +124,7 @@ def main() -> int:
                           headers={"X-Amz-Target": "AmazonSQS.CreateQueue",
                                    "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
         triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
-        rows.append("| door | fsync | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
+        rows.append("| door | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
         rows.append("|---|---|---|---|---|---|---|---|---|")
         for conns in (int(c) for c in args.conns.split(",")):
             for mode, url in servers.items():
@@ -129,6 +137,8 @@ def main() -> int:
                                                   "Content-Type": "application/x-amz-json-1.0"})),
                 }
                 for door, (target, script) in doors.items():
+                    if door not in args.doors.split(","):
+                        continue
                     t_rps, _, _, _ = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp)
                     rps, p50, p99, bad = wrk(target, script, conns, args.seconds, tmp)
                     note = f" ({bad} non-2xx)" if bad else ""

@@ -93,6 +93,8 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
         store.maintain()
         leftovers = files_under(root / "tmp")
         assert leftovers == [], f"round {r}: temp files of the dead writer survive maintain(): {leftovers}"
+        journals = [n for n in os.listdir(root / "journal") if f"~{child.pid}~" in n]
+        assert journals == [], f"round {r}: the dead writer's commit journals were not retired: {journals}"
         store.close()
         total_acked += len(acked)
         total_found += len(found)
