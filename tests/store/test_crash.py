@@ -105,7 +105,7 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_killed_process_during_shared_flushes_loses_no_acknowledged_send(
+def test_killed_process_among_concurrent_senders_loses_no_acknowledged_send(
         root: Path, tmp_path: Path, children: list[Child]) -> None:
     """Three sender processes on one node flush concurrently (commit journals, syncfs checkpoints); one is
     SIGKILLed at a random moment (often while it leads a flush the others wait for), the others

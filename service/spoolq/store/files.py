@@ -340,3 +340,57 @@ def listdir(path: str) -> list[str]:
         return os.listdir(path)
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+class Trash:
+    """Acked files go to ``<root>/trash/`` (one rename: the ack) and are unlinked in batches by a
+    background thread of this process.
+
+    Crash rules: a file in ``trash/`` is no longer in any queue, so a crash before its unlink
+    changes nothing a client can see; maintenance (``sweep_trash``, also run at start-up by the
+    service's background thread) deletes whatever is left. The rename is not flushed, like every
+    ack: after a power failure the message may be back in ``claimed/`` and is delivered again.
+    """
+
+    def __init__(self, root: Path, node_prefix: str) -> None:
+        self._dir = f"{root}/trash"
+        self._prefix = f"ack~{node_prefix}"
+        self._lock = threading.Lock()
+        self._n = 0
+        self._pending: list[str] = []
+        self._wake = threading.Event()
+        self._pid = -1
+        self._closed = False
+
+    def discard(self, path: str) -> None:
+        """Rename ``path`` into the trash (FileNotFoundError if it is gone) and queue its unlink."""
+        with self._lock:
+            self._n += 1
+            dst = f"{self._dir}/{self._prefix}{os.getpid()}-{self._n}"
+        os.rename(path, dst)
+        with self._lock:
+            self._pending.append(dst)
+            if self._pid != os.getpid():  # first use, or first use after a fork
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name="spoolq-trash", daemon=True).start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait(1.0)
+            self._wake.clear()
+            self.drain()
+
+    def drain(self) -> int:
+        """Unlink every queued file now; how many."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        for p in batch:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+        return len(batch)
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self.drain()

@@ -12,7 +12,7 @@ delayed/... -> ready/<b>/...                the delay is over (maintenance)
 ready/<b>/<id>~rc~f -> claimed/<s>/<id>~rc+1~f~exp~tok   poll: a claim, unique to the claimant
 claimed/<s>/<n> -> claimed/<s>/<id>~rc~f~exp'~tok'      renew (a fresh token every time)
 claimed/<s>/<n> -> ready/<b>/<id>~rc~f      release, claim expiry, unclaim_all
-claimed/<s>/<n> -> (unlink)                 ack; archive queues: -> acked/<n>~<t>
+claimed/<s>/<n> -> trash/ack~...            ack (unlinked later, in batches); archive: -> acked/<n>~<t>
 ready|claimed|delayed -> other queue ready  move, dead-letter (with a new id)
 ready/ claimed/ delayed/ -> trash/          purge (whole directories at once)
 queues/<q> -> trash/                        delete queue
@@ -63,6 +63,7 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
+    Trash,
     listdir,
     read_json,
     write_json_atomic,
@@ -102,6 +103,7 @@ class FileStore(Sending, Claiming):
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
+        self.trash = Trash(self.root, self.tmp.prefix)
         if flush not in ("journal", "syncfs", "fsync"):
             raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
         self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush != "fsync", node_id=self.node_id,
@@ -321,9 +323,10 @@ class FileStore(Sending, Claiming):
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
         return {"ok": True, "root": str(self.root), "node": self.node_id,
                 "free_bytes": st.f_bavail * st.f_frsize, "fsync": self.fsync,
-                "flushes": self.commit.flushes}
+                "flushes": self.commit.flushes + (self.commit.journal.flushes if self.commit.journal else 0)}
 
     def close(self) -> None:
         self._closed = True
+        self.trash.close()
         self.watcher.close()
         self.commit.close()
