@@ -32,8 +32,8 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--peers", type=int, help="MQ --peers: spread concurrent pollers over this many candidates")
     p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
     p.add_argument("--flush", choices=["journal", "syncfs", "fsync"],
-                   help="how sends are made durable: journal (per-process commit journal, local disks, default), "
-                        "syncfs (local disks) or fsync (NFS, FUSE/GlusterFS)")
+                   help="how sends are made durable: syncfs (local disks, default), journal (a per-process "
+                        "commit journal, local disks) or fsync (NFS, FUSE/GlusterFS)")
     p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
     p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,

@@ -34,7 +34,7 @@ class Settings:
     threads: int = 32  # threads per worker (gthread): long polls hold a thread each
     peers: int = 0  # MQ --peers: spread concurrent pollers over this many candidates
     fsync: bool = True  # fsync=always (True) or never (False, for tmpfs / in-memory roots)
-    flush: str = "journal"  # how sends are made durable: journal or syncfs (local disks), fsync (NFS, FUSE)
+    flush: str = "syncfs"  # how sends are made durable: syncfs or journal (local disks), fsync (NFS, FUSE)
     node_id: str = ""  # unique per spoolq process group sharing a root; default: hostname
     config: Path | None = None  # YAML file with API keys and SQS credentials
     allow_open: bool = False  # listen on a non-loopback address without API keys

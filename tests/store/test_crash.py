@@ -57,8 +57,10 @@ def _log_lines(path: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, children: list[Child]) -> None:
-    rounds = 30
+@pytest.mark.parametrize("flush", ["syncfs", "journal"])
+def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, children: list[Child],
+                                                  flush: str) -> None:
+    rounds = 30 if flush == "syncfs" else 15
     rnd = _rng()
     setup = FileStore(root, node_id="setup")
     total_acked = total_found = debris_seen = 0
@@ -66,7 +68,7 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
         queue = f"crash-send-{r}"
         setup.create_queue(queue)
         log = tmp_path / f"send-{r}.log"
-        child = Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 4))), f"{r}")
+        child = Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 4))), f"{r}", flush)
         children.append(child)
         assert child.readline() == "ready"
         time.sleep(rnd.uniform(0.0, 0.35))
@@ -77,8 +79,8 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
             assert not line.startswith("E "), f"round {r}: the sender failed: {line}"
             mid, tag = line.split(" ")
             acked[mid] = tag
-        # a restarted process on the same node
-        store = FileStore(root, node_id=NODE)
+        # a restarted process on the same node (with the journal: it retires the dead one's journals)
+        store = FileStore(root, node_id=NODE, flush=flush)
         debris_seen += len(files_under(root / "tmp"))
         size = store.size(queue)
         for m in store.peek(queue, limit=5000):
@@ -107,9 +109,10 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
 @pytest.mark.timeout(240)
 def test_killed_process_among_concurrent_senders_loses_no_acknowledged_send(
         root: Path, tmp_path: Path, children: list[Child]) -> None:
-    """Three sender processes on one node flush concurrently (commit journals, syncfs checkpoints); one is
-    SIGKILLed at a random moment (often while it leads a flush the others wait for), the others
-    keep sending for a while, then all die. Every send any of them logged is there, whole."""
+    """Three sender processes on one node flush concurrently (``--flush journal``: commit journals
+    and syncfs checkpoints); one is SIGKILLed at a random moment (often in the middle of a flush),
+    the others keep sending for a while, then all die. Every send any of them logged is there,
+    whole, and a restarted process retires the dead ones' journals."""
     rounds = 10
     rnd = _rng()
     setup = FileStore(root, node_id="setup")
@@ -118,7 +121,7 @@ def test_killed_process_among_concurrent_senders_loses_no_acknowledged_send(
         queue = f"crash-shared-{r}"
         setup.create_queue(queue)
         logs = [tmp_path / f"shared-{r}-{i}.log" for i in range(3)]
-        senders = [Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 3))), f"{r}{i}")
+        senders = [Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 3))), f"{r}{i}", "journal")
                    for i, log in enumerate(logs)]
         children.extend(senders)
         for child in senders:
@@ -138,13 +141,15 @@ def test_killed_process_among_concurrent_senders_loses_no_acknowledged_send(
                 assert not line.startswith("E "), f"round {r}: a sender failed: {line}"
                 mid, tag = line.split(" ")
                 acked[mid] = tag
-        store = FileStore(root, node_id=NODE)
+        store = FileStore(root, node_id=NODE, flush="journal")
         found = _drain(store, queue)
         lost = set(acked) - set(found)
         assert not lost, f"round {r}: {len(lost)} acknowledged sends are missing, e.g. {sorted(lost)[:3]}"
         for mid, tag in acked.items():
             assert found[mid] == tag, f"round {r}: {mid} holds {found[mid]!r}, was sent as {tag!r}"
         assert files_under(root / "corrupt") == []
+        left = [n for n in os.listdir(root / "journal") if any(f"~{c.pid}~" in n for c in senders)]
+        assert left == [], f"round {r}: journals of dead senders were not retired: {left}"
         store.close()
         total_acked += len(acked)
     assert total_acked > rounds, f"the children acknowledged only {total_acked} sends: the test proves little"

@@ -33,7 +33,7 @@ def _as_earlier_boot(root: Path) -> None:
 
 
 def test_power_failure_replay_restores_every_journaled_message_whole(root: Path) -> None:
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     tags = {}
     for i in range(30):
@@ -55,7 +55,7 @@ def test_power_failure_replay_restores_every_journaled_message_whole(root: Path)
             f.truncate(40)
     _as_earlier_boot(root)
 
-    fresh = FileStore(root, node_id=NODE)
+    fresh = FileStore(root, node_id=NODE, flush="journal")
     assert _journals(root) == [], "replayed journals were not retired"
     found = {m.id: check_body(m.body) for m in fresh.peek("q", limit=1000)}
     assert found == tags
@@ -64,7 +64,7 @@ def test_power_failure_replay_restores_every_journaled_message_whole(root: Path)
 
 
 def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root: Path) -> None:
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     store.create_queue("gone")
     ids = [store.send("q", OutgoingMessage(body=make_body(f"m{i}"))).id for i in range(5)]
@@ -73,7 +73,7 @@ def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root:
     store.delete_queue("gone")
     store.commit.journal = None
     _as_earlier_boot(root)
-    fresh = FileStore(root, node_id=NODE)
+    fresh = FileStore(root, node_id=NODE, flush="journal")
     assert fresh.claim_count("q") == 2
     assert len(got) == 2
     assert sorted(m.id for m in fresh.peek("q", limit=100)) == sorted(ids), "a claimed message was restored"
@@ -83,7 +83,7 @@ def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root:
 
 
 def _send_ack_and_die(root: str, out: str) -> None:
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     ids = [store.send("q", OutgoingMessage(body=make_body(f"c{i}"))).id for i in range(3)]
     got = store.poll("q", limit=1, claim_ttl=600)
     assert store.ack("q", [got[0].receipt]) == [True]
@@ -92,7 +92,7 @@ def _send_ack_and_die(root: str, out: str) -> None:
 
 
 def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_path: Path) -> None:
-    FileStore(root, node_id=NODE).create_queue("q")
+    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
     out = tmp_path / "ids"
     p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
     p.start()
@@ -100,7 +100,7 @@ def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_pat
     assert p.exitcode == 0
     acked, *ids = out.read_text().split()
     assert any(f"~{p.pid}~" in n for n in _journals(root)), "the dead process left no journal: test proves little"
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     assert not any(f"~{p.pid}~" in n for n in _journals(root)), "a dead process's journal was not retired"
     left = {m.id for m in store.peek("q", limit=100)}
     assert left == set(ids) - {acked}, "same boot: an acked message came back (nothing may be replayed)"
@@ -109,7 +109,7 @@ def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_pat
 
 def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)  # every append starts a new file
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     for i in range(20):
         store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
@@ -121,7 +121,7 @@ def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: 
 
 
 def test_fifo_dedup_and_at_most_once_sends_take_the_full_flush(root: Path) -> None:
-    store = FileStore(root, node_id=NODE)
+    store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("f.fifo", QueueKind.FIFO)
     store.create_queue("d", QueueKind.DEDUP)
     store.create_queue("s")

@@ -32,7 +32,7 @@ as it is written and the leader of a group fsyncs every directory the group rena
 still one flush round for many concurrent sends, but only of this store's own files, and per
 process (a leader must fsync the very directories its own group renamed into).
 
-With ``flush="journal"`` (the default where syncfs and a boot id exist), standard-queue
+With ``flush="journal"`` (where syncfs and a boot id exist; not the default), standard-queue
 sends do not wait for a syncfs: each message is also appended to this process's commit
 journal, and one ``fdatasync`` of the journal makes a group of sends durable (see
 :mod:`spoolq.store.journal`: replay after a power failure, checkpoints). Everything else

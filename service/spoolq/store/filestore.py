@@ -83,7 +83,7 @@ class FileStore(Sending, Claiming):
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
-                 flush: str = "journal") -> None:
+                 flush: str = "syncfs") -> None:
         self.root = Path(root)
         self.node_id = node_id or os.uname().nodename or "node"
         self.clock = clock

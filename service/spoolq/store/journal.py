@@ -1,12 +1,13 @@
-"""Commit journal (``flush="journal"``, the default on Linux): a send is durable once its message
-is in this process's journal and the journal is ``fdatasync``'d.
+"""Commit journal (``flush="journal"``, Linux): a send is durable once its message is in this
+process's journal and the journal is ``fdatasync``'d.
 
 Why: on the data disk a ``syncfs`` writes back every dirty page of the file system (other
 programs' too) and each message file's own blocks; an ``fdatasync`` of one append-only file
 writes a few sequential blocks and one file-system journal commit, and the kernel merges the
 commits of concurrent fdatasyncs from every process of the node into one. Measured side by side
-(``bench/pg_bench.py``, docs/performance.md): several times the syncfs rate, and per-process
-journals beat one node-wide journal behind a shared lock.
+(``bench/pg_bench.py``, docs/performance.md): the flush alone is 6-30x the syncfs rate, and
+per-process journals beat one node-wide journal behind a shared lock; end to end a send still
+creates and renames its file, and the gain was not consistent (so ``syncfs`` stays the default).
 
 Layout: ``<root>/journal/<node>~<boot>~<pid>~<n>.jnl``, one active file per process (``boot`` is
 the kernel's boot id, so a start-up can tell a process crash from a power failure). A record::
