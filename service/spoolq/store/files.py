@@ -350,6 +350,8 @@ class Trash:
     changes nothing a client can see; maintenance (``sweep_trash``, also run at start-up by the
     service's background thread) deletes whatever is left. The rename is not flushed, like every
     ack: after a power failure the message may be back in ``claimed/`` and is delivered again.
+    Acked files hold their space until unlinked: a send that finds the disk full drains this
+    process's trash at once and tries again (``sending._write``).
     """
 
     def __init__(self, root: Path, node_prefix: str) -> None:

@@ -9,6 +9,7 @@ seen in the last five minutes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import threading
@@ -44,7 +45,8 @@ from spoolq.store.model import (
     SendResult,
 )
 
-#: batches of at least this many messages write their temp files from a small thread pool
+#: with per-file fsync, batches of at least this many messages write their temp files from a small
+#: thread pool
 PARALLEL_FROM = 8
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 _POOL_LOCK = threading.Lock()
@@ -148,7 +150,18 @@ class Sending(StoreCore):
         return q.ready_dir(bucket), L.ready_name(message_id, 0, 0)
 
     def _write(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]], flush: bool = True) -> list[SendResult]:
-        """Write, place and flush messages; on any storage error undo what was placed."""
+        """Write, place and flush messages; on any storage error undo what was placed. A full disk
+        first unlinks the acked files this process still holds in trash/, then tries once more."""
+        try:
+            return self._write_once(q, items, flush)
+        except StorageUnavailable as e:
+            cause = e.__cause__
+            if not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and self.trash.drain()):
+                raise
+        return self._write_once(q, items, flush)
+
+    def _write_once(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]],
+                    flush: bool) -> list[SendResult]:
         temps: list[str] = []
         placed: list[str] = []
         # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
@@ -186,10 +199,11 @@ class Sending(StoreCore):
                 for _p, mid in items]
 
     def _write_temps(self, datas: list[bytes]) -> list[str]:
-        """Temp files for ``datas``; a batch is written by a few threads at once (the writes and,
-        in per-file mode, the fsyncs overlap). On failure none of the files is left behind."""
+        """Temp files for ``datas``. With per-file fsync (``flush="fsync"``) a batch is written by a
+        few threads at once, so its fsyncs overlap (1.6-3x measured); without, the writes are
+        CPU-bound and a pool only costs (0.6-0.7x). On failure none of the files is left behind."""
         per_file = self.commit.per_file
-        if len(datas) < PARALLEL_FROM:
+        if not per_file or len(datas) < PARALLEL_FROM:
             out: list[str] = []
             try:
                 for d in datas:
