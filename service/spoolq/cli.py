@@ -37,8 +37,9 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--threads", type=int, help="threads per worker; each long poll holds one (default 32)")
     p.add_argument("--peers", type=int, help="MQ --peers: spread concurrent pollers over this many candidates")
     p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
-    p.add_argument("--flush", choices=["syncfs", "fsync"],
-                   help="group-commit flush: syncfs (local disks, default) or fsync (NFS, FUSE/GlusterFS)")
+    p.add_argument("--flush", choices=["journal", "syncfs", "fsync"],
+                   help="how sends are made durable: syncfs (local disks, default), journal (a per-process "
+                        "commit journal, local disks) or fsync (NFS, FUSE/GlusterFS)")
     p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
     p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,

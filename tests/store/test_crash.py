@@ -57,8 +57,10 @@ def _log_lines(path: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, children: list[Child]) -> None:
-    rounds = 30
+@pytest.mark.parametrize("flush", ["syncfs", "journal"])
+def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, children: list[Child],
+                                                  flush: str) -> None:
+    rounds = 30 if flush == "syncfs" else 15
     rnd = _rng()
     setup = FileStore(root, node_id="setup")
     total_acked = total_found = debris_seen = 0
@@ -66,7 +68,7 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
         queue = f"crash-send-{r}"
         setup.create_queue(queue)
         log = tmp_path / f"send-{r}.log"
-        child = Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 4))), f"{r}")
+        child = Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 4))), f"{r}", flush)
         children.append(child)
         assert child.readline() == "ready"
         time.sleep(rnd.uniform(0.0, 0.35))
@@ -77,8 +79,8 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
             assert not line.startswith("E "), f"round {r}: the sender failed: {line}"
             mid, tag = line.split(" ")
             acked[mid] = tag
-        # a restarted process on the same node
-        store = FileStore(root, node_id=NODE)
+        # a restarted process on the same node (with the journal: it retires the dead one's journals)
+        store = FileStore(root, node_id=NODE, flush=flush)
         debris_seen += len(files_under(root / "tmp"))
         size = store.size(queue)
         for m in store.peek(queue, limit=5000):
@@ -93,12 +95,67 @@ def test_killed_sender_loses_no_acknowledged_send(root: Path, tmp_path: Path, ch
         store.maintain()
         leftovers = files_under(root / "tmp")
         assert leftovers == [], f"round {r}: temp files of the dead writer survive maintain(): {leftovers}"
+        journals = [n for n in os.listdir(root / "journal") if f"~{child.pid}~" in n]
+        assert journals == [], f"round {r}: the dead writer's commit journals were not retired: {journals}"
         store.close()
         total_acked += len(acked)
         total_found += len(found)
     assert total_acked > rounds, f"the children acknowledged only {total_acked} sends: the test proves little"
     print(f"{rounds} rounds: {total_acked} acknowledged, {total_found} found, "
           f"{debris_seen} temp files of dead writers swept")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_killed_process_among_concurrent_senders_loses_no_acknowledged_send(
+        root: Path, tmp_path: Path, children: list[Child]) -> None:
+    """Three sender processes on one node flush concurrently (``--flush journal``: commit journals
+    and syncfs checkpoints); one is SIGKILLed at a random moment (often in the middle of a flush),
+    the others keep sending for a while, then all die. Every send any of them logged is there,
+    whole, and a restarted process retires the dead ones' journals."""
+    rounds = 10
+    rnd = _rng()
+    setup = FileStore(root, node_id="setup")
+    total_acked = after_first_kill = 0
+    for r in range(rounds):
+        queue = f"crash-shared-{r}"
+        setup.create_queue(queue)
+        logs = [tmp_path / f"shared-{r}-{i}.log" for i in range(3)]
+        senders = [Child("send", str(root), NODE, queue, str(log), str(rnd.choice((1, 3))), f"{r}{i}", "journal")
+                   for i, log in enumerate(logs)]
+        children.extend(senders)
+        for child in senders:
+            assert child.readline() == "ready"
+        time.sleep(rnd.uniform(0.05, 0.3))
+        victim = rnd.randrange(3)
+        senders[victim].kill()
+        before = sum(len(_log_lines(log)) for i, log in enumerate(logs) if i != victim)
+        time.sleep(rnd.uniform(0.1, 0.3))
+        for child in senders:
+            child.kill()
+        after_first_kill += sum(len(_log_lines(log)) for i, log in enumerate(logs) if i != victim) - before
+
+        acked: dict[str, str] = {}
+        for log in logs:
+            for line in _log_lines(log):
+                assert not line.startswith("E "), f"round {r}: a sender failed: {line}"
+                mid, tag = line.split(" ")
+                acked[mid] = tag
+        store = FileStore(root, node_id=NODE, flush="journal")
+        found = _drain(store, queue)
+        lost = set(acked) - set(found)
+        assert not lost, f"round {r}: {len(lost)} acknowledged sends are missing, e.g. {sorted(lost)[:3]}"
+        for mid, tag in acked.items():
+            assert found[mid] == tag, f"round {r}: {mid} holds {found[mid]!r}, was sent as {tag!r}"
+        assert files_under(root / "corrupt") == []
+        left = [n for n in os.listdir(root / "journal") if any(f"~{c.pid}~" in n for c in senders)]
+        assert left == [], f"round {r}: journals of dead senders were not retired: {left}"
+        store.close()
+        total_acked += len(acked)
+    assert total_acked > rounds, f"the children acknowledged only {total_acked} sends: the test proves little"
+    assert after_first_kill > 0, "no survivor acknowledged a send after a peer died: the node stayed blocked"
+    print(f"{rounds} rounds: {total_acked} acknowledged sends found, {after_first_kill} by survivors "
+          f"after a peer was killed")
 
 
 # ----------------------------------------------------------------------------- mover

@@ -173,3 +173,24 @@ def test_read_only_root_refuses_writes_and_still_serves_reads(tmpfs: Tmpfs) -> N
     _assert_intact(store, "q", sent)
     store.maintain()
     assert files_under(tmpfs.mnt / "root" / "tmp") == []
+
+
+def test_fsync_mode_batches_written_in_parallel_are_whole_or_refused_whole(tmpfs: Tmpfs) -> None:
+    """``flush="fsync"`` writes a batch's temp files from a thread pool: all of it lands, or on
+    ENOSPC none of it does and no temp file is left behind."""
+    rnd = random.Random(11)
+    store = tmpfs.store(flush="fsync")
+    store.create_queue("q")
+    sent: dict[str, bytes] = {}
+    bodies = [make_body(f"pool{i}", pad=500) for i in range(20)]
+    for r, body in zip(store.send_batch("q", [OutgoingMessage(body=b) for b in bodies]), bodies, strict=True):
+        sent[r.id] = body
+    _assert_intact(store, "q", sent)
+    _fill(store, "q", sent, rnd, 8_000, 40_000, "big")
+    batch = [OutgoingMessage(body=make_body(f"batch{i}", pad=30_000, rnd=True)) for i in range(20)]
+    with pytest.raises(StorageUnavailable) as e:
+        store.send_batch("q", batch)
+    _assert_refusal(e.value, "ENOSPC")
+    _assert_intact(store, "q", sent)
+    store.maintain()
+    assert files_under(tmpfs.mnt / "root" / "tmp") == [], "a refused parallel batch left temp files behind"

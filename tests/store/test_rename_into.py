@@ -56,10 +56,11 @@ def test_renames_survive_a_remover_that_never_stops(tmp_path: Path) -> None:
     def remover() -> None:
         nonlocal removed
         while not stop.is_set():
-            for d in reversed(levels):
+            for d in reversed(levels):  # as pollers and maintenance do: list, and remove if empty
                 try:
-                    os.rmdir(d)
-                    removed += 1
+                    if not os.listdir(d):
+                        os.rmdir(d)
+                        removed += 1
                 except OSError:
                     pass
 

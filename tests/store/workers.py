@@ -10,9 +10,9 @@ Commands:
     wait for the file GO, then poll (limit 10, long claim ttl) and ack until nothing is
     ready or delayed; write ``id<TAB>tag<TAB>receive-count`` lines to OUT and ``ackfail`` lines for
     any ack that returned False.
-``send ROOT NODE QUEUE LOG THREADS SEED``
+``send ROOT NODE QUEUE LOG THREADS SEED [FLUSH]``
     send self-checking bodies in a loop from THREADS threads (single sends and batches,
-    fsync on); log ``<id> <tag>`` for every message whose send returned.
+    fsync on, ``--flush`` FLUSH, syncfs by default); log ``<id> <tag>`` for every message whose send returned.
 ``move ROOT NODE SRC DST RATE``
     start a move, print its ref, and sleep while the move thread works.
 ``ack ROOT NODE QUEUE LOG SEED``
@@ -78,8 +78,8 @@ def consume(root: str, node: str, queue: str, out: str, go: str, peers: str) -> 
         f.writelines(lines)
 
 
-def send(root: str, node: str, queue: str, log: str, threads: str, seed: str) -> None:
-    store = FileStore(root, node_id=node)
+def send(root: str, node: str, queue: str, log: str, threads: str, seed: str, flush: str = "syncfs") -> None:
+    store = FileStore(root, node_id=node, flush=flush)
     fd = _log_fd(log)
 
     def loop(t: int) -> None:

@@ -268,6 +268,9 @@ class Claiming(Reading):
         return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
+        if ref.claimed_name is not None and ref.shard is not None \
+                and self._finish(q, q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")):
+            return True  # the receipt names the file: no lookup first (the common case)
         found = self._locate_claimed(q, ref)
         if found is None and (ref.claimed_name is None or released_too):
             loose = self._locate_unclaimed(q, ref.id)
@@ -279,11 +282,13 @@ class Claiming(Reading):
         return self._finish(q, found[0])
 
     def _finish(self, q: QueueHandle, path: str) -> bool:
+        """Ack one file: the rename out of the queue is the ack; the unlink happens later, off the
+        request path (an unlink of a freshly written file can wait for its writeback)."""
         try:
             if q.info.config.archive:
                 os.rename(path, q.sub(f"acked/{os.path.basename(path)}~{self.now_ms():x}"))
             else:
-                os.unlink(path)
+                self.trash.discard(path)
         except FileNotFoundError:
             return False
         return True

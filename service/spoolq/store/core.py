@@ -23,6 +23,7 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
+    Trash,
     listdir,
     read_file,
     read_json,
@@ -123,6 +124,7 @@ class StoreCore:
     fsync: bool
     queues_dir: str
     tmp: TempWriter
+    trash: Trash
     commit: GroupCommit
     watcher: Watcher
     _ids: L.IdFactory

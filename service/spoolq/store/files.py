@@ -15,7 +15,9 @@ What is flushed when (``fsync=True``):
   system that *started after* its rename. syncfs writes every dirty page and commits
   the journal, so the data and the rename are on stable storage when it returns. While
   one syncfs runs, every other send finishing in the process queues up behind it and
-  is made durable by the next one: one flush for many sends (group commit). A message
+  is made durable by the next one: one flush for many sends (group commit). Across the
+  processes of a node, the kernel merges concurrent syncfs calls into the same journal
+  commit; serialising them behind a node-wide lock measured slower (docs/performance.md). A message
   may be visible to pollers a few milliseconds before its send is acknowledged; if
   power fails in that window the sender never got success and retries (a duplicate at
   worst, never a loss).
@@ -27,7 +29,15 @@ What is flushed when (``fsync=True``):
 Where ``syncfs`` is missing (non-Linux), or with ``flush="fsync"`` (for network file systems,
 where syncfs on a FUSE or NFS mount may not reach the server), each message file is fsync'd
 as it is written and the leader of a group fsyncs every directory the group renamed into:
-still one flush round for many concurrent sends, but only of this store's own files.
+still one flush round for many concurrent sends, but only of this store's own files, and per
+process (a leader must fsync the very directories its own group renamed into).
+
+With ``flush="journal"`` (where syncfs and a boot id exist; not the default), standard-queue
+sends do not wait for a syncfs: each message is also appended to this process's commit
+journal, and one ``fdatasync`` of the journal makes a group of sends durable (see
+:mod:`spoolq.store.journal`: replay after a power failure, checkpoints). Everything else
+that waits for a flush above takes the full flush (a syncfs, which also retires the
+process's journal files).
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from spoolq.errors import storage_error
+from spoolq.store.journal import JournalCommit, boot_id
 
 MAGIC = b"SPQ1"
 _HEADER = struct.Struct(">4sIII")
@@ -127,7 +138,8 @@ class GroupCommit:
     sets it to record metrics. It runs outside the lock; an exception from it is ignored.
     """
 
-    def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True) -> None:
+    def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True, node_id: str = "node",
+                 journal: bool = False) -> None:
         self.enabled = enabled
         #: syncfs(2) flushes the whole local file system at once; per-file fsync is for file
         #: systems where syncfs may not reach stable storage (FUSE, NFS) or is missing
@@ -141,6 +153,12 @@ class GroupCommit:
         self._syncing = False
         self._fd: int | None = None
         self._pending_paths: list[str] = []  # only used without syncfs
+        #: flush="journal": standard sends are made durable by this process's commit journal
+        self.journal: JournalCommit | None = None
+        boot = boot_id()
+        if enabled and journal and self._syncfs is not None and boot is not None:
+            node = "".join(c if c.isalnum() else "_" for c in node_id)[:40]
+            self.journal = JournalCommit(root, node, boot, self._syncfs_root)
         self.flushes = 0
         self.flush_seconds = 0.0
         self.on_flush: Callable[[float, int], None] | None = None
@@ -163,10 +181,10 @@ class GroupCommit:
 
     def _do_flush(self, paths: list[str]) -> float:
         start = time.perf_counter()
-        if self._syncfs is not None:
-            if self._syncfs(self._root_fd()) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, os.strerror(err))
+        if self.journal is not None:
+            self.journal.full_flush()  # syncfs, and this process's journal files are retired
+        elif self._syncfs is not None:
+            self._syncfs_root()
         else:
             for p in dict.fromkeys(paths):
                 try:
@@ -181,6 +199,19 @@ class GroupCommit:
         self.flushes += 1
         self.flush_seconds += elapsed
         return elapsed
+
+    def syncfs_now(self) -> None:
+        """One syncfs of the root's file system now (or a full flush round where syncfs is missing)."""
+        if self._syncfs is None:
+            self.flush()
+        else:
+            self._syncfs_root()
+
+    def _syncfs_root(self) -> None:
+        assert self._syncfs is not None
+        if self._syncfs(self._root_fd()) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
 
     def flush(self) -> None:
         if not self.enabled:
@@ -222,6 +253,10 @@ class GroupCommit:
                     self._cond.notify_all()
 
     def close(self) -> None:
+        if self.journal is not None:
+            with contextlib.suppress(OSError):
+                self.journal.full_flush()  # a clean stop leaves no journal to replay
+            self.journal.close()
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -272,7 +307,7 @@ class TempWriter:
 #: up; each retry means another process emptied and removed the directory between our ``mkdir``
 #: and our ``rename``, which removers avoid for the buckets senders write into (see
 #: :data:`spoolq.store.core.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
-RENAME_ATTEMPTS = 64
+RENAME_ATTEMPTS = 1000
 
 
 def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
@@ -347,3 +382,59 @@ def listdir(path: str) -> list[str]:
         return os.listdir(path)
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+class Trash:
+    """Acked files go to ``<root>/trash/`` (one rename: the ack) and are unlinked in batches by a
+    background thread of this process.
+
+    Crash rules: a file in ``trash/`` is no longer in any queue, so a crash before its unlink
+    changes nothing a client can see; maintenance (``sweep_trash``, also run at start-up by the
+    service's background thread) deletes whatever is left. The rename is not flushed, like every
+    ack: after a power failure the message may be back in ``claimed/`` and is delivered again.
+    Acked files hold their space until unlinked: a send that finds the disk full drains this
+    process's trash at once and tries again (``sending._write``).
+    """
+
+    def __init__(self, root: Path, node_prefix: str) -> None:
+        self._dir = f"{root}/trash"
+        self._prefix = f"ack~{node_prefix}"
+        self._lock = threading.Lock()
+        self._n = 0
+        self._pending: list[str] = []
+        self._wake = threading.Event()
+        self._pid = -1
+        self._closed = False
+
+    def discard(self, path: str) -> None:
+        """Rename ``path`` into the trash (FileNotFoundError if it is gone) and queue its unlink."""
+        with self._lock:
+            self._n += 1
+            dst = f"{self._dir}/{self._prefix}{os.getpid()}-{self._n}"
+        os.rename(path, dst)
+        with self._lock:
+            self._pending.append(dst)
+            if self._pid != os.getpid():  # first use, or first use after a fork
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name="spoolq-trash", daemon=True).start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait(1.0)
+            self._wake.clear()
+            self.drain()
+
+    def drain(self) -> int:
+        """Unlink every queued file now; how many."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        for p in batch:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+        return len(batch)
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self.drain()

@@ -12,7 +12,7 @@ delayed/... -> ready/<b>/...                the delay is over (maintenance)
 ready/<b>/<id>~rc~f -> claimed/<s>/<id>~rc+1~f~exp~tok   poll: a claim, unique to the claimant
 claimed/<s>/<n> -> claimed/<s>/<id>~rc~f~exp'~tok'      renew (a fresh token every time)
 claimed/<s>/<n> -> ready/<b>/<id>~rc~f      release, claim expiry, unclaim_all
-claimed/<s>/<n> -> (unlink)                 ack; archive queues: -> acked/<n>~<t>
+claimed/<s>/<n> -> trash/ack~...            ack (unlinked later, in batches); archive: -> acked/<n>~<t>
 ready|claimed|delayed -> other queue ready  move, dead-letter (with a new id)
 ready/ claimed/ delayed/ -> trash/          purge (whole directories at once)
 queues/<q> -> trash/                        delete queue
@@ -65,6 +65,7 @@ from spoolq.errors import (
     InvalidArgument,
     QueueAlreadyExists,
     QueueNotFound,
+    StorageUnavailable,
     storage_error,
 )
 from spoolq.store import layout as L
@@ -74,6 +75,7 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
+    Trash,
     listdir,
     read_json,
     write_json_atomic,
@@ -108,20 +110,24 @@ class FileStore(Sending, JobLookup):
         self._bytes_per_entry = 80.0  # directory bytes per entry, recalibrated by exact counts
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive"):
+            for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive", "journal"):
                 (self.root / sub).mkdir(exist_ok=True)
         except OSError as e:
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
-        if flush not in ("syncfs", "fsync"):
-            raise InvalidArgument(f"flush must be 'syncfs' or 'fsync', got {flush!r}")
-        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush == "syncfs")
+        self.trash = Trash(self.root, self.tmp.prefix)
+        if flush not in ("journal", "syncfs", "fsync"):
+            raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
+        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush != "fsync", node_id=self.node_id,
+                                  journal=flush == "journal")
         self.fsync = fsync
         self.watcher = Watcher()
         from spoolq.store.moves import MoveRunner  # late import: moves imports this module's types
 
         self.moves = MoveRunner(self)
+        with contextlib.suppress(StorageUnavailable):  # e.g. a read-only root: reads still work
+            self.recover_journals()  # maintenance retries
 
     def _meta_json(self, info: QueueInfo) -> dict[str, Any]:
         return {"name": info.name, "kind": info.kind.value, "config": config_to_json(info.config),
@@ -276,6 +282,48 @@ class FileStore(Sending, JobLookup):
         self._background = threading.Thread(target=loop, name="spoolq-maintenance", daemon=True)
         self._background.start()
 
+    def recover_journals(self) -> tuple[int, int]:
+        """Replay or retire this node's commit journals that no live process owns (see
+        :mod:`spoolq.store.journal`): (files retired, messages restored). Run at start-up and
+        by maintenance."""
+        j = self.commit.journal
+        if j is None:
+            return 0, 0
+        from spoolq.store.journal import recover
+
+        try:
+            return recover(self.root, j.node, j.boot, self.commit.syncfs_now, self._restore_journaled)
+        except OSError as e:
+            raise storage_error(e, "recovering the commit journal") from e
+
+    def _restore_journaled(self, rel: str, data: bytes) -> bool:
+        """Put a journaled message back at ``queues/<rel>`` unless it is whole somewhere in its queue."""
+        from spoolq.store.files import CorruptMessage, decode_message, read_file, rename_into
+
+        parts = rel.split("/")
+        if len(parts) < 3 or ".." in parts or not L.ID_RE.match(parts[-1][:40]):
+            return False
+        qpath = f"{self.queues_dir}/{parts[0]}"
+        if not os.path.exists(f"{qpath}/meta.json"):
+            return False  # the queue was deleted since
+        mid = parts[-1][:40]
+        prefix = f"{mid}~"
+        dirs = [os.path.dirname(f"{self.queues_dir}/{rel}"), f"{qpath}/claimed/{L.id_shard(mid)}", f"{qpath}/acked"]
+        dirs += [f"{qpath}/delayed/{b}" for b in listdir(f"{qpath}/delayed")]
+        for d in dirs:
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    try:
+                        decode_message(read_file(f"{d}/{n}"))
+                        return False  # whole: nothing to do
+                    except CorruptMessage:
+                        os.replace(self.tmp.write(data), f"{d}/{n}")  # torn by the power failure
+                        return True
+                    except FileNotFoundError:
+                        continue
+        rename_into(self.tmp.write(data), os.path.dirname(f"{self.queues_dir}/{rel}"), parts[-1], base=qpath)
+        return True
+
     def health(self) -> dict[str, Any]:
         probe = self.root / "tmp"
         try:
@@ -286,9 +334,10 @@ class FileStore(Sending, JobLookup):
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
         return {"ok": True, "root": str(self.root), "node": self.node_id,
                 "free_bytes": st.f_bavail * st.f_frsize, "fsync": self.fsync,
-                "flushes": self.commit.flushes}
+                "flushes": self.commit.flushes + (self.commit.journal.flushes if self.commit.journal else 0)}
 
     def close(self) -> None:
         self._closed = True
+        self.trash.close()
         self.watcher.close()
         self.commit.close()

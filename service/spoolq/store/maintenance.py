@@ -183,6 +183,7 @@ def maintain_all(store: FileStore, now_ms: int) -> dict[str, int]:
         for key, value in maintain_queue(store, q, now_ms).items():
             totals[key] = totals.get(key, 0) + value
     totals["tmp_swept"] = sweep_tmp(store, time.time())
+    totals["journals_retired"], totals["journal_restored"] = store.recover_journals()
     totals["trash_swept"] = sweep_trash(store)
     totals["staging_swept"] = sweep_staging(store, time.time())
     totals["moves_resumed"] = store.moves.resume_stale(now_ms)

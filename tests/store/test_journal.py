@@ -1,0 +1,142 @@
+"""The commit journal (spoolq.store.journal): replay after a power failure, retirement after a crash.
+
+A power failure is simulated the only way a test can: the journal files are renamed to an
+earlier boot id and message files are deleted or torn, as if their pages never reached the
+disk; a new store on the node must give every journaled message back, whole.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from pathlib import Path
+
+import pytest
+
+import spoolq.store.journal as journal_mod
+from spoolq.store import FileStore, OutgoingMessage, QueueKind
+from spoolq.store.journal import decode_records, encode_record
+
+from .helpers import check_body, files_under, make_body
+
+NODE = "jnode"
+
+
+def _journals(root: Path) -> list[str]:
+    return sorted(n for n in os.listdir(root / "journal") if n.endswith(".jnl"))
+
+
+def _as_earlier_boot(root: Path) -> None:
+    for n in _journals(root):
+        node, _boot, pid, k = n[:-4].split("~")
+        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{pid}~{k}.jnl")
+
+
+def test_power_failure_replay_restores_every_journaled_message_whole(root: Path) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    tags = {}
+    for i in range(30):
+        r = store.send("q", OutgoingMessage(body=make_body(f"m{i}", pad=200)))
+        tags[r.id] = f"m{i}"
+    batch = store.send_batch("q", [OutgoingMessage(body=make_body(f"b{i}", pad=5000)) for i in range(10)])
+    tags.update({r.id: f"b{i}" for i, r in enumerate(batch)})
+    assert store.commit.journal is not None and store.commit.journal.flushes > 0
+    assert _journals(root), "standard sends wrote no journal"
+    # the power fails: the process is gone without closing, some files never reached the disk
+    # and some were torn; the journal (fdatasync'd before each send returned) survived
+    store.commit.journal = None
+    ready = root / "queues" / "q" / "ready"
+    files = sorted(str(ready / f) for f in files_under(ready))
+    for path in files[::3]:
+        os.unlink(path)
+    for path in files[1::3]:
+        with open(path, "r+b") as f:
+            f.truncate(40)
+    _as_earlier_boot(root)
+
+    fresh = FileStore(root, node_id=NODE, flush="journal")
+    assert _journals(root) == [], "replayed journals were not retired"
+    found = {m.id: check_body(m.body) for m in fresh.peek("q", limit=1000)}
+    assert found == tags
+    assert files_under(root / "corrupt") == []
+    fresh.close()
+
+
+def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root: Path) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    store.create_queue("gone")
+    ids = [store.send("q", OutgoingMessage(body=make_body(f"m{i}"))).id for i in range(5)]
+    store.send("gone", OutgoingMessage(body=make_body("g")))
+    got = store.poll("q", limit=2, claim_ttl=600)  # claimed (whole, elsewhere): not restored twice
+    store.delete_queue("gone")
+    store.commit.journal = None
+    _as_earlier_boot(root)
+    fresh = FileStore(root, node_id=NODE, flush="journal")
+    assert fresh.claim_count("q") == 2
+    assert len(got) == 2
+    assert sorted(m.id for m in fresh.peek("q", limit=100)) == sorted(ids), "a claimed message was restored"
+    assert fresh.size("q") == 5
+    assert fresh.list_queues() == ["q"]
+    fresh.close()
+
+
+def _send_ack_and_die(root: str, out: str) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    ids = [store.send("q", OutgoingMessage(body=make_body(f"c{i}"))).id for i in range(3)]
+    got = store.poll("q", limit=1, claim_ttl=600)
+    assert store.ack("q", [got[0].receipt]) == [True]
+    Path(out).write_text(" ".join([got[0].message.id, *ids]))
+    os._exit(0)  # like kill -9: no close, the journal stays
+
+
+def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_path: Path) -> None:
+    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
+    out = tmp_path / "ids"
+    p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
+    p.start()
+    p.join(30)
+    assert p.exitcode == 0
+    acked, *ids = out.read_text().split()
+    assert any(f"~{p.pid}~" in n for n in _journals(root)), "the dead process left no journal: test proves little"
+    store = FileStore(root, node_id=NODE, flush="journal")
+    assert not any(f"~{p.pid}~" in n for n in _journals(root)), "a dead process's journal was not retired"
+    left = {m.id for m in store.peek("q", limit=100)}
+    assert left == set(ids) - {acked}, "same boot: an acked message came back (nothing may be replayed)"
+    store.close()
+
+
+def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)  # every append starts a new file
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    for i in range(20):
+        store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
+    assert store.commit.journal is not None
+    assert store.commit.journal.checkpoints >= 10
+    assert len(_journals(root)) <= 2, f"retired journals pile up: {_journals(root)}"
+    store.close()
+    assert _journals(root) == [], "a clean close leaves a journal to replay"
+
+
+def test_fifo_dedup_and_at_most_once_sends_take_the_full_flush(root: Path) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("f.fifo", QueueKind.FIFO)
+    store.create_queue("d", QueueKind.DEDUP)
+    store.create_queue("s")
+    store.send("f.fifo", OutgoingMessage(body=b"x", group_id="g", dedup_id="1"))
+    store.send("d", OutgoingMessage(body=b"y"))
+    store.send("s", OutgoingMessage(body=b"z", at_most_once=True))
+    assert _journals(root) == [] or all(
+        decode_records((root / "journal" / n).read_bytes()) == [] for n in _journals(root))
+    store.close()
+
+
+def test_a_torn_tail_ends_a_journal_file() -> None:
+    blob = encode_record("q/ready/a", b"one") + encode_record("q/ready/b", b"two")
+    assert decode_records(blob) == [("q/ready/a", b"one"), ("q/ready/b", b"two")]
+    assert decode_records(blob[:-1]) == [("q/ready/a", b"one")]
+    bad = bytearray(blob)
+    bad[-1] ^= 1
+    assert decode_records(bytes(bad)) == [("q/ready/a", b"one")]
