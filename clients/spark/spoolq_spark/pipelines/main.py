@@ -26,15 +26,16 @@ def build_parser(prog: str = "spoolq pipeline") -> argparse.ArgumentParser:
     a.add_argument("--queue", action="append", dest="queues", help="only this queue directory (repeatable)")
     a.add_argument("--dead-letter", action="append", default=[], metavar="DLQ=SOURCE",
                    help="count records of DLQ as dead-lettered from SOURCE (repeatable)")
-    a.add_argument("--title", default="spoolq audit")
+    a.add_argument("--title", default="spoolq audit", help="the report's title")
 
     r = sub.add_parser("requeue", help="send the messages of a queue that match --where to another queue")
-    r.add_argument("source")
-    r.add_argument("target")
+    r.add_argument("source", help="queue to read (claimed, and acknowledged once the target has them)")
+    r.add_argument("target", help="queue the chosen messages are sent to")
     r.add_argument("--where", required=True, help="Spark SQL condition over id, queue, payload, sent_at, "
                    "receive_count, e.g. \"get_json_object(payload, '$.kind') = 'retry'\"")
-    r.add_argument("--url", default=os.environ.get("SPOOLQ_URL", "http://127.0.0.1:8480"))
-    r.add_argument("--api-key", default=os.environ.get("SPOOLQ_API_KEY"))
+    r.add_argument("--url", default=os.environ.get("SPOOLQ_URL", "http://127.0.0.1:8480"),
+                   help="the spoolq service (default $SPOOLQ_URL or http://127.0.0.1:8480)")
+    r.add_argument("--api-key", default=os.environ.get("SPOOLQ_API_KEY"), help="API key (default $SPOOLQ_API_KEY)")
     r.add_argument("--dedup", action="store_true", help="use the /dedupq/1 door")
     r.add_argument("--batch", type=int, default=1000, help="messages claimed per round (1..1000)")
     r.add_argument("--claim-ttl", type=int, default=300, help="seconds a claimed message stays with this job")
