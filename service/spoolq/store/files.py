@@ -166,8 +166,10 @@ class GroupCommit:
             for p in dict.fromkeys(paths):
                 try:
                     fd = os.open(p, os.O_RDONLY)
-                except FileNotFoundError:
-                    continue
+                except OSError as e:
+                    if e.errno in GONE:  # a bucket emptied and removed since (by a poller, maybe on another node)
+                        continue
+                    raise
                 try:
                     os.fsync(fd)
                 finally:
@@ -256,27 +258,53 @@ class TempWriter:
         return path
 
 
+#: errnos that mean "that name is not there (any more)": ENOENT, and ESTALE, which a GlusterFS FUSE
+#: client returns when another mount removed the file or its directory first (its cached handle is stale)
+GONE = (errno.ENOENT, errno.ESTALE)
+
+
 def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> None:
     """Rename ``src`` to ``dst_dir/name``, creating the (bucket) directory once if it is missing.
 
     Creates at most the last two levels of ``dst_dir`` (``<ksec>/<bucket>``). Raises
     FileNotFoundError if ``src`` is gone (someone else moved it first), or if the state
     directory above them is missing (the queue was deleted or is being purged).
+
+    On a shared file system the loser of a race may get ESTALE instead of ENOENT (GlusterFS
+    does, when another node renamed the file or removed its bucket directory): it is handled
+    as ENOENT, after a fresh lookup of ``src`` tells a lost race from a stale directory handle.
     """
     dst = f"{dst_dir}/{name}"
-    try:
-        os.rename(src, dst)
-        return
-    except FileNotFoundError:
-        if not make_dir or not os.path.lexists(src):
-            raise
-    parent = os.path.dirname(dst_dir)  # e.g. ready/<ksec> above ready/<ksec>/<bucket>
-    if not os.path.isdir(parent):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(parent)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(dst_dir)
-    os.rename(src, dst)
+    for wait in _STALE_RETRIES:
+        try:
+            os.rename(src, dst)
+            return
+        except OSError as e:
+            if e.errno not in GONE:
+                raise
+            if not make_dir or not os.path.lexists(src):
+                raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", src) from e
+            if wait is None:
+                raise
+            stale = e.errno == errno.ESTALE
+        try:
+            parent = os.path.dirname(dst_dir)  # e.g. ready/<ksec> above ready/<ksec>/<bucket>
+            if not os.path.isdir(parent):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(parent)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(dst_dir)
+        except OSError as e:
+            if e.errno != errno.ESTALE:
+                raise
+            stale = True
+        if stale:  # this mount's cached handle of a directory removed elsewhere: it expires shortly
+            time.sleep(wait)
+
+
+#: pauses before the retries of a rename that met a stale directory handle (None: give up); together
+#: longer than the FUSE entry timeout (1 s by default), after which the kernel looks the path up again
+_STALE_RETRIES: tuple[float | None, ...] = (0.0, 0.05, 0.2, 0.5, 1.0, None)
 
 
 def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
@@ -305,3 +333,7 @@ def listdir(path: str) -> list[str]:
         return os.listdir(path)
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as e:
+        if e.errno == errno.ESTALE:  # removed through another mount (see GONE)
+            return []
+        raise
