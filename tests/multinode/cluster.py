@@ -82,7 +82,7 @@ def gluster_lock(timeout: float = 900.0) -> Iterator[None]:
 
 
 def gluster(*args: str) -> str:
-    done = subprocess.run([str(GLUSTER), *args], capture_output=True, text=True, timeout=180)
+    done = subprocess.run([str(GLUSTER), *args], capture_output=True, text=True, timeout=400)
     if done.returncode != 0:
         raise RuntimeError(f"scripts/gluster {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done.stdout

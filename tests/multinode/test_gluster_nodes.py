@@ -164,9 +164,9 @@ def test_dedup_collapses_across_nodes(cluster: Cluster) -> None:
         b.send(queue, payload)
         c.send(queue, payload)
         assert b.size(queue) == 1
-        [first] = c.poll(queue, limit=10)
+        [first] = c.poll(queue, limit=10, wait=5)  # a listing may lag another node's rename briefly
         b.send(queue, payload)  # right after the claim on c: b must not see a stale pending copy
-        [second] = a.poll(queue, limit=10)
+        [second] = a.poll(queue, limit=10, wait=5)
         assert first["payload"] == second["payload"] == payload and first["id"] != second["id"]
         c.ack(queue, [first["id"]])
         a.ack(queue, [second["id"]])

@@ -79,17 +79,25 @@ def decode_message(data: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 def read_file(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
+    """The whole file. ESTALE at any step (GlusterFS may report it on open, read or even close
+    when another mount replaced or removed the file; see ``GONE``) is FileNotFoundError: the
+    file this name led to is gone, which every caller already handles as a race it lost."""
     try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        if e.errno == errno.ESTALE:
+            raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path) from e
+        raise
 
 
 def _load_syncfs() -> Any:
