@@ -40,9 +40,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import requests  # noqa: E402
+import requests
 
-from tests.multinode.cluster import Cluster, mount_path, running_gluster, unavailable  # noqa: E402
+from tests.multinode.cluster import Cluster, mount_path, running_gluster, unavailable
 
 QUEUE_BATCH = 50
 
