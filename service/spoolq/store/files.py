@@ -290,7 +290,7 @@ def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> Non
         except OSError as e:
             if e.errno not in GONE:
                 raise
-            if not make_dir or not os.path.lexists(src):
+            if not make_dir or not _present(src, e.errno == errno.ESTALE):
                 raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", src) from e
             if wait is None:
                 raise
@@ -308,6 +308,14 @@ def rename_into(src: str, dst_dir: str, name: str, make_dir: bool = True) -> Non
             stale = True
         if stale:  # this mount's cached handle of a directory removed elsewhere: it expires shortly
             time.sleep(wait)
+
+
+def _present(path: str, stale: bool) -> bool:
+    """Whether ``path`` still exists. After ESTALE a stat may be answered from this mount's cache
+    (directory listings through FUSE fill it), so the directory is listed: a server round trip."""
+    if not stale:
+        return os.path.lexists(path)
+    return os.path.basename(path) in listdir(os.path.dirname(path))
 
 
 #: pauses before the retries of a rename that met a stale directory handle (None: give up); together
