@@ -49,6 +49,8 @@ class Server:
     threads: int = 16
     proc: subprocess.Popen[bytes] | None = None
     log: Path = field(default_factory=lambda: Path(os.devnull))
+    node_id: str = "e2e"
+    #: more ``spoolq serve`` flags, e.g. ``("--flush", "fsync", "--peers", "2")``
     extra_args: tuple[str, ...] = ()
 
     @property
@@ -57,7 +59,7 @@ class Server:
 
     def start(self, timeout: float = 30.0) -> None:
         cmd = [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(self.root), "--port", str(self.port),
-               "--workers", str(self.workers), "--threads", str(self.threads), "--node-id", "e2e"]
+               "--workers", str(self.workers), "--threads", str(self.threads), "--node-id", self.node_id]
         if self.config is not None:
             cmd += ["--config", str(self.config)]
         cmd += list(self.extra_args)

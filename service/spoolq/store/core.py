@@ -216,10 +216,15 @@ class StoreCore:
 
     def _pending_copy(self, q: QueueHandle, marker: str) -> str | None:
         """The id a dedup marker names, if that message is still pending: never received, so
-        still at its first ready name (a stale marker names a claimed or acked message)."""
+        still at its first ready name (a stale marker names a claimed or acked message).
+
+        The bucket is listed rather than the name stat'd: on a shared file system a stat may be
+        answered from this node's caches (FUSE dentries, GlusterFS md-cache and quick-read) for
+        up to a second after another node claimed the message, and the send would be dropped as
+        a duplicate of a message already delivered. A directory listing asks the server."""
         pending = self._read_marker_id(marker)
-        if pending is not None and os.path.exists(
-                f"{q.ready_dir(L.std_bucket(L.id_time_ms(pending)))}/{L.ready_name(pending, 0, 0)}"):
+        if pending is not None and L.ready_name(pending, 0, 0) in listdir(
+                q.ready_dir(L.std_bucket(L.id_time_ms(pending)))):
             return pending
         return None
 

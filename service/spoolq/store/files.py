@@ -90,17 +90,25 @@ def decode_message(data: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 def read_file(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
+    """The whole file. ESTALE at any step (GlusterFS may report it on open, read or even close
+    when another mount replaced or removed the file; see ``GONE``) is FileNotFoundError: the
+    file this name led to is gone, which every caller already handles as a race it lost."""
     try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        if e.errno == errno.ESTALE:
+            raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path) from e
+        raise
 
 
 def _load_syncfs() -> Any:
@@ -189,8 +197,10 @@ class GroupCommit:
             for p in dict.fromkeys(paths):
                 try:
                     fd = os.open(p, os.O_RDONLY)
-                except FileNotFoundError:
-                    continue
+                except OSError as e:
+                    if e.errno in GONE:  # a bucket emptied and removed since (by a poller, maybe on another node)
+                        continue
+                    raise
                 try:
                     os.fsync(fd)
                 finally:
@@ -303,11 +313,19 @@ class TempWriter:
         return path
 
 
+#: errnos that mean "that name is not there (any more)": ENOENT, and ESTALE, which a GlusterFS FUSE
+#: client returns when another mount removed the file or its directory first (its cached handle is stale)
+GONE = (errno.ENOENT, errno.ESTALE)
+
 #: how often :func:`rename_into` re-creates a directory that others keep removing before it gives
 #: up; each retry means another process emptied and removed the directory between our ``mkdir``
 #: and our ``rename``, which removers avoid for the buckets senders write into (see
 #: :data:`spoolq.store.core.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
 RENAME_ATTEMPTS = 1000
+
+#: pauses before the retries of a rename that met a stale directory handle (ESTALE): together
+#: longer than the FUSE entry timeout (1 s by default), after which the kernel looks the path up again
+_STALE_WAITS = (0.0, 0.05, 0.2, 0.5, 1.0)
 
 
 def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
@@ -316,44 +334,75 @@ def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
 
     **Invariant (directories may vanish, renames into them never fail for it).** Any process may
     remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
-    maintenance, purge replacing ``ready/``). Whoever renames a file into a directory therefore
-    creates each missing level below ``base`` (the queue's directory, which only queue deletion
-    removes) one ``mkdir`` at a time and renames again, until the rename succeeds. ``base`` itself
-    is never created: a queue deleted meanwhile is not resurrected.
+    maintenance, purge replacing ``ready/``), on this node or another. Whoever renames a file into a
+    directory therefore creates each missing level below ``base`` (the queue's directory, which
+    only queue deletion removes) one ``mkdir`` at a time and renames again, until the rename
+    succeeds. ``base`` itself is never created: a queue deleted meanwhile is not resurrected.
+
+    On a shared file system the loser of a race may get ESTALE instead of ENOENT (GlusterFS does,
+    when another node renamed the file or removed its directory): a fresh listing of ``src``'s
+    directory tells a lost race from a stale directory handle, which is retried after the pauses
+    of :data:`_STALE_WAITS` (the FUSE cache forgets the handle within about a second).
 
     Raises FileNotFoundError if ``src`` is gone (someone else moved it first) or ``base`` is gone
-    (the queue was deleted); OSError(EAGAIN) after :data:`RENAME_ATTEMPTS` lost races.
+    (the queue was deleted); OSError(EAGAIN) after :data:`RENAME_ATTEMPTS` lost races, ESTALE
+    when the stale handle outlives the pauses.
     """
     dst = f"{dst_dir}/{name}"
+    stale_waits = iter(_STALE_WAITS)
     for _attempt in range(RENAME_ATTEMPTS):
         try:
             os.rename(src, dst)
             return
-        except FileNotFoundError:
-            if not os.path.lexists(src):
+        except OSError as e:
+            if e.errno not in GONE:
                 raise
-        _make_levels(base, dst_dir)
+            stale = e.errno == errno.ESTALE
+            if not _present(src, stale):
+                raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", src) from e
+        stale = _make_levels(base, dst_dir) or stale
+        if stale:
+            wait = next(stale_waits, None)
+            if wait is None:
+                raise OSError(errno.ESTALE, f"{dst_dir} stayed stale while renaming into it")
+            time.sleep(wait)
     raise OSError(errno.EAGAIN, f"{dst_dir} was removed {RENAME_ATTEMPTS} times while renaming into it")
 
 
-def _make_levels(base: str, dst_dir: str) -> None:
+def _make_levels(base: str, dst_dir: str) -> bool:
     """Create the missing directories from ``base`` (exclusive) down to ``dst_dir``, top first.
 
     A level removed again right after we made it just ends this pass (the caller's rename fails and
-    it comes back); FileNotFoundError only when ``base`` itself is gone.
+    it comes back). Returns whether a level answered ESTALE (a handle made stale by another mount);
+    FileNotFoundError when ``base`` itself is gone.
     """
     rel = os.path.relpath(dst_dir, base)
     path = base
+    stale = False
     for part in ([] if rel == "." else rel.split("/")):
         path = f"{path}/{part}"
         try:
             os.mkdir(path)
         except FileExistsError:
             continue
-        except FileNotFoundError:
+        except OSError as e:
+            if e.errno not in GONE:
+                raise
+            stale = e.errno == errno.ESTALE
             break
-    if not os.path.isdir(base):
+    if not _present(base, stale):
         raise FileNotFoundError(errno.ENOENT, "queue directory is gone", base)
+    return stale
+
+
+def _present(path: str, stale: bool) -> bool:
+    """Whether ``path`` still exists. After ESTALE a stat may be answered from this mount's cache
+    (directory listings through FUSE fill it), so the directory is listed: a server round trip."""
+    if not stale:
+        return os.path.lexists(path)
+    return os.path.basename(path) in listdir(os.path.dirname(path))
+
+
 
 
 def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
@@ -382,6 +431,10 @@ def listdir(path: str) -> list[str]:
         return os.listdir(path)
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as e:
+        if e.errno == errno.ESTALE:  # removed through another mount (see GONE)
+            return []
+        raise
 
 
 class Trash:
@@ -411,7 +464,12 @@ class Trash:
         with self._lock:
             self._n += 1
             dst = f"{self._dir}/{self._prefix}{os.getpid()}-{self._n}"
-        os.rename(path, dst)
+        try:
+            os.rename(path, dst)
+        except OSError as e:
+            if e.errno == errno.ESTALE:  # acked or moved through another mount first (see GONE)
+                raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", path) from e
+            raise
         with self._lock:
             self._pending.append(dst)
             if self._pid != os.getpid():  # first use, or first use after a fork

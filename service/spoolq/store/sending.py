@@ -258,10 +258,29 @@ class Sending(StoreCore):
                 raise QueueNotFound(q.name) from None
             raise storage_error(e, "writing a dedup marker") from e
 
+    def _write_last(self, path: str, data: bytes) -> None:
+        """Rewrite ``fifo.last`` in place (under the queue lock), never by rename: a file replaced
+        through one mount leaves a stale handle in the other mounts' caches (ESTALE on GlusterFS
+        for up to the FUSE entry timeout), while a file rewritten in place keeps its inode. A
+        40-byte write at offset 0 is not torn; an unreadable value only loses the hint."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
+                if self.commit.per_file:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)  # on FUSE, close flushes the client's write-behind before the lock is released
+        except OSError as e:
+            raise storage_error(e, "writing the FIFO sequence") from e
+
     def _write_fifo(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
         last_path = q.sub("fifo.last")
         try:
-            last: str | None = read_file(last_path).decode().strip() or None
+            last: str | None = read_file(last_path).decode("ascii", "replace").strip() or None
+            if last is not None and not L.ID_RE.fullmatch(last):
+                last = None
         except FileNotFoundError:
             last = None
         except OSError as e:
@@ -290,7 +309,7 @@ class Sending(StoreCore):
         for marker, mid in markers:
             self._write_marker(q, marker, f"{mid} {now_ms}".encode())
         if last is not None:
-            self._write_marker(q, last_path, last.encode())
+            self._write_last(last_path, last.encode())
         self.commit.flush()
         return [r if r is not None else next(written) for r in results]
 

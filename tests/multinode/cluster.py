@@ -1,0 +1,189 @@
+"""Several spoolq nodes on one GlusterFS volume, each through its own FUSE mount.
+
+``scripts/gluster up`` builds the file system (see that script: a network namespace with a
+veth pair, glusterd inside it, a replica-2 volume ``spq-rep`` and a distributed-replicate
+2x2 volume ``spq-dist``, each FUSE-mounted ``MOUNTS`` times). A :class:`Cluster` starts one
+``spoolq serve`` (its own gunicorn, free port, ``--node-id``, ``--flush fsync``) per mount of
+one volume, all serving the same data directory. A :class:`Node` can be crashed the hard way
+(``kill -9`` of its gunicorn *and* of its FUSE client, as a machine crash would) and brought
+back (remount, restart).
+
+Used by the ``multinode`` test tier (``tests/multinode``) and by ``bench/scaleout_bench.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.e2e.spoolq_server import Server, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+GLUSTER = REPO / "scripts" / "gluster"
+SYSTEM_DEPS = REPO / "scripts" / "system-deps"
+VOLUMES = ("spq-rep", "spq-dist")
+MOUNTS = 3
+LOCK = Path("/tmp/spoolq-gluster.lock")
+
+
+def gluster_dir() -> Path:
+    return Path(os.environ.get("SPOOLQ_GLUSTER_DIR", "/tmp/spoolq-gluster"))
+
+
+def mount_path(volume: str, index: int) -> Path:
+    return gluster_dir() / "mnt" / volume / str(index)
+
+
+def unavailable() -> str | None:
+    """Why GlusterFS cannot be brought up here, or None if it can."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "multinode tier needs root (network namespace, FUSE mounts, glusterd)"
+    if not os.path.exists("/dev/fuse"):
+        return "multinode tier needs FUSE: /dev/fuse is missing"
+    deps = subprocess.run([str(SYSTEM_DEPS), "glusterfs"], capture_output=True, text=True)
+    if deps.returncode != 0:
+        return f"multinode tier needs GlusterFS: {deps.stderr.strip() or 'scripts/system-deps glusterfs failed'}"
+    if shutil.which("ip") is None:
+        return "multinode tier needs iproute2 (ip netns)"
+    probe = f"spqprobe{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"multinode tier needs network namespaces: ip netns add failed: {made.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+@contextlib.contextmanager
+def gluster_lock(timeout: float = 900.0) -> Iterator[None]:
+    """One GlusterFS per machine: a second test session or bench waits for the first to finish."""
+    fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another session holds {LOCK}") from None
+                time.sleep(1.0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def gluster(*args: str) -> str:
+    done = subprocess.run([str(GLUSTER), *args], capture_output=True, text=True, timeout=400)
+    if done.returncode != 0:
+        raise RuntimeError(f"scripts/gluster {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout
+
+
+@contextlib.contextmanager
+def running_gluster(mounts: int = MOUNTS) -> Iterator[Path]:
+    """Bring GlusterFS up (cleaning any stale earlier run first), yield its directory, tear it down."""
+    with gluster_lock():
+        try:
+            gluster("up", str(mounts))
+            yield gluster_dir()
+        finally:
+            gluster("down")
+
+
+def fuse_client_pid(mount: Path) -> int | None:
+    """The glusterfs FUSE client process serving ``mount``."""
+    want = str(mount).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"glusterfs") and want in argv:
+            return int(entry)
+    return None
+
+
+@dataclass
+class Node:
+    name: str
+    volume: str
+    index: int
+    root: Path  # the shared data directory, seen through this node's mount
+    log: Path
+    extra_args: tuple[str, ...] = ()
+    server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.url
+
+    @property
+    def mount(self) -> Path:
+        return mount_path(self.volume, self.index)
+
+    def start(self) -> None:
+        self.server = Server(root=self.root, port=free_port(), config=None, workers=2, threads=16,
+                             log=self.log, node_id=self.name,
+                             extra_args=("--flush", "fsync", *self.extra_args))
+        self.server.start(timeout=60)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+    def crash(self) -> None:
+        """kill -9 this node's gunicorn and its FUSE client: unflushed state on it is gone."""
+        pid = fuse_client_pid(self.mount)
+        if self.server is not None and self.server.proc is not None:
+            self.server.kill9()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def revive(self) -> None:
+        """Remount (the FUSE client may be dead) and start the node again on the same data."""
+        gluster("remount", self.volume, str(self.index))
+        self.start()
+
+
+@dataclass
+class Cluster:
+    volume: str
+    nodes: list[Node] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, volume: str, logs: Path, count: int = MOUNTS, extra_args: tuple[str, ...] = ()) -> Cluster:
+        data = f"spoolq-{uuid.uuid4().hex[:8]}"
+        cluster = cls(volume)
+        for i in range(1, count + 1):
+            node = Node(name=f"node{i}", volume=volume, index=i, root=mount_path(volume, i) / data,
+                        log=logs / f"{volume}-node{i}.log", extra_args=extra_args)
+            cluster.nodes.append(node)
+        try:
+            for node in cluster.nodes:
+                node.start()
+        except BaseException:
+            cluster.stop()
+            raise
+        return cluster
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            with contextlib.suppress(Exception):
+                node.stop()
+
+    @property
+    def urls(self) -> list[str]:
+        return [n.url for n in self.nodes]

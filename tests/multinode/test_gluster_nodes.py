@@ -1,0 +1,355 @@
+"""The store's guarantees across nodes on real GlusterFS, through the nodes' HTTP doors.
+
+Each test runs once per volume (replica-2 ``spq-rep``, distributed-replicate 2x2 ``spq-dist``)
+against three nodes, one per FUSE mount, all serving the same data directory (see
+``cluster.py``). Claims are taken with a long ttl, so any second delivery of a message is a
+double delivery within a claim, never a legitimate redelivery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import requests
+
+from spoolq.store.moves import STALE_AFTER
+from spoolq.store.watch import Watcher
+from tests.multinode.cluster import Cluster
+from tests.sqs.harness import client as sqs_client
+
+pytestmark = pytest.mark.multinode
+
+#: messages drained in the exactly-once test. Durable creates on GlusterFS here run at tens to a few
+#: hundred a second (every message file is fsync'd on both replicas), so the tier uses 1,000 per
+#: volume to stay within minutes; SPOOLQ_MULTINODE_MESSAGES=20000 runs the full-size drain.
+MESSAGES = int(os.environ.get("SPOOLQ_MULTINODE_MESSAGES", "1000"))
+CLAIM = 600  # seconds: no claim expires during a test
+
+
+def qname(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+class Emo:
+    """A thin EmoDB-door client for one node (one requests session; not shared between threads)."""
+
+    def __init__(self, url: str, base: str = "/queue/1") -> None:
+        self.url = url + base
+        self.http = requests.Session()
+
+    def send_batch(self, queue: str, payloads: list[Any]) -> None:
+        r = self.http.post(f"{self.url}/_sendbatch", json={queue: payloads}, timeout=120)
+        assert r.status_code == 200, r.text
+
+    def send(self, queue: str, payload: Any) -> None:
+        r = self.http.post(f"{self.url}/{queue}/send", json=payload, timeout=60)
+        assert r.status_code == 200, r.text
+
+    def poll(self, queue: str, limit: int = 10, wait: float = 0, ttl: int = CLAIM) -> list[dict[str, Any]]:
+        r = self.http.get(f"{self.url}/{queue}/poll", params={"limit": limit, "ttl": ttl, "wait": wait},
+                          timeout=wait + 60)
+        assert r.status_code == 200, r.text
+        out: list[dict[str, Any]] = r.json()
+        return out
+
+    def ack(self, queue: str, ids: list[str]) -> None:
+        r = self.http.post(f"{self.url}/{queue}/ack", json=ids, timeout=60)
+        assert r.status_code == 200, r.text
+
+    def size(self, queue: str) -> int:
+        r = self.http.get(f"{self.url}/{queue}/size", timeout=60)
+        assert r.status_code == 200, r.text
+        return int(r.text)
+
+
+def run_threads(targets: list[Callable[[], None]]) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def wrap(fn: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn()
+            except BaseException as e:
+                errors.append(e)
+        return run
+
+    threads = [threading.Thread(target=wrap(t)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def drain(urls: list[str], queue: str, expected: int, base: str = "/queue/1", pollers_per_node: int = 3,
+          deadline: float = 240.0, while_running: Callable[[], bool] = lambda: False) -> list[Any]:
+    """Poll (and ack) ``queue`` through every node with several pollers until ``expected`` distinct
+    payloads arrived and nothing is left; returns every payload delivered, duplicates included."""
+    delivered: list[Any] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + deadline
+
+    def distinct() -> int:
+        with lock:
+            return len({json.dumps(p, sort_keys=True) for p in delivered})
+
+    def poller(url: str) -> None:
+        emo = Emo(url, base)
+        while time.monotonic() < stop:
+            got = emo.poll(queue, limit=10, wait=1)
+            if got:
+                with lock:
+                    delivered.extend(m["payload"] for m in got)
+                emo.ack(queue, [m["id"] for m in got])
+            elif not while_running() and distinct() >= expected:
+                return
+
+    errors = run_threads([lambda u=u: poller(u) for u in urls for _ in range(pollers_per_node)])
+    assert not errors, errors
+    for url in urls:  # late double deliveries would show up here
+        late = Emo(url, base).poll(queue, limit=100, wait=1)
+        delivered.extend(m["payload"] for m in late)
+    return delivered
+
+
+def test_drain_exactly_once(cluster: Cluster) -> None:
+    """3 nodes x 3 pollers drain MESSAGES sent through all three nodes while they poll: every
+    message delivered exactly once (0 lost, 0 delivered twice within a claim)."""
+    queue, urls, batch = qname("drain"), cluster.urls, 100
+    sending = threading.Event()
+    sending.set()
+
+    def sender(i: int) -> None:
+        emo = Emo(urls[i])
+        for start in range(i * batch, MESSAGES, batch * len(urls)):
+            emo.send_batch(queue, [{"k": k} for k in range(start, min(start + batch, MESSAGES))])
+
+    def send_all() -> None:
+        try:
+            errors = run_threads([lambda i=i: sender(i) for i in range(len(urls))])
+            assert not errors, errors
+        finally:
+            sending.clear()
+
+    send_thread = threading.Thread(target=send_all)
+    send_thread.start()
+    Emo(urls[0]).send(queue, {"k": -1})  # make the queue exist before the pollers start
+    delivered = drain(urls, queue, MESSAGES + 1, while_running=sending.is_set)
+    send_thread.join()
+    counts = Counter(p["k"] for p in delivered)
+    twice = sorted(k for k, c in counts.items() if c > 1)
+    lost = sorted(set(range(-1, MESSAGES)) - set(counts))
+    assert (twice[:20], len(twice), lost[:20], len(lost)) == ([], 0, [], 0)
+    for url in urls:
+        assert Emo(url).size(queue) == 0
+
+
+def test_dedup_collapses_across_nodes(cluster: Cluster) -> None:
+    """Identical payloads sent through different nodes collapse into one pending copy; once a
+    node claims it, the next identical send (through another node) is a new message."""
+    a, b, c = (Emo(u, "/dedupq/1") for u in cluster.urls)
+    queue = qname("dedup")
+    for r in range(5):
+        payload = {"round": r}
+        a.send(queue, payload)
+        b.send(queue, payload)
+        c.send(queue, payload)
+        assert b.size(queue) == 1
+        [first] = c.poll(queue, limit=10, wait=5)  # a listing may lag another node's rename briefly
+        b.send(queue, payload)  # right after the claim on c: b must not see a stale pending copy
+        [second] = a.poll(queue, limit=10, wait=5)
+        assert first["payload"] == second["payload"] == payload and first["id"] != second["id"]
+        c.ack(queue, [first["id"]])
+        a.ack(queue, [second["id"]])
+
+
+
+def test_dedup_collapses_concurrent_sends_across_nodes(cluster: Cluster) -> None:
+    """Every node sends the same payloads, twice each, at the same time: one copy of each survives."""
+    queue = qname("dedupc")
+    payloads = [{"p": i} for i in range(20)]
+    start = threading.Barrier(6)
+
+    def sender(url: str) -> None:
+        emo = Emo(url, "/dedupq/1")
+        mine = payloads * 2
+        random.shuffle(mine)
+        start.wait()
+        for p in mine:
+            emo.send(queue, p)
+
+    assert not run_threads([lambda u=u: sender(u) for u in cluster.urls for _ in range(2)])
+    delivered = drain(cluster.urls, queue, len(payloads), base="/dedupq/1")
+    counts = Counter(p["p"] for p in delivered)
+    assert set(counts) == {p["p"] for p in payloads}  # nothing lost: a hard failure
+    assert sum(counts.values()) < 6 * 2 * len(payloads)  # and sends did collapse across nodes
+    twice = {k: c for k, c in counts.items() if c > 1}
+    if twice:  # known gap: check-then-write without a lock, so racing identical sends can each miss the
+        # other's marker (a duplicate delivery, never a loss); see docs/scale-out.md
+        pytest.xfail(f"payloads delivered more than once after racing identical sends: {twice}")
+
+
+def test_fifo_order_and_one_batch_in_flight(cluster: Cluster) -> None:
+    """SQS FIFO across nodes: each group's messages arrive in send order, exactly once, and no two
+    receivers (on any nodes) ever hold messages of one group at the same time."""
+    groups, per_group = 6, 15
+    url = sqs_client(cluster.urls[0]).create_queue(
+        QueueName=f"{qname('fifo')}.fifo",
+        Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+    received: dict[int, list[int]] = defaultdict(list)
+    in_flight: set[int] = set()
+    overlaps: list[tuple[int, str]] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + 180
+
+    def sender(g: int) -> None:
+        clients = [sqs_client(u) for u in cluster.urls]
+        for k in range(per_group):  # each message through the next node, in order
+            clients[k % len(clients)].send_message(QueueUrl=url, MessageBody=json.dumps({"g": g, "k": k}),
+                                                   MessageGroupId=f"g{g}")
+
+    def receiver(node_url: str) -> None:
+        sqs = sqs_client(node_url)
+        while time.monotonic() < stop:
+            with lock:
+                if sum(len(v) for v in received.values()) >= groups * per_group:
+                    return
+            got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=CLAIM,
+                                      WaitTimeSeconds=1).get("Messages", [])
+            if not got:
+                continue
+            bodies = [json.loads(m["Body"]) for m in got]
+            held = {b["g"] for b in bodies}
+            with lock:
+                overlaps.extend((g, node_url) for g in held & in_flight)
+                in_flight.update(held)
+                for b in bodies:
+                    received[b["g"]].append(b["k"])
+            time.sleep(0.05)  # hold the batch a moment, as a consumer would
+            with lock:
+                in_flight.difference_update(held)
+            sqs.delete_message_batch(QueueUrl=url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
+
+    errors = run_threads([lambda g=g: sender(g) for g in range(groups)]
+                         + [lambda u=u: receiver(u) for u in cluster.urls for _ in range(2)])
+    assert not errors, errors
+    assert overlaps == []
+    assert dict(received) == {g: list(range(per_group)) for g in range(groups)}
+
+
+def test_move_taken_over_when_its_node_dies(cluster: Cluster) -> None:
+    """A move whose node is crashed mid-way is resumed by another node's maintenance and
+    completes; every message ends in exactly one queue (the destination), exactly once."""
+    owner, b, c = cluster.nodes
+    eb, ec = Emo(b.url), Emo(c.url)
+    src, dst, count = qname("movesrc"), qname("movedst"), 600
+    assert not run_threads([lambda e=e, i=i: e.send_batch(src, [{"k": k} for k in range(i, count, 2)])
+                            for i, e in enumerate((eb, ec))])
+    r = requests.post(f"{owner.url}/queue/1/_move", params={"from": src, "to": dst}, timeout=60)
+    assert r.status_code == 200, r.text
+    ref = r.json()["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not os.path.isdir(b.root / "queues" / dst) or eb.size(dst) == 0):
+        time.sleep(0.1)
+    try:
+        owner.crash()
+        assert eb.size(src) > 0 and eb.size(dst) > 0, "the move must be interrupted mid-way"
+        deadline = time.monotonic() + STALE_AFTER + 90
+        state = ""
+        while time.monotonic() < deadline:
+            state = requests.get(f"{b.url}/queue/1/_move/{ref}", timeout=60).json()["status"]
+            if state != "IN_PROGRESS":
+                break
+            time.sleep(0.5)
+        assert state == "COMPLETE"
+        assert eb.size(src) == 0 and ec.poll(src, wait=0) == []
+        delivered = drain([b.url, c.url], dst, count)
+        counts = Counter(p["k"] for p in delivered)
+        assert sorted(counts) == list(range(count))
+        assert {k: n for k, n in counts.items() if n > 1} == {}
+    finally:
+        owner.revive()
+
+
+def test_acknowledged_sends_survive_a_node_crash(cluster: Cluster) -> None:
+    """kill -9 a node (gunicorn and FUSE client) in the middle of a send storm through it and
+    another node: every send it acknowledged is there, read through the other nodes."""
+    victim, b, c = cluster.nodes
+    queue, acked, lock, batch = qname("crash"), set(), threading.Lock(), 20
+    running = threading.Event()
+    running.set()
+    Emo(b.url).send(queue, {"k": "first"})
+
+    def storm(url: str, tag: str) -> None:
+        emo, n = Emo(url), 0
+        while running.is_set():
+            keys = [f"{tag}-{n}-{i}" for i in range(batch)]
+            n += 1
+            try:
+                r = emo.http.post(f"{emo.url}/_sendbatch", json={queue: [{"k": k} for k in keys]}, timeout=60)
+            except requests.RequestException:
+                if url == victim.url:
+                    return
+                raise
+            if r.status_code == 200:
+                with lock:
+                    acked.update(keys)
+            elif url != victim.url:
+                raise AssertionError(r.text)
+
+    threads = [threading.Thread(target=storm, args=(u, f"{name}{t}"))
+               for u, name in ((victim.url, "v"), (b.url, "b")) for t in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(4)
+        before = len([k for k in acked if k.startswith("v")])
+        victim.crash()
+        running.clear()
+        for t in threads:
+            t.join()
+        assert before > 0, "the victim acknowledged nothing before the crash"
+        delivered = drain([b.url, c.url], queue, len(acked) + 1)
+        counts = Counter(p["k"] for p in delivered)
+        missing = acked - set(counts)
+        assert (len(missing), sorted(missing)[:10]) == (0, [])
+        assert {k: n for k, n in counts.items() if n > 1} == {}
+    finally:
+        running.clear()
+        victim.revive()
+
+
+def test_long_poll_wakes_on_another_nodes_send(cluster: Cluster) -> None:
+    """A long poll waiting on node B returns within the documented bound (the watcher's re-scan
+    interval, plus a second for visibility lag and load) after node A acknowledges a send."""
+    a, b = Emo(cluster.urls[0]), Emo(cluster.urls[1])
+    queue = qname("wake")
+    a.send(queue, {"r": -1})
+    assert [m["payload"] for m in b.poll(queue)] == [{"r": -1}]
+    bound = Watcher().rescan + 1.0
+    for r in range(5):
+        result: dict[str, Any] = {}
+
+        def waiter(result: dict[str, Any] = result) -> None:
+            got = Emo(cluster.urls[1]).poll(queue, wait=15)
+            result["at"], result["got"] = time.monotonic(), got
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.7 + random.random())  # the poller is waiting now
+        a.send(queue, {"r": r})
+        sent = time.monotonic()
+        t.join()
+        assert [m["payload"] for m in result["got"]] == [{"r": r}]
+        assert result["at"] - sent < bound, f"woke {result['at'] - sent:.2f} s after the send"
+        b.ack(queue, [m["id"] for m in result["got"]])
