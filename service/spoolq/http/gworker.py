@@ -117,6 +117,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def enqueue_req(self, conn: Any) -> None:
         self._busy += 1
+        conn.spoolq_arrived = time.monotonic()  # a long poll's wait counts from here
         super().enqueue_req(conn)
 
     def finish_request(self, conn: Any, fs: Any) -> None:
@@ -146,7 +147,8 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
     # ------------------------------------------------ serving a request (worker threads)
 
     def handle_request(self, req: Any, conn: Any) -> bool:
-        return self._serve(req, conn, parking.LongPoll(can_park=len(self._all) < PARK_LIMIT), None)
+        slot = parking.LongPoll(can_park=len(self._all) < PARK_LIMIT, arrived=getattr(conn, "spoolq_arrived", None))
+        return self._serve(req, conn, slot, None)
 
     def _serve(self, req: Any, conn: Any, slot: parking.LongPoll, body: bytes | None) -> bool:
         """gthread's ``handle_request``, except that a parked answer is kept, not sent."""

@@ -93,7 +93,7 @@ class InstrumentedStore:
         """One pass of a parkable long poll (see :mod:`spoolq.http.parking`)."""
         slot.start_run()
         if slot.deadline is None:
-            slot.deadline = time.monotonic() + wait
+            slot.deadline = (slot.arrived or time.monotonic()) + wait
         key, seen, rescan = self._store.wait_point(queue)
         deliveries: list[Delivery] = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=0.0)
         slot.delivered = len(deliveries)

@@ -5,7 +5,8 @@ thread when the worker can *park* it. The worker (:class:`spoolq.http.server.Spo
 puts a :class:`LongPoll` in the WSGI environ under :data:`ENVIRON_KEY`; the store wrapper's
 ``poll`` (:mod:`spoolq.http.instrumented`) then
 
-1. fixes the request's deadline on its first run (``now + wait``; later runs keep it);
+1. fixes the request's deadline on its first run (``wait`` after the worker saw the request
+   arrive, so time spent queued for a thread counts; later runs keep it);
 2. arms the queue's watch and reads its generation (:meth:`LongPoll.park` records both), then
    polls once without waiting: reading the generation first means a message that lands after
    this poll always bumps it, so no wake-up is lost;
@@ -38,6 +39,7 @@ class LongPoll:
     """One HTTP request's long-poll state, kept across its re-runs."""
 
     can_park: bool = True
+    arrived: float | None = None  # time.monotonic() when the worker saw the request come in
     deadline: float | None = None  # time.monotonic() at which the wait ends
     started: float | None = None  # time.perf_counter() of the first run (for request metrics)
     parked: bool = False  # this run found nothing and parked
