@@ -107,6 +107,13 @@ def test_departed_waiter_takes_nothing_and_deadline_answer_is_ordinary(tmp_path:
         metrics = requests.get(f"{url}/metrics", timeout=10).text
         waiting = [line for line in metrics.splitlines() if line.startswith("spoolq_long_polls_waiting{")]
         assert waiting and all(float(line.rsplit(" ", 1)[1]) == 0 for line in waiting), waiting
+        # a stopping server answers its parked polls at once (empty), not after their wait
+        out: dict[str, object] = {}
+        t = _poll_in_thread(url, "gone", 20, out)
+        time.sleep(1.0)
+        server.stop()
+        t.join(timeout=15)
+        assert out.get("status") == 200 and out["body"] == [] and float(out["elapsed"]) < 8, out  # type: ignore[arg-type]
 
 
 def test_sqs_parked_receive_wakes_and_fifo_attempt_is_not_cached_empty(tmp_path: Path) -> None:
