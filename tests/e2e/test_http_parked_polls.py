@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import threading
 import time
@@ -159,14 +160,21 @@ def test_sqs_parked_receive_wakes_and_fifo_attempt_is_not_cached_empty(tmp_path:
 @pytest.mark.slow
 def test_two_thousand_parked_polls_keep_sends_and_short_polls_fast(tmp_path: Path) -> None:
     wait = 10.0
-    with running_server(tmp_path, workers=2, threads=16) as server:
+    with running_server(tmp_path, workers=2, threads=16, extra_args=("--access-log",)) as server:
         assert requests.post(f"{server.url}/queue/1/lp/send", data=json.dumps("w"), headers=H, timeout=10).ok
         assert requests.get(f"{server.url}/queue/1/lp/poll", params={"ttl": 600}, headers=H, timeout=10).json()
         res = asyncio.run(run_load(server.port, KEY_ALL, waiters=2000, wait=wait, messages=300, send_rate=100))
         print("\n" + res.summary(wait))
         assert not res.waiter_errors and not res.short_errors, (res.waiter_errors[:5], res.short_errors[:5])
         assert len(res.waits) == 2000
-        assert max(res.waits) <= wait + 1.0, f"a long poll ended {max(res.waits) - wait:.2f}s after its wait"
+        # the server answers every wait within 1 s of its end (its access log times each request
+        # from its arrival); what the client sees also includes this test's own event loop,
+        # starved of CPU on a loaded machine, so it is bounded more loosely
+        waited = [int(m.group(1)) / 1000 for m in re.finditer(r'"GET /queue/1/lp/poll HTTP/1.1" 200 2 (\d+)ms',
+                                                              server.log.read_text())]
+        print(f"server: {len(waited)} empty answers, latest {max(waited) - wait:+.3f}s past the wait")
+        assert len(waited) == 2000 - 300 and max(waited) <= wait + 1.0, max(waited)
+        assert max(res.waits) <= wait + 3.0, f"a long poll ended {max(res.waits) - wait:.2f}s after its wait"
         assert sorted(res.delivered) == sorted(res.sent) and len(res.sent) == 300  # each exactly once
         # the goal is p99 < 50 ms; asserted loosely so that a loaded 2-core machine cannot flake it
         assert res.pct(res.send_latency, .99) < 0.5 and res.pct(res.short_latency, .99) < 0.5, res.summary(wait)

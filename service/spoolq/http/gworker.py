@@ -44,7 +44,7 @@ import sys
 import time
 from collections import deque
 from concurrent import futures
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -337,15 +337,34 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         except OSError:
             pass
         finally:
-            self.log.access(resp, rec.req, rec.environ, datetime.now() - rec.started)
+            arrived = rec.slot.arrived  # the access log shows the whole wait, from arrival
+            took = timedelta(seconds=time.monotonic() - arrived) if arrived else datetime.now() - rec.started
+            self.log.access(resp, rec.req, rec.environ, took)
             rec.slot.done(expired=True)
             try:
                 self.cfg.post_request(self, rec.req, rec.environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+        if not keep and not self._unread(conn):
+            # gthread's graceful close lingers on this (main) thread until the client closes;
+            # with the whole request read, a plain close loses nothing and does not wait
+            self.nr_conns -= 1
+            conn.close()
+            return
         fut: futures.Future[bool] = futures.Future()
         fut.set_result(keep)
         super().finish_request(conn, fut)
+
+    @staticmethod
+    def _unread(conn: Any) -> bool:
+        """Whether the client sent more than the request (bytes wait on the socket)."""
+        try:
+            conn.sock.setblocking(False)
+            return bool(conn.sock.recv(1, socket.MSG_PEEK))
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return False
 
     def _next_timer(self) -> float | None:
         at = self._deadlines[0][0] if self._deadlines else None
