@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -44,12 +45,18 @@ def main() -> None:
     print(f"workers={args.workers} threads={args.threads}; load average {os.getloadavg()[0]:.2f}")
     for waiters in (0, args.waiters):  # side by side: the same sends and short polls without waiters
         with tempfile.TemporaryDirectory(prefix="spoolq-lp-bench-") as tmp, \
-                running_server(Path(tmp), workers=args.workers, threads=args.threads) as server:
+                running_server(Path(tmp), workers=args.workers, threads=args.threads,
+                               extra_args=("--access-log",)) as server:
             requests.post(f"{server.url}/queue/1/lp/send", data=json.dumps("warm"), headers=h, timeout=10)
             requests.get(f"{server.url}/queue/1/lp/poll", params={"ttl": 600}, headers=h, timeout=10)
             res = asyncio.run(run_load(server.port, KEY_ALL, waiters=waiters, wait=args.wait,
                                        messages=args.messages, send_rate=args.rate))
+            # the server's own view: its access log times each request from its arrival
+            waited = [int(m.group(1)) / 1000 for m in re.finditer(
+                r'"GET /queue/1/lp/poll HTTP/1.1" 200 2 (\d+)ms', server.log.read_text())]
         print(res.summary(args.wait))
+        if waited:
+            print(f"  server: {len(waited)} empty answers, latest {max(waited) - args.wait:+.3f}s past the wait")
         once = sorted(res.delivered) == sorted(res.sent) if waiters else "-"
         print(f"  errors: waiters {len(res.waiter_errors)}, sends/short polls {len(res.short_errors)}; "
               f"each message delivered exactly once to a waiter: {once}; load average {os.getloadavg()[0]:.2f}")
