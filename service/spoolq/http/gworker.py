@@ -10,8 +10,9 @@ Changes to gthread (27.x):
   - *a change to the queue*: the store's :class:`~spoolq.store.watch.Watcher` calls a listener
     on every generation bump (a send in this process, or its inotify thread seeing a file land);
     the listener defers a wake-up through gthread's own pipe. A wake-up re-runs the *oldest*
-    waiter of that queue in the thread pool, one per wake-up: a re-run that delivers wakes the
-    next waiter (more messages may be there), one that finds nothing parks again. A send thus
+    waiter of that queue in the thread pool, one per wake-up: a re-run that got all the
+    messages it asked for wakes the next waiter (more may be there), one that finds nothing
+    parks again. A send thus
     costs one re-run, not one per waiter;
   - *the re-scan*: at least every ``rescan`` (1 s; 50 ms without inotify) one waiter per queue
     re-runs, so changes made through another node of a shared file system are seen as a
@@ -202,7 +203,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
                 self.log.access(resp, req, environ, datetime.now() - request_start)
                 if hasattr(respiter, "close"):
                     respiter.close()
-            if slot.delivered and slot.key:
+            if slot.full and slot.key:
                 self.method_queue.defer(self._wake, slot.key)  # more may be there for the next waiter
             if resp.should_close():
                 return False

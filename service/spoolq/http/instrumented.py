@@ -96,7 +96,7 @@ class InstrumentedStore:
             slot.deadline = (slot.arrived or time.monotonic()) + wait
         key, seen, rescan = self._store.wait_point(queue)
         deliveries: list[Delivery] = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=0.0)
-        slot.delivered = len(deliveries)
+        slot.full = len(deliveries) >= limit
         if not deliveries and slot.remaining() > 0:
             if slot.on_done is None:  # counted as waiting from its first park until answered
                 gauge = self._metrics.polls_waiting.labels(door)

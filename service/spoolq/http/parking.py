@@ -43,7 +43,7 @@ class LongPoll:
     deadline: float | None = None  # time.monotonic() at which the wait ends
     started: float | None = None  # time.perf_counter() of the first run (for request metrics)
     parked: bool = False  # this run found nothing and parked
-    delivered: int = 0  # messages the last run's poll returned
+    full: bool = False  # the last run's poll returned as many messages as it asked for
     key: str = ""  # the queue's watch key (its path)
     seen: int = 0  # the queue's generation before the last poll
     rescan: float = 1.0  # re-poll the queue at least this often while parked
@@ -53,7 +53,7 @@ class LongPoll:
 
     def start_run(self) -> None:
         self.parked = False
-        self.delivered = 0
+        self.full = False
 
     def remaining(self) -> float:
         return 0.0 if self.deadline is None else self.deadline - time.monotonic()
