@@ -105,6 +105,23 @@ def test_departed_waiter_takes_nothing_and_deadline_answer_is_ordinary(tmp_path:
             assert 1.45 <= elapsed <= 2.5, elapsed
             assert (empty.status_code, empty.content, empty.headers["Content-Type"]) == \
                 (direct.status_code, direct.content, direct.headers["Content-Type"])
+            # MQ: 204 at the deadline; a message sent while it waits comes back as the body
+            assert s.put(f"{url}/mq/m1", headers=H, timeout=10).status_code in (200, 201)
+            t0 = time.monotonic()
+            r204 = s.get(f"{url}/mq/m1/messages", params={"wait": 1}, headers=H, timeout=10)
+            assert r204.status_code == 204 and r204.content == b"" and 0.95 <= time.monotonic() - t0 <= 2.5
+            mq: dict[str, object] = {}
+
+            def fetch() -> None:
+                mq["r"] = requests.get(f"{url}/mq/m1/messages", params={"wait": 10}, headers=H, timeout=30)
+
+            ft = threading.Thread(target=fetch, daemon=True)
+            ft.start()
+            time.sleep(1.0)
+            assert s.post(f"{url}/mq/m1/messages", data=b"\x00bytes", headers=H, timeout=10).status_code == 201
+            ft.join(timeout=10)
+            got_mq = mq["r"]
+            assert isinstance(got_mq, requests.Response) and got_mq.status_code == 200 and got_mq.content == b"\x00bytes"
         metrics = requests.get(f"{url}/metrics", timeout=10).text
         waiting = [line for line in metrics.splitlines() if line.startswith("spoolq_long_polls_waiting{")]
         assert waiting and all(float(line.rsplit(" ", 1)[1]) == 0 for line in waiting), waiting
