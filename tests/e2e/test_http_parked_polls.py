@@ -96,6 +96,18 @@ def test_departed_waiter_takes_nothing_and_deadline_answer_is_ordinary(tmp_path:
         time.sleep(1.0)
         got = requests.get(f"{url}/queue/1/gone/poll", params={"ttl": 60}, headers=H, timeout=10).json()
         assert [m["payload"] for m in got] == ["kept"], "a departed long poll claimed the message"
+        # a client that only half-closes still gets its (empty) answer
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as half:
+            half.sendall(raw.encode())
+            time.sleep(0.5)
+            half.shutdown(socket.SHUT_WR)
+            reply = b""
+            while not reply.endswith(b"\r\n\r\n[]"):
+                chunk = half.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"\r\n\r\n[]"), reply
         # an empty answer at the deadline is the ordinary one, on a connection that stays usable
         with requests.Session() as s:
             t0 = time.monotonic()

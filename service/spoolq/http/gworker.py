@@ -19,8 +19,9 @@ Changes to gthread (27.x):
     blocking poll would see them;
   - *the deadline*: the kept empty answer is sent from the main loop at the deadline (no
     re-run, no thread), so thousands of waits ending at once cost a few writes;
-  - *the client leaving*: a parked socket that reads EOF is closed and forgotten, so no later
-    re-run claims messages for a client that is gone.
+  - *the client leaving*: a parked socket that reads end-of-stream gets its empty answer at
+    once (a client that only half-closed still reads it), so no later re-run claims messages
+    for a client that is gone.
 
   A re-run is the same request (same parsed headers and buffered body, ``100 Continue`` not
   sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
@@ -316,7 +317,9 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
             rec.registered = False
             self.poller.unregister(sock)
             return
-        self._drop(rec)  # the client left
+        # end of stream: the client left (or half-closed, still reading): it gets the empty
+        # answer now, and no later re-run claims messages for it
+        self._answer(rec)
 
     def _drop(self, rec: _Parked) -> None:
         self._unpark(rec, _DONE)
