@@ -31,7 +31,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
 
-__all__ = ["SpoolqThreadWorker", "gunicorn_options", "serve"]
+__all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "serve"]
 
 #: Access log without the query string (it may carry ``APIKey``).
 ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
