@@ -8,12 +8,13 @@ empty directory so /metrics aggregates every worker.
 """
 
 from spoolq.http.auth import Authenticator, check_listen_policy
-from spoolq.http.server import gunicorn_options
+from spoolq.http.server import gunicorn_options, raise_open_file_limit
 from spoolq.settings import load_settings
 
 _settings = load_settings()
 check_listen_policy(_settings, Authenticator.from_settings(_settings))
 _options = gunicorn_options(_settings)
+raise_open_file_limit()  # as `spoolq serve` does: each waiting long poll is a socket
 
 wsgi_app = "spoolq.http.wsgi:application()"
 bind = _options["bind"]

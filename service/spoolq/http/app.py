@@ -36,7 +36,7 @@ from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from spoolq import __version__
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq
+from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking
 from spoolq.http import schemas as s
 from spoolq.http.auth import Authenticator
 from spoolq.http.context import Services
@@ -192,11 +192,22 @@ def _install_hooks(app: Flask, services: Services) -> None:
     def observe(response: Response) -> Response:
         response = _never_html(response)
         started = g.get("spoolq_started")
-        if started is not None:
+        slot = parking.of(request.environ)
+        if slot is not None:  # a long poll is observed once, when answered, from its first run
+            if slot.started is None:
+                slot.started = started
+            started = None if slot.parked else slot.started
+        if started is not None or (slot is not None and slot.started is not None):
             # a door may name the operation itself (SQS: the action)
             operation = g.get("spoolq_operation") or (request.endpoint or "unmatched").rsplit(".", 1)[-1]
-            services.metrics.observe(door_of(request.path), operation, response.status_code,
-                                     time.perf_counter() - started)
+            door, status = door_of(request.path), response.status_code
+            if started is not None:
+                services.metrics.observe(door, operation, status, time.perf_counter() - started)
+            else:  # parked: observed if the kept empty answer is sent at the deadline
+                assert slot is not None and slot.started is not None
+                first = slot.started
+                slot.on_expiry = lambda: services.metrics.observe(door, operation, status,
+                                                                  time.perf_counter() - first)
         return response
 
 

@@ -5,7 +5,8 @@
 * ``send`` / ``send_batch``: ``spoolq_messages_total{door, operation="send"}`` and the per-queue
   ``spoolq_queue_messages_total{queue, operation="send"}``, counted once the store returned;
 * ``poll``: the same with ``operation="poll"`` for the messages delivered, and while a poll with
-  ``wait > 0`` runs it counts in ``spoolq_long_polls_waiting{door}``;
+  ``wait > 0`` runs (or is parked, see :mod:`spoolq.http.parking`, which this wrapper
+  implements for the doors) it counts in ``spoolq_long_polls_waiting{door}``;
 * ``ack``: ``operation="ack"``, the acknowledgements that removed a message.
 
 The door is the one the current HTTP request belongs to (``/queue/1``, ``/dedupq/1``, ``/mq``,
@@ -17,12 +18,14 @@ counting code of their own. Nothing else changes: results and exceptions pass th
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from flask import has_request_context, request
 
+from spoolq.http import parking
 from spoolq.http.metrics import Metrics
 from spoolq.store.model import Delivery, OutgoingMessage, QueueKind, SendResult
 
@@ -74,12 +77,32 @@ class InstrumentedStore:
              wait: float = 0.0) -> list[Delivery]:
         door = self._door()
         deliveries: list[Delivery]
-        if wait > 0:
+        slot = parking.of(request.environ) if wait > 0 and has_request_context() else None
+        if slot is not None and slot.can_park:
+            deliveries = self._poll_or_park(slot, door, queue, limit, claim_ttl, wait)
+        elif wait > 0:
             with self._metrics.waiting(door):
                 deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
         else:
             deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
         self._metrics.messages(door, "poll", len(deliveries), queue)
+        return deliveries
+
+    def _poll_or_park(self, slot: parking.LongPoll, door: str, queue: str, limit: int,
+                      claim_ttl: float | None, wait: float) -> list[Delivery]:
+        """One pass of a parkable long poll (see :mod:`spoolq.http.parking`)."""
+        slot.start_run()
+        if slot.deadline is None:
+            slot.deadline = (slot.arrived or time.monotonic()) + wait
+        key, seen, rescan = self._store.wait_point(queue)
+        deliveries: list[Delivery] = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=0.0)
+        slot.full = len(deliveries) >= limit
+        if not deliveries and slot.remaining() > 0:
+            if slot.on_done is None:  # counted as waiting from its first park until answered
+                gauge = self._metrics.polls_waiting.labels(door)
+                gauge.inc()
+                slot.on_done = gauge.dec
+            slot.park(key, seen, self._store.watcher, rescan)
         return deliveries
 
     def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:

@@ -1,85 +1,47 @@
 """Serving the app with gunicorn, started programmatically (``spoolq serve``).
 
 Worker model: ``gthread`` workers (``settings.workers`` processes x ``settings.threads``
-threads). A long poll (``wait`` up to 20 s) holds one thread, not a process, so with the
-defaults (4 x 32) up to 128 requests are in flight and long polls cannot starve short
-requests until well over 100 of them wait at once; sync workers would block a whole
-process per long poll. A worker stops accepting connections while all its threads are busy
-(:class:`SpoolqThreadWorker`), so a new request is never queued inside a worker whose
-threads are all held by long polls; it waits in the listen backlog until any worker has a
-free thread. gunicorn's
+threads), with spoolq's subclass :class:`~spoolq.http.gworker.SpoolqThreadWorker`. A thread
+serves one request at a time; a *long poll* (``wait`` up to 20 s) holds a thread only while it
+actually polls: when it finds nothing, the worker parks the connection (no thread) in a
+waiting set keyed by queue and re-runs the request when the queue changes (the store's
+watcher: in-process sends and inotify), at least once a second per queue (changes made
+through other nodes), and sends the empty answer itself at the deadline. So thousands of
+long polls wait per worker while short requests keep every thread (see the worker's
+docstring and :mod:`spoolq.http.parking`). A worker stops accepting connections while all
+its threads are busy, so a new request is never queued inside a worker whose threads are
+all taken; it waits in the listen backlog until any worker has a free thread. gunicorn's
 ``timeout`` (the worker heartbeat, 120 s) is far above the 20 s long-poll ceiling;
-keep-alive is 5 s so idle connections do not hold a worker's slots for long.
+keep-alive is 5 s so idle connections do not hold a worker's slots for long. ``serve``
+raises the soft open-file limit to the hard one (each waiting poll is a socket).
 
 The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from typing import Any
 
-from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
+from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
+
+__all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "serve"]
 
 #: Access log without the query string (it may carry ``APIKey``).
 ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 
 
-def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
-    """gunicorn's answer to a request it cannot parse (414, 431, 400), as JSON instead of HTML."""
-    body = json.dumps({"message": f"HTTP {status_int} {reason}" + (f": {mesg}" if mesg else "")}).encode()
-    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
-    gunicorn_util.write_nonblock(sock, head + body)
-
-
-class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
-    """gunicorn's gthread worker with two changes.
-
-    * It stops accepting new connections while every thread is busy (long polls hold threads
-      for up to 20 s), so a new request waits in the listen backlog for any worker with a free
-      thread instead of queueing behind long polls inside this one. (Plain gthread only limits
-      the number of connections, idle keep-alive ones included.)
-    * Protocol errors gunicorn answers itself (a request line over 8190 bytes, oversized
-      headers, malformed requests) get a JSON body, never HTML.
-    """
-
-    _busy = 0
-
-    def init_process(self) -> None:
-        gunicorn_util.write_error = _write_json_error  # this worker process only
-        super().init_process()
-
-    # enqueue_req, finish_request and set_accept_enabled all run on the worker's main thread.
-    def enqueue_req(self, conn: Any) -> None:
-        self._busy += 1
-        super().enqueue_req(conn)
-
-    def finish_request(self, conn: Any, fs: Any) -> None:
-        self._busy -= 1
-        super().finish_request(conn, fs)
-
-    def set_accept_enabled(self, enabled: bool) -> None:
-        super().set_accept_enabled(enabled and self._busy < self.cfg.threads)
-
-    def accept(self, listener: Any) -> None:
-        if self._busy >= self.cfg.threads:
-            self.set_accept_enabled(False)  # the run loop re-enables it once a thread is free
-            return
-        super().accept(listener)
-
-
 def _worker_hooks_present() -> bool:
     """Whether this gunicorn's gthread worker has the methods SpoolqThreadWorker extends."""
     return all(callable(getattr(ThreadWorker, m, None))
-               for m in ("enqueue_req", "finish_request", "accept", "set_accept_enabled"))
+               for m in ("enqueue_req", "finish_request", "accept", "set_accept_enabled", "handle_request",
+                         "wait_for_and_dispatch_events"))
 
 
 def child_exit(server: Any, worker: Any) -> None:
@@ -142,8 +104,22 @@ def prepare_metrics_dir() -> str | None:
     return path
 
 
+def raise_open_file_limit() -> None:
+    """Raise the soft ``RLIMIT_NOFILE`` to the hard limit (capped at 1M): parked polls are sockets."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = min(hard if hard != resource.RLIM_INFINITY else 1 << 20, 1 << 20)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def serve(settings: Settings, *, access_log: bool = False) -> None:
     """Run gunicorn in the foreground until it is stopped."""
+    raise_open_file_limit()
     created = prepare_metrics_dir()
     try:
         SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log)).run()

@@ -35,6 +35,7 @@ from spoolq.store.model import (
     QueueKind,
 )
 from spoolq.store.reading import Reading
+from spoolq.store.watch import FALLBACK_STEP
 
 
 class Claiming(Reading):
@@ -67,6 +68,21 @@ class Claiming(Reading):
                 time.sleep(min(remaining, 0.05))
             else:
                 self.watcher.wait(q.path, seen, remaining)
+
+    def wait_point(self, queue: str) -> tuple[str, int, float]:
+        """Where a poll of ``queue`` that finds nothing would wait, read *before* polling.
+
+        Returns the queue's watch key, its generation now and how often a waiter must re-poll
+        without a wake-up (``Watcher.rescan``; ``FALLBACK_STEP`` without inotify or when the
+        queue does not exist yet). A caller that polls after this and finds nothing waits
+        until the key's generation differs (``watcher.add_listener``) or that time passes.
+        """
+        L.check_queue_name(queue)
+        q = self._find(queue)
+        if q is None:
+            return f"?{queue}", 0, FALLBACK_STEP
+        armed = self.watcher.watch(q.path)
+        return q.path, self.watcher.generation(q.path), self.watcher.rescan if armed else FALLBACK_STEP
 
     def _claim(self, q: QueueHandle, limit: int, ttl: float) -> list[Delivery]:
         now_ms = self.now_ms()

@@ -20,7 +20,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flask import has_request_context, request
+
 from spoolq.errors import SpoolqError
+from spoolq.http import parking
 from spoolq.http.sqs import checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
 from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt
@@ -213,7 +216,7 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         env.store.release(store_name, [d.receipt for d in deliveries if d.receipt])
     now = env.clock()
     messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
-    if fifo and attempt is not None:
+    if fifo and attempt is not None and not (has_request_context() and parking.is_parked(request.environ)):
         env.attempts.put(store_name, attempt, messages, now)
     return {"Messages": messages} if messages else {}
 

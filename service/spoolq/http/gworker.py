@@ -1,0 +1,405 @@
+"""``SpoolqThreadWorker``: gunicorn's gthread worker, with long polls that wait without a thread.
+
+Changes to gthread (27.x):
+
+* **Parked long polls.** A long poll that finds nothing returns from the app as *parked*
+  (:mod:`spoolq.http.parking`): the worker keeps its connection, the request and the rendered
+  empty answer, not a thread. Parked requests wait in a set keyed by queue. The main loop
+  (the selector that gthread already runs) wakes them:
+
+  - *a change to the queue*: the store's :class:`~spoolq.store.watch.Watcher` calls a listener
+    on every generation bump (a send in this process, or its inotify thread seeing a file land);
+    the listener defers a wake-up through gthread's own pipe. A wake-up re-runs the *oldest*
+    waiter of that queue in the thread pool, one per wake-up: a re-run that got all the
+    messages it asked for wakes the next waiter (more may be there), one that finds nothing
+    parks again. A send thus
+    costs one re-run, not one per waiter;
+  - *the re-scan*: at least every ``rescan`` (1 s; 50 ms without inotify) one waiter per queue
+    re-runs, so changes made through another node of a shared file system are seen as a
+    blocking poll would see them;
+  - *the deadline*: the kept empty answer is sent from the main loop at the deadline (no
+    re-run, no thread), so thousands of waits ending at once cost a few writes;
+  - *the client leaving*: a parked socket that reads end-of-stream gets its empty answer at
+    once (a client that only half-closed still reads it), so no later re-run claims messages
+    for a client that is gone.
+
+  A re-run is the same request (same parsed headers and buffered body, ``100 Continue`` not
+  sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
+  Parked connections count as connections; there is room for :data:`PARK_LIMIT` of them on top
+  of gthread's own ``worker_connections``; beyond that a long poll blocks its thread as before.
+* It stops accepting new connections while every thread is busy, so a new request waits in the
+  listen backlog for any worker with a free thread instead of queueing inside this one.
+* Protocol errors gunicorn answers itself (a request line over 8190 bytes, oversized headers,
+  malformed requests) get a JSON body, never HTML.
+"""
+
+from __future__ import annotations
+
+import errno
+import heapq
+import io
+import itertools
+import json
+import selectors
+import socket
+import sys
+import time
+from collections import deque
+from concurrent import futures
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from gunicorn import http as gunicorn_http
+from gunicorn import util as gunicorn_util
+from gunicorn.http import wsgi
+from gunicorn.workers.gthread import ThreadWorker
+
+from spoolq.http import parking
+
+#: parked long polls one worker process keeps at most (each holds a socket, no thread)
+PARK_LIMIT = 8192
+
+_PARKED, _RUNNING, _DONE = 0, 1, 2
+
+
+def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's answer to a request it cannot parse (414, 431, 400), as JSON instead of HTML."""
+    body = json.dumps({"message": f"HTTP {status_int} {reason}" + (f": {mesg}" if mesg else "")}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    gunicorn_util.write_nonblock(sock, head + body)
+
+
+class _Parked:
+    """A parked request: everything needed to re-run it or to send its kept empty answer."""
+
+    __slots__ = (
+        "answer",
+        "body",
+        "conn",
+        "environ",
+        "gen",
+        "registered",
+        "req",
+        "resp",
+        "slot",
+        "started",
+        "state",
+    )
+
+    def __init__(self, conn: Any, req: Any, resp: Any, answer: bytes, environ: dict[str, Any],
+                 body: bytes, slot: parking.LongPoll, started: datetime) -> None:
+        self.conn, self.req, self.resp, self.answer = conn, req, resp, answer
+        self.environ, self.body, self.slot, self.started = environ, body, slot, started
+        self.state, self.gen, self.registered = _RUNNING, 0, False
+
+
+class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
+    _busy = 0
+    alive: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_keepalived = self.cfg.worker_connections - self.cfg.threads
+        self.worker_connections = self.cfg.worker_connections + PARK_LIMIT
+        self._waiting: dict[str, deque[tuple[_Parked, int]]] = {}  # queue key -> waiters, oldest first
+        self._all: set[_Parked] = set()
+        self._deadlines: list[tuple[float, int, _Parked, int]] = []
+        self._probes: dict[str, tuple[float, float]] = {}  # queue key -> (next re-scan, period)
+        self._wakes: set[str] = set()  # keys with a wake-up already deferred
+        self._watchers: set[int] = set()
+        self._seq = itertools.count()
+
+    def init_process(self) -> None:
+        gunicorn_util.write_error = _write_json_error  # this worker process only
+        super().init_process()
+
+    # ------------------------------------------------ thread accounting (all on the main thread)
+
+    def enqueue_req(self, conn: Any) -> None:
+        self._busy += 1
+        conn.spoolq_arrived = time.monotonic()  # a long poll's wait counts from here
+        super().enqueue_req(conn)
+
+    def finish_request(self, conn: Any, fs: Any) -> None:
+        self._busy -= 1
+        rec: _Parked | None = getattr(conn, "spoolq_parked", None)
+        if rec is not None:
+            conn.spoolq_parked = None
+            ok = not fs.cancelled() and fs.exception() is None and fs.result() is True
+            if ok and self.alive:
+                self._park(rec)
+                return
+            if ok:  # stopping: send the empty answer now
+                self._answer(rec)
+                return
+            rec.slot.done()
+        super().finish_request(conn, fs)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled and self._busy < self.cfg.threads)
+
+    def accept(self, listener: Any) -> None:
+        if self._busy >= self.cfg.threads:
+            self.set_accept_enabled(False)  # the run loop re-enables it once a thread is free
+            return
+        super().accept(listener)
+
+    # ------------------------------------------------ serving a request (worker threads)
+
+    def handle_request(self, req: Any, conn: Any) -> bool:
+        slot = parking.LongPoll(can_park=len(self._all) < PARK_LIMIT, arrived=getattr(conn, "spoolq_arrived", None))
+        return self._serve(req, conn, slot, None)
+
+    def _serve(self, req: Any, conn: Any, slot: parking.LongPoll, body: bytes | None) -> bool:
+        """gthread's ``handle_request``, except that a parked answer is kept, not sent."""
+        environ: dict[str, Any] = {}
+        resp = None
+        first = body is None
+        held = False
+        try:
+            if first:
+                self.cfg.pre_request(self, req)
+            request_start = datetime.now()
+            resp, environ = wsgi.create(req, conn.sock, conn.client, conn.server, self.cfg)
+            environ["wsgi.multithread"] = True
+            environ[parking.ENVIRON_KEY] = slot
+            if body is not None:
+                environ["wsgi.input"] = io.BytesIO(body)
+                environ["CONTENT_LENGTH"] = str(len(body))
+                environ.pop("HTTP_TRANSFER_ENCODING", None)
+            if first:
+                self.nr += 1
+                if self.nr >= self.max_requests:
+                    if self.alive:
+                        self.log.info("Autorestarting worker after current request.")
+                        self.alive = False
+                    resp.force_close()
+            if not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived:
+                resp.force_close()
+            slot.start_run()
+            respiter = self.wsgi(environ, resp.start_response)
+            if slot.parked and self.alive:
+                try:
+                    answer = b"".join(respiter)
+                finally:
+                    if hasattr(respiter, "close"):
+                        respiter.close()
+                if body is None:
+                    inp = environ.get("wsgi.input")
+                    body = inp.getvalue() if isinstance(inp, io.BytesIO) else b""
+                req._expected_100_continue = False  # a re-run must not send it again
+                conn.spoolq_parked = _Parked(conn, req, resp, answer, environ, body, slot, request_start)
+                held = True
+                return True
+            try:
+                if isinstance(respiter, environ["wsgi.file_wrapper"]):
+                    resp.write_file(respiter)
+                else:
+                    for item in respiter:
+                        resp.write(item)
+                resp.close()
+            finally:
+                self.log.access(resp, req, environ, datetime.now() - request_start)
+                if hasattr(respiter, "close"):
+                    respiter.close()
+            if slot.full and slot.key:
+                self.method_queue.defer(self._wake, slot.key)  # more may be there for the next waiter
+            if resp.should_close():
+                return False
+        except OSError:
+            gunicorn_util.reraise(*sys.exc_info())
+        except (Exception, SystemExit):
+            if resp and resp.headers_sent:
+                self.log.exception("Error handling request")
+                gunicorn_util.close_graceful(conn.sock)
+                raise StopIteration() from None
+            raise
+        finally:
+            if not held:
+                slot.done(expired=slot.parked)
+                try:
+                    self.cfg.post_request(self, req, environ, resp)
+                except Exception:
+                    self.log.exception("Exception in post_request hook")
+        return True
+
+    def _serve_again(self, rec: _Parked) -> bool:
+        """Re-run a parked request (in a worker thread); handled like gthread's ``handle``."""
+        try:
+            rec.conn.sock.setblocking(True)
+            return self._serve(rec.req, rec.conn, rec.slot, rec.body)
+        except gunicorn_http.errors.NoMoreData:
+            pass
+        except StopIteration:
+            pass
+        except OSError as e:
+            if e.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):
+                self.log.exception("Socket error processing request.")
+        except Exception as e:
+            self.handle_error(rec.req, rec.conn.sock, rec.conn.client, e)
+        return False
+
+    # ------------------------------------------------ the waiting set (main thread)
+
+    def _park(self, rec: _Parked) -> None:
+        slot = rec.slot
+        key = slot.key
+        rec.state, rec.gen = _PARKED, rec.gen + 1
+        self._all.add(rec)
+        self._waiting.setdefault(key, deque()).append((rec, rec.gen))
+        assert slot.deadline is not None
+        heapq.heappush(self._deadlines, (slot.deadline, next(self._seq), rec, rec.gen))
+        if key not in self._probes:
+            self._probes[key] = (time.monotonic() + slot.rescan, slot.rescan)
+        watcher = slot.watcher
+        if watcher is not None and id(watcher) not in self._watchers:
+            self._watchers.add(id(watcher))
+            watcher.add_listener(self._on_bump)
+        try:
+            rec.conn.sock.setblocking(False)
+            self.poller.register(rec.conn.sock, selectors.EVENT_READ, partial(self._on_parked_readable, rec))
+            rec.registered = True
+        except (OSError, ValueError, KeyError):
+            self._drop(rec)
+            return
+        # the queue changed between the generation read and now: the listener may have missed it
+        if watcher is not None and watcher.generation(key) != slot.seen:
+            self._wake(key)
+
+    def _unpark(self, rec: _Parked, state: int) -> None:
+        rec.state = state
+        self._all.discard(rec)
+        if rec.registered:
+            rec.registered = False
+            try:
+                self.poller.unregister(rec.conn.sock)
+            except (OSError, ValueError, KeyError):
+                pass
+
+    def _on_bump(self, key: str) -> None:
+        """Watcher listener (any thread): a queue's generation moved on."""
+        if key in self._waiting and key not in self._wakes:
+            self._wakes.add(key)
+            self.method_queue.defer(self._wake, key)
+
+    def _wake(self, key: str) -> None:
+        """Re-run the oldest waiter of ``key``, if any."""
+        self._wakes.discard(key)
+        waiters = self._waiting.get(key)
+        while waiters:
+            rec, gen = waiters.popleft()
+            if rec.state == _PARKED and rec.gen == gen:
+                self._rerun(rec)
+                probe = self._probes.get(key)
+                if probe is not None:
+                    self._probes[key] = (time.monotonic() + probe[1], probe[1])
+                break
+        if not waiters:
+            self._waiting.pop(key, None)
+
+    def _rerun(self, rec: _Parked) -> None:
+        self._unpark(rec, _RUNNING)
+        self._busy += 1
+        fut = self.tpool.submit(self._serve_again, rec)
+        conn = rec.conn
+        fut.add_done_callback(lambda f: self.method_queue.defer(self.finish_request, conn, f))
+
+    def _on_parked_readable(self, rec: _Parked, sock: Any) -> None:
+        try:
+            data = sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:  # a pipelined request: it is read after this answer
+            rec.registered = False
+            self.poller.unregister(sock)
+            return
+        # end of stream: the client left (or half-closed, still reading): it gets the empty
+        # answer now, and no later re-run claims messages for it
+        self._answer(rec)
+
+    def _drop(self, rec: _Parked) -> None:
+        self._unpark(rec, _DONE)
+        rec.slot.done()
+        self.nr_conns -= 1
+        rec.conn.close()
+
+    def _answer(self, rec: _Parked) -> None:
+        """Send a parked request's kept empty answer (main thread; a few hundred bytes)."""
+        self._unpark(rec, _DONE)
+        conn, resp = rec.conn, rec.resp
+        keep = False
+        try:
+            conn.sock.settimeout(2.0)
+            if rec.answer:
+                resp.write(rec.answer)
+            resp.close()
+            keep = not resp.should_close()
+        except OSError:
+            pass
+        finally:
+            arrived = rec.slot.arrived  # the access log shows the whole wait, from arrival
+            took = timedelta(seconds=time.monotonic() - arrived) if arrived else datetime.now() - rec.started
+            self.log.access(resp, rec.req, rec.environ, took)
+            rec.slot.done(expired=True)
+            try:
+                self.cfg.post_request(self, rec.req, rec.environ, resp)
+            except Exception:
+                self.log.exception("Exception in post_request hook")
+        if not keep and not self._unread(conn):
+            # gthread's graceful close lingers on this (main) thread until the client closes;
+            # with the whole request read, a plain close loses nothing and does not wait
+            self.nr_conns -= 1
+            conn.close()
+            return
+        fut: futures.Future[bool] = futures.Future()
+        fut.set_result(keep)
+        super().finish_request(conn, fut)
+
+    @staticmethod
+    def _unread(conn: Any) -> bool:
+        """Whether the client sent more than the request (bytes wait on the socket)."""
+        try:
+            conn.sock.setblocking(False)
+            return bool(conn.sock.recv(1, socket.MSG_PEEK))
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return False
+
+    def _next_timer(self) -> float | None:
+        at = self._deadlines[0][0] if self._deadlines else None
+        for probe, _period in self._probes.values():
+            at = probe if at is None else min(at, probe)
+        return at
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        at = self._next_timer()
+        if at is not None:
+            timeout = max(0.0, min(timeout, at - time.monotonic()))
+        super().wait_for_and_dispatch_events(timeout)
+        self._run_timers()
+
+    def _run_timers(self) -> None:
+        if not self.alive:
+            for rec in list(self._all):
+                self._answer(rec)
+            self._waiting.clear()
+            self._probes.clear()
+            return
+        now = time.monotonic()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _at, _seq, rec, gen = heapq.heappop(self._deadlines)
+            if rec.state == _PARKED and rec.gen == gen:
+                self._answer(rec)
+        for key, (at, period) in list(self._probes.items()):
+            if at > now:
+                continue
+            if self._waiting.get(key):
+                self._probes[key] = (now + period, period)
+                self._wake(key)
+            else:
+                del self._probes[key]
