@@ -15,7 +15,17 @@ from pathlib import Path
 import redis
 import requests
 
+from tests.conftest import tree
 from tests.e2e.spoolq_server import free_port
+
+
+def stored(root: Path) -> dict[str, int]:
+    """What a rejected command must leave unchanged: every file outside ``trash/`` and ``tmp/``
+    and every queue directory. Left out because the server changes them on its own while these
+    module-scoped tests run: acks of earlier tests unlinked from ``trash/`` in the background,
+    and empty bucket directories that maintenance removes."""
+    return {k: v for k, v in tree(root).items()
+            if not k.startswith(("trash/", "tmp/")) and (v != -1 or k.count("/") <= 1)}
 
 
 def client(port: int, **kw: object) -> redis.Redis:

@@ -10,8 +10,7 @@ import pytest
 import redis
 import requests
 
-from tests.conftest import tree
-from tests.disque.disque_server import DisqueServer
+from tests.disque.disque_server import DisqueServer, stored
 
 ID = re.compile(rb"^D-[0-9a-f]{8}-[0-9a-f]{32}-[0-9a-f]{4}$")
 
@@ -78,7 +77,7 @@ def test_getjobs_count_and_left_to_right(r: redis.Redis, q: str) -> None:
 
 
 def test_addjob_argument_errors_store_nothing(r: redis.Redis, server: DisqueServer, q: str) -> None:
-    before = tree(server.root)
+    before = stored(server.root)
     cases = {
         ("REPLICATE", 0): "REPLICATE must be between 1 and 65535",
         ("REPLICATE", "x"): "REPLICATE must be between 1 and 65535",
@@ -97,7 +96,7 @@ def test_addjob_argument_errors_store_nothing(r: redis.Redis, server: DisqueServ
     assert err(r, "ADDJOB", q, "body", -1) == "timeout is negative"
     assert err(r, "ADDJOB", "bad name!", "body", 0).startswith("invalid queue name")
     assert err(r, "ADDJOB", q, b"x" * 1_100_000, 0).startswith("message of 1100000 bytes is over the limit")
-    assert tree(server.root) == before
+    assert stored(server.root) == before
 
 
 def test_getjob_argument_errors(r: redis.Redis, q: str) -> None:

@@ -9,8 +9,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import tree
-from tests.disque.disque_server import DisqueServer
+from tests.disque.disque_server import DisqueServer, stored
 
 
 def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
@@ -45,16 +44,16 @@ CLOSING = {
 
 @pytest.mark.parametrize("name", list(CLOSING))
 def test_malformed_resp_gets_an_error_and_a_close(server: DisqueServer, name: str) -> None:
-    before = tree(server.root)
+    before = stored(server.root)
     reply = exchange(server.port, CLOSING[name], timeout=10)
     assert reply.startswith(b"-ERR Protocol error"), reply[:200]
     assert reply.count(b"\r\n") == 1  # one error, then the server closed the connection
-    assert tree(server.root) == before
+    assert stored(server.root) == before
     assert server.client().execute_command("PING") is True  # the server is fine
 
 
 def test_pipelined_good_and_bad_requests_keep_the_connection(server: DisqueServer) -> None:
-    before = tree(server.root)
+    before = stored(server.root)
     data = (b"*1\r\n$4\r\nPING\r\n"
             b"*2\r\n$7\r\nNOTACMD\r\n$1\r\nx\r\n"
             b"*1\r\n$6\r\nADDJOB\r\n"
@@ -73,20 +72,20 @@ def test_pipelined_good_and_bad_requests_keep_the_connection(server: DisqueServe
         b":0",
         b"+OK",
     ]
-    assert tree(server.root) == before
+    assert stored(server.root) == before
 
 
 def test_oversize_job_is_refused_and_nothing_stored(server: DisqueServer) -> None:
-    before = tree(server.root)
+    before = stored(server.root)
     r = server.client()
     with pytest.raises(redis.ResponseError, match="over the limit"):
         r.execute_command("ADDJOB", "h-big", b"x" * (1_048_576 + 1), 0)
-    assert tree(server.root) == before
+    assert stored(server.root) == before
     assert r.execute_command("PING") is True
 
 
 def test_many_bad_clients_at_once(server: DisqueServer) -> None:
-    before = tree(server.root)
+    before = stored(server.root)
     socks = []
     for i in range(50):
         s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
@@ -97,7 +96,7 @@ def test_many_bad_clients_at_once(server: DisqueServer) -> None:
     for s in socks:
         s.close()
     assert r.execute_command("QLEN", "q") == 0
-    assert tree(server.root) == before
+    assert stored(server.root) == before
 
 
 def test_a_client_that_never_reads_its_replies_is_not_served_more(server: DisqueServer) -> None:
