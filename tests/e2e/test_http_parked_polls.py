@@ -16,6 +16,7 @@ import re
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import boto3
@@ -192,7 +193,11 @@ def test_two_thousand_parked_polls_keep_sends_and_short_polls_fast(tmp_path: Pat
     with running_server(tmp_path, workers=2, threads=16, extra_args=("--access-log",)) as server:
         assert requests.post(f"{server.url}/queue/1/lp/send", data=json.dumps("w"), headers=H, timeout=10).ok
         assert requests.get(f"{server.url}/queue/1/lp/poll", params={"ttl": 600}, headers=H, timeout=10).json()
-        res = asyncio.run(run_load(server.port, KEY_ALL, waiters=2000, wait=wait, messages=300, send_rate=100))
+        # on a thread of its own: another tier's fixture (Playwright's sync API) may hold a running
+        # event loop on this one
+        with ThreadPoolExecutor(1) as pool:
+            res = pool.submit(asyncio.run, run_load(server.port, KEY_ALL, waiters=2000, wait=wait, messages=300,
+                                                    send_rate=100)).result()
         print("\n" + res.summary(wait))
         assert not res.waiter_errors and not res.short_errors, (res.waiter_errors[:5], res.short_errors[:5])
         assert len(res.waits) == 2000
