@@ -89,10 +89,25 @@ def decode_message(data: bytes) -> tuple[dict[str, Any], bytes]:
     return meta, body
 
 
-def read_file(path: str) -> bytes:
+def read_file(path: str, *, replaced: bool = False) -> bytes:
     """The whole file. ESTALE at any step (GlusterFS may report it on open, read or even close
     when another mount replaced or removed the file; see ``GONE``) is FileNotFoundError: the
-    file this name led to is gone, which every caller already handles as a race it lost."""
+    file this name led to is gone, which every caller already handles as a race it lost.
+
+    ``replaced``: the name is of a small record that writers replace whole (by rename) rather
+    than remove, so after ESTALE the name most likely leads to a newer version: looked up again
+    over :data:`_STALE_WAITS` before it counts as gone."""
+    if replaced:
+        for pause in _STALE_WAITS:
+            if pause:
+                time.sleep(pause)
+            try:
+                return read_file(path)
+            except FileNotFoundError as e:
+                stale = isinstance(e.__cause__, OSError) and e.__cause__.errno == errno.ESTALE
+                if not stale:
+                    raise
+        raise FileNotFoundError(errno.ENOENT, "stayed stale", path)
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -414,14 +429,13 @@ def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, dur
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file that writers replace whole (:func:`write_json_atomic`): the object, or
+    None if the file is missing, not a JSON object, or a directory. It is read as a replaced
+    record (see :func:`read_file`): a GlusterFS mount whose cached handle was replaced through
+    another mount answers ESTALE until it looks the name up again."""
     try:
-        with open(path, "rb") as f:
-            value = json.load(f)
-    except FileNotFoundError:
-        return None
-    except (ValueError, OSError) as e:
-        if isinstance(e, OSError) and e.errno not in (errno.EISDIR,):
-            raise
+        value = json.loads(read_file(str(path), replaced=True))
+    except (FileNotFoundError, IsADirectoryError, ValueError):
         return None
     return value if isinstance(value, dict) else None
 
