@@ -28,6 +28,7 @@ from spoolq.store.files import (
     read_file,
     read_json,
 )
+from spoolq.store.markerlock import MarkerLocks
 from spoolq.store.model import (
     Message,
     QueueConfig,
@@ -44,6 +45,7 @@ EMPTY_POLL_MAINTENANCE = 0.1
 #: removing it under a sender's feet. Only an optimisation: renames survive any removal
 #: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
 WRITE_WINDOW_MS = 2000
+_MARKER_LOCKS_GUARD = threading.Lock()
 
 
 def write_window_start(now_ms: int) -> str:
@@ -60,6 +62,8 @@ class QueueHandle:
     last_maintained: float = 0.0
     #: FIFO: serialises this process's threads; the POSIX record lock serialises processes and nodes
     fifo_mutex: threading.Lock = field(default_factory=threading.Lock)
+    #: dedup: this process's handle on ``dedup.lock`` (created on first use, see markerlock.py)
+    _marker_locks: MarkerLocks | None = None
 
     @property
     def kind(self) -> QueueKind:
@@ -108,6 +112,13 @@ class QueueHandle:
     def dedup_marker(self, body: bytes) -> str:
         """Dedup queues: the marker naming the pending, unsurfaced copy of ``body``."""
         return self.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
+
+    def marker_locks(self) -> MarkerLocks:
+        """Dedup queues: the locks that make a marker's check-then-write atomic (markerlock.py)."""
+        with _MARKER_LOCKS_GUARD:
+            if self._marker_locks is None:
+                self._marker_locks = MarkerLocks(self.path)
+            return self._marker_locks
 
     def sub(self, part: str) -> str:
         return f"{self.path}/{part}"
@@ -208,11 +219,19 @@ class StoreCore:
         return bool(done["claims_expired"] or done["delays_released"])
 
     def _surface(self, q: QueueHandle, mid: str, body: bytes) -> None:
-        """Dedup: once peeked or polled, a message no longer absorbs identical sends."""
+        """Dedup: once peeked or polled, a message no longer absorbs identical sends. The marker is
+        removed under its lock (a concurrent identical send may be replacing it), and only looked
+        at without the lock first, so a poll of a message whose marker names another pays nothing."""
         marker = q.dedup_marker(body)
-        if self._read_marker_id(marker) == mid:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(marker)
+        if self._read_marker_id(marker) != mid:
+            return
+        try:
+            with q.marker_locks().hold([marker]):
+                if self._read_marker_id(marker) == mid:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(marker)
+        except FileNotFoundError:
+            return  # the queue was deleted meanwhile
 
     def _pending_copy(self, q: QueueHandle, marker: str) -> str | None:
         """The id a dedup marker names, if that message is still pending: never received, so
@@ -230,8 +249,8 @@ class StoreCore:
 
     def _read_marker_id(self, marker: str) -> str | None:
         try:
-            text = read_file(marker).decode("ascii", "replace").strip()
-        except FileNotFoundError:
+            text = read_file(marker, replaced=True).decode("ascii", "replace").strip()
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             raise storage_error(e, "reading a dedup marker") from e

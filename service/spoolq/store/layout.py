@@ -8,6 +8,7 @@ Root layout::
         meta.json                     kind, config, tags; replaced atomically, never edited
         lock                          FIFO queues only: flock taken for send/poll (group state)
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
+        dedup.lock                    dedup queues only: one record-lock byte per marker stripe
         ready/<ksec>/<bucket>/<id>~<rc>~<frt>                visible messages (FIFO: ready/<bucket>/...)
         delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>       not visible before <due> (ms, hex)
         claimed/<shard>/<id>~<rc>~<frt>~<exp>~<tok>          claimed until <exp> (ms, hex)

@@ -361,13 +361,16 @@ class MoveRunner:
                 return False
             if dst.kind is QueueKind.DEDUP:
                 marker = dst.dedup_marker(body)
-                if store._pending_copy(dst, marker) is not None:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(path)
+                with dst.marker_locks().hold([marker]):  # like a send: check and write atomically
+                    if store._pending_copy(dst, marker) is not None:
+                        try:
+                            os.unlink(path)  # collapsed into the destination's pending copy
+                        except FileNotFoundError:
+                            return False
                         return True
-                    return False
+                    moved = store.transfer(path, dst, meta, new_id=new_id)
+                    if moved is not None:  # re-dedup at the destination: the moved copy is now the pending one
+                        store._write_marker(dst, marker, moved.encode())
+                    return moved is not None
         moved = store.transfer(path, dst, meta, new_id=new_id)
-        if moved is not None and dst.kind is QueueKind.DEDUP:
-            # re-dedup at the destination: the moved copy is now the pending one
-            store._write_marker(dst, marker, moved.encode())
         return moved is not None

@@ -1,7 +1,8 @@
 """Sending: validation of every message first, then temp write, rename into place, group commit.
 
 Standard queues write and flush. Dedup queues skip a message whose identical body is
-still pending and unsurfaced (``dedup/<sha256>`` names it). FIFO queues take the queue's
+still pending and unsurfaced (``dedup/<sha256>`` names it); the check, the write and the flush run
+under the marker's record lock (``dedup.lock``, see markerlock.py). FIFO queues take the queue's
 flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
 seen in the last five minutes.
 """
@@ -227,19 +228,25 @@ class Sending(StoreCore):
         return paths
 
     def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
+        """Check, write and flush under the locks of the batch's markers (markerlock.py), so
+        identical sends racing through any threads, processes or nodes leave one pending copy."""
         results: list[SendResult] = []
         now_ms = self.now_ms()
-        for p in prepared:
-            marker = q.dedup_marker(p.message.body)
-            pending = None if p.due_ms else self._pending_copy(q, marker)
-            if pending is not None:
-                results.append(SendResult(id=pending, duplicate=True))
-                continue
-            mid = self._ids.new_id(q.name, now_ms)
-            results.extend(self._write(q, [(p, mid)], flush=False))
-            if not p.due_ms:
-                self._write_marker(q, marker, mid.encode())
-        self.commit.flush()
+        markers = [q.dedup_marker(p.message.body) for p in prepared]
+        try:
+            with q.marker_locks().hold(m for p, m in zip(prepared, markers, strict=True) if not p.due_ms):
+                for p, marker in zip(prepared, markers, strict=True):
+                    pending = None if p.due_ms else self._pending_copy(q, marker)
+                    if pending is not None:
+                        results.append(SendResult(id=pending, duplicate=True))
+                        continue
+                    mid = self._ids.new_id(q.name, now_ms)
+                    results.extend(self._write(q, [(p, mid)], flush=False))
+                    if not p.due_ms:
+                        self._write_marker(q, marker, mid.encode())
+                self.commit.flush()
+        except FileNotFoundError:
+            raise QueueNotFound(q.name) from None  # deleted before we could open its lock file
         return results
 
     def _write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:

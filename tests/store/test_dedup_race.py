@@ -1,0 +1,71 @@
+"""Dedup queues under racing identical sends: one pending copy per body, whatever sends at once.
+
+Four processes with four threads each send the same payloads, each twice, in shuffled orders,
+starting at the same instant, while a poller in this process claims and acknowledges some of
+them (a claimed copy no longer absorbs sends, so a later identical send is a new message). At
+the end every body has exactly one pending copy, unless it was claimed meanwhile: then at most
+one copy per claim plus one pending. Without the marker lock (check, write and flush as one
+step) two racing sends of one body both miss each other's marker and both store a copy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from spoolq.store import FileStore, QueueKind
+
+from .helpers import Child
+
+SCRIPT = Path(__file__).with_name("dedup_race_worker.py")
+
+
+def _pending_counts(store: FileStore, queue: str) -> Counter[bytes]:
+    return Counter(m.body for m in store.peek(queue, limit=1000))
+
+
+def test_racing_identical_sends_leave_one_pending_copy(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    store = FileStore(root, node_id="t", fsync=False)
+    store.create_queue("d", QueueKind.DEDUP)
+    start = tmp_path / "start"
+    children = [Child(str(root), f"n{i}", "d", str(start), str(i), script=SCRIPT) for i in range(4)]
+    try:
+        start.touch()
+        for c in children:
+            assert c.readline(timeout=120) == "done"
+    finally:
+        for c in children:
+            c.proc.kill()
+            c.proc.wait()
+    counts = _pending_counts(store, "d")
+    assert set(counts) == {f"payload-{i}".encode() for i in range(40)}
+    assert {b: n for b, n in counts.items() if n > 1} == {}
+    store.close()
+
+
+def test_racing_sends_beside_polls_never_lose_and_never_double_pending(tmp_path: Path) -> None:
+    """The same race while this process keeps claiming: a claimed body may be sent again (a new
+    pending copy), but no body ever has two pending copies, and none is lost."""
+    root = tmp_path / "root"
+    store = FileStore(root, node_id="t", fsync=False)
+    store.create_queue("d", QueueKind.DEDUP)
+    start = tmp_path / "start"
+    children = [Child(str(root), f"n{i}", "d", str(start), str(10 + i), script=SCRIPT) for i in range(3)]
+    claimed: Counter[bytes] = Counter()
+    try:
+        start.touch()
+        while any(c.proc.poll() is None for c in children):
+            for d in store.poll("d", limit=3, claim_ttl=600):
+                claimed[d.message.body] += 1
+                store.ack("d", [d.receipt])
+        for c in children:
+            assert c.readline(timeout=120) == "done"
+    finally:
+        for c in children:
+            c.proc.kill()
+            c.proc.wait()
+    pending = _pending_counts(store, "d")
+    assert {b: n for b, n in pending.items() if n > 1} == {}
+    assert set(pending) | set(claimed) == {f"payload-{i}".encode() for i in range(40)}
+    store.close()
