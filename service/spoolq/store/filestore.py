@@ -262,11 +262,13 @@ class FileStore(Sending, JobLookup):
     def list_moves(self, source: str | None = None) -> list[MoveStatus]:
         return self.moves.list_all(source)
 
-    def maintain(self, now: float | None = None) -> dict[str, int]:
-        """One maintenance pass over every queue and the root. Returns counters of what it did."""
+    def maintain(self, now: float | None = None, *, shared_interval: float | None = None) -> dict[str, int]:
+        """One maintenance pass over every queue and the root. Returns counters of what it did.
+        ``shared_interval``: skip queues that any process maintained less than that many seconds
+        ago (the background loop's passes; see :mod:`spoolq.store.maintenance`)."""
         from spoolq.store.maintenance import maintain_all
 
-        return maintain_all(self, int((self.clock() if now is None else now) * 1000))
+        return maintain_all(self, int((self.clock() if now is None else now) * 1000), shared_interval)
 
     def start_background(self, interval: float = 1.0) -> None:
         """Run :meth:`maintain` every ``interval`` seconds in a daemon thread (call after fork)."""
@@ -276,7 +278,7 @@ class FileStore(Sending, JobLookup):
         def loop() -> None:
             while not self._closed:
                 with contextlib.suppress(Exception):
-                    self.maintain()
+                    self.maintain(shared_interval=interval)
                 time.sleep(interval)
 
         self._background = threading.Thread(target=loop, name="spoolq-maintenance", daemon=True)

@@ -4,7 +4,8 @@ Root layout::
 
     <root>/
       tmp/<node>-<pid>-<n>.tmp        partial writes; swept when their writer is dead or old
-      queues/<qdir>/                  one directory per queue (qdir: see ``queue_dir_name``)
+      queues/<qdir>/                  one directory per queue (qdir: see ``queue_dir_name``); its
+                                      mtime: the last shared maintenance pass (maintenance.py)
         meta.json                     kind, config, tags; replaced atomically, never edited
         lock                          FIFO queues only: flock taken for send/poll (group state)
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)

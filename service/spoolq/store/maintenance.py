@@ -5,6 +5,18 @@ processes and nodes at once: the loser of a race gets ENOENT and moves on. Each 
 reads only directories whose names say there is work (expired claim buckets are the
 exception: claims are found by listing the in-flight set, whose size is bounded by
 what consumers hold, not by queue depth).
+
+Background passes are shared. Every process on a root (each gunicorn worker, the Disque door,
+every node) runs one each interval, but a queue is maintained by one of them per interval:
+a pass first looks at the mtime of the queue's directory, set to the store-clock time of the
+last background pass over that queue by anyone (nothing else reads it; creating or removing a
+state directory in the queue directory also sets it, which only delays a pass by one interval),
+skips the queue if that is less than an interval ago, and otherwise stamps it and does the work. Two processes that look at the same moment
+both do it, which is harmless. Without this a queue cost about twenty directory listings per
+second per process; on a distributed file system, where every listing asks every brick, six
+processes' passes kept the bricks busy enough to stall requests. Polls still run a queue's
+maintenance themselves when they find nothing (``StoreCore._maybe_maintain``), so an expired
+claim is not left waiting for its turn.
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from spoolq.store import layout as L
 from spoolq.store.core import write_window_start
-from spoolq.store.files import listdir, rename_into
+from spoolq.store.files import GONE, listdir, rename_into
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 
 if TYPE_CHECKING:
@@ -173,11 +185,30 @@ def sweep_trash(store: FileStore) -> int:
     return swept
 
 
-def maintain_all(store: FileStore, now_ms: int) -> dict[str, int]:
+def take_turn(q: QueueHandle, now_ms: int, interval: float) -> bool:
+    """Whether this process does ``q``'s shared background pass now; if so, stamp the queue."""
+    path = q.path
+    now = now_ms / 1000
+    try:
+        if 0 <= now - os.stat(path).st_mtime < interval:
+            return False
+        os.utime(path, (now, now))
+    except OSError as e:
+        if e.errno in GONE:  # the queue was deleted meanwhile
+            return False
+        raise
+    return True
+
+
+def maintain_all(store: FileStore, now_ms: int, shared_interval: float | None = None) -> dict[str, int]:
+    """One pass over every queue and the root. With ``shared_interval`` (background passes), a
+    queue another process maintained less than that many seconds ago is skipped."""
     totals: dict[str, int] = {}
     for name in store.list_queues():
         q = store._find(name)
         if q is None:
+            continue
+        if shared_interval is not None and not take_turn(q, now_ms, shared_interval):
             continue
         q.last_maintained = now_ms / 1000
         for key, value in maintain_queue(store, q, now_ms).items():
