@@ -301,7 +301,8 @@ class EmoDoor:
         return _json(wire.compact({"id": ref}))
 
     def move_status(self, ref: str) -> Response:
-        self.principal()
+        """A move's status, for callers that may see the status of its source or destination."""
+        who = self.principal()
         if not wire.MOVE_REF_RE.fullmatch(ref):
             raise wire.unknown_move(ref)
         status = self.services.store().move_status(ref)
@@ -309,8 +310,11 @@ class EmoDoor:
         if status.source.startswith(prefix) != self.dedup or status.destination.startswith(prefix) != self.dedup:
             raise wire.unknown_move(ref)  # a move of the other resource's kind
         strip = len(prefix) if self.dedup else 0
+        source, destination = status.source[strip:], status.destination[strip:]
+        if not (who.can("get_status", source) or who.can("get_status", destination)):
+            raise wire.not_authorized()
         state = {MoveState.IN_PROGRESS: "IN_PROGRESS", MoveState.COMPLETE: "COMPLETE"}.get(status.state, "ERROR")
-        body = {"from": status.source[strip:], "to": status.destination[strip:], "status": state}
+        body = {"from": source, "to": destination, "status": state}
         return _json(wire.compact(body))
 
 
