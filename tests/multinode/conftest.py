@@ -8,7 +8,6 @@ even when tests fail.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,15 +25,7 @@ def gluster() -> Iterator[Path]:
         yield directory
 
 
-#: the distributed-replicate volume: HTTP polls through three nodes hang past their 60 s client timeout
-#: under concurrent sends (not seen through the store directly); opt in until that is diagnosed
-DIST_REASON = ("spq-dist: HTTP polls hang under concurrent sends on the distributed-replicate volume "
-               "(undiagnosed, issue 13 report); SPOOLQ_MULTINODE_DIST=1 runs it")
-PARAMS = [pytest.param(v, marks=pytest.mark.skipif(v == "spq-dist" and os.environ.get("SPOOLQ_MULTINODE_DIST") != "1",
-                                                   reason=DIST_REASON)) for v in VOLUMES]
-
-
-@pytest.fixture(scope="module", params=PARAMS)
+@pytest.fixture(scope="module", params=VOLUMES)
 def cluster(request: pytest.FixtureRequest, gluster: Path,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """Three nodes (gunicorn each, ``--flush fsync --peers 5``) on one volume's three mounts."""
