@@ -322,7 +322,7 @@ class Sending(StoreCore):
 
     def _recent_fifo_marker(self, marker: str, now_ms: int) -> str | None:
         try:
-            parts = read_file(marker).decode().split()
+            parts = read_file(marker, replaced=True).decode().split()  # fresh after another node's rename
         except FileNotFoundError:
             return None
         except OSError as e:
