@@ -438,6 +438,7 @@ class Supervisor:
             self.proc.terminate()
             with contextlib.suppress(Exception):
                 self.proc.wait(timeout=10)
+            self._forget(self.proc.pid)
         self.sock.close()
 
 
