@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 
@@ -100,3 +102,63 @@ def test_blocked_getjob_counts_as_a_long_poll_waiting(server: DisqueServer, q: s
     finally:
         t.join(timeout=25)
         blocked.close()
+
+
+def test_counts_exact_under_concurrent_mixed_load(server: DisqueServer, q: str) -> None:
+    """Producers (pipelined and single ADDJOBs), consumers (GETJOB + ACKJOB) and junk commands on
+    eight connections at once: every command and every job counted once."""
+    producers, consumers, per_producer = 4, 3, 30
+    total = producers * per_producer
+    clients = [server.client() for _ in range(producers + consumers + 1)]
+    for c in clients:
+        c.ping()
+    before = scrape(server)
+    acked = [0] * consumers
+    polls = [0] * consumers
+    errors: list[BaseException] = []
+
+    def produce(c: redis.Redis, i: int) -> None:
+        for n in range(0, per_producer, 10):
+            with c.pipeline(transaction=False) as p:
+                for k in range(5):
+                    p.execute_command("ADDJOB", q, f"p{i}-{n + k}", 0)
+                p.execute()
+            for k in range(5, 10):
+                c.execute_command("ADDJOB", q, f"p{i}-{n + k}", 0)
+
+    def consume(c: redis.Redis, i: int) -> None:
+        deadline = time.monotonic() + 60
+        while sum(acked) < total and time.monotonic() < deadline:
+            jobs = c.execute_command("GETJOB", "TIMEOUT", 200, "COUNT", 7, "FROM", q)
+            polls[i] += 1
+            if jobs:
+                acked[i] += c.execute_command("ACKJOB", *[j[1] for j in jobs])
+
+    def run(target: Callable[[redis.Redis, int], None], c: redis.Redis, i: int) -> None:
+        try:
+            target(c, i)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(produce, clients[i], i)) for i in range(producers)]
+    threads += [threading.Thread(target=run, args=(consume, clients[producers + i], i)) for i in range(consumers)]
+    for t in threads:
+        t.start()
+    junk = clients[-1]
+    for n in range(25):
+        with contextlib.suppress(redis.ResponseError):
+            junk.execute_command(f"JUNK{n}")
+    for t in threads:
+        t.join(timeout=90)
+    for c in clients:
+        c.close()
+    assert not errors, errors
+    assert sum(acked) == total
+    after = scrape(server)
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == total
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="GETJOB") == sum(polls)
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="unknown", result="error") == 25
+    assert delta(before, after, "spoolq_command_seconds_count", door="disque", command="ADDJOB") == total
+    for op in ("send", "poll", "ack"):
+        assert delta(before, after, "spoolq_messages_total", door="disque", operation=op) == total, op
+        assert delta(before, after, "spoolq_queue_messages_total", queue=f"disque:{q}", operation=op) == total, op
