@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -70,8 +71,11 @@ def run_serve(args: argparse.Namespace) -> int:
     print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
           f"{mode}", file=sys.stderr, flush=True)
-    from spoolq.http.server import serve
+    from spoolq.http.server import prepare_metrics_dir, serve
 
+    # The Disque listener writes its metrics where the workers' /metrics reads them: choose the
+    # directory before it starts (it inherits the environment).
+    created = prepare_metrics_dir()
     disque = None
     if settings.disque_port:
         from spoolq.disque.server import Supervisor  # a child process that dies with this one
@@ -87,6 +91,8 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         if disque is not None:
             disque.stop()
+        if created:
+            shutil.rmtree(created, ignore_errors=True)
     return 0
 
 

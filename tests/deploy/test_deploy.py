@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import redis
 import requests
 import yaml
 
-from tests.e2e.spoolq_server import running_server
+from tests.e2e.spoolq_server import free_port, running_server
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 METRIC = re.compile(r"\b(spoolq_[a-z_]+)\b")
@@ -56,7 +57,7 @@ def test_dashboard_shape() -> None:
     ids = [p["id"] for p in dash["panels"]]
     assert len(ids) == len(set(ids))
     titles = " ".join(p["title"] for p in dash["panels"]).lower()
-    for topic in ("ready", "messages per second", "latency", "flush"):
+    for topic in ("ready", "messages per second", "latency", "flush", "disque"):
         assert topic in titles
     for p in dash["panels"]:
         assert {"x", "y", "w", "h"} <= set(p["gridPos"]) and p["gridPos"]["x"] + p["gridPos"]["w"] <= 24
@@ -80,8 +81,12 @@ def _exported(text: str) -> set[str]:
 
 
 def test_dashboard_and_alerts_use_exported_metrics(tmp_path: Path) -> None:
-    with running_server(tmp_path, keys=False, workers=2, threads=8) as server:
+    disque_port = free_port()
+    with running_server(tmp_path, keys=False, workers=2, threads=8,
+                        extra_args=("--disque-port", str(disque_port))) as server:
         url = server.url
+        with redis.Redis(host="127.0.0.1", port=disque_port, protocol=2, socket_timeout=10) as disque:
+            disque.execute_command("ADDJOB", "dash", "job", 0)
         requests.post(f"{url}/queue/1/dash/send", json={"a": 1}, timeout=5)
         requests.get(f"{url}/queue/1/dash-empty/poll?wait=0.2", timeout=5)
         sqs = boto3.client("sqs", endpoint_url=url, region_name="us-east-1", aws_access_key_id="x",
@@ -95,6 +100,7 @@ def test_dashboard_and_alerts_use_exported_metrics(tmp_path: Path) -> None:
     used = {m for e in _exprs() for m in METRIC.findall(e)}
     assert used and not used - exported, sorted(used - exported)
     assert 'operation="SendMessage"' in r.text and "spoolq_queue_ready{" in r.text
+    assert 'spoolq_commands_total{command="ADDJOB",door="disque",result="ok"} 1.0' in r.text
 
 
 def test_systemd_unit_is_hardened_and_checks_config() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import redis
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import tree
 from tests.e2e.spoolq_server import free_port
@@ -30,6 +31,27 @@ def stored(root: Path) -> dict[str, int]:
 
 def client(port: int, **kw: object) -> redis.Redis:
     return redis.Redis(host="127.0.0.1", port=port, protocol=2, socket_timeout=30, **kw)  # type: ignore[arg-type]
+
+
+Samples = dict[str, list[tuple[dict[str, str], float]]]
+
+
+def scrape(server: DisqueServer) -> Samples:
+    r = requests.get(server.url + "/metrics", timeout=10)
+    assert r.status_code == 200
+    out: Samples = {}
+    for family in text_string_to_metric_families(r.text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return out
+
+
+def value(samples: Samples, metric: str, **labels: str) -> float:
+    return sum(v for lab, v in samples.get(metric, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+def delta(before: Samples, after: Samples, metric: str, **labels: str) -> float:
+    return value(after, metric, **labels) - value(before, metric, **labels)
 
 
 def children(pid: int) -> list[int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.disque.disque_server import DisqueServer
+from tests.disque.disque_server import DisqueServer, delta, scrape
 from tests.e2e.spoolq_server import free_port
 
 CONFIG = """
@@ -111,3 +111,21 @@ def test_redis_cli_smoke(server: DisqueServer) -> None:
     assert cli("GETJOB", "FROM", "cli-q").split("\n") == ["cli-q", jid, "from redis-cli"]
     assert cli("ACKJOB", jid) == "1"
     assert "unknown command" in cli("NOPE")
+
+
+def test_refused_commands_count_as_auth(keyed: DisqueServer) -> None:
+    """The anonymous principal and a consumer key may not post to jobs-*: both refusals count as ``auth``."""
+    before = scrape(keyed)
+    for kw in ({}, {"password": "key-consumer"}):
+        with keyed.client(**kw) as c:
+            try:
+                c.execute_command("ADDJOB", "jobs-x", "body", 0)
+            except redis.ResponseError as e:
+                assert "may not post queue 'jobs-x'" in str(e)
+            else:
+                raise AssertionError(f"ADDJOB was accepted ({kw})")
+    after = scrape(keyed)
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="auth") == 2
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 0
+    assert delta(before, after, "spoolq_commands_total", door="disque", command="AUTH", result="ok") == 1
+    assert delta(before, after, "spoolq_messages_total", door="disque", operation="send") == 0

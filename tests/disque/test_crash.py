@@ -118,3 +118,47 @@ def test_listener_killed_alone_is_started_again(tmp_path: Path) -> None:
         assert s.client().execute_command("GETJOB", "FROM", "sup")[0][1] == jid
     finally:
         s.stop()
+
+
+def test_killed_listener_leaves_no_phantom_blocked_getjob_and_keeps_its_counts(tmp_path: Path) -> None:
+    """The listener killed while a GETJOB is blocked: once it is started again /metrics shows no
+    poll waiting (the supervisor drops the dead process's live gauge), and the commands the dead
+    process answered stay counted (counters of dead processes are kept, as a gunicorn worker's)."""
+    import os
+    import signal
+    import socket
+
+    from tests.disque.disque_server import children, scrape, value
+
+    s = DisqueServer(root=tmp_path / "root", log=tmp_path / "log")
+    s.start()
+    try:
+        s.client().execute_command("ADDJOB", "gone", "x", 0)
+        blocked = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        blocked.sendall(b"*5\r\n$6\r\nGETJOB\r\n$7\r\nTIMEOUT\r\n$5\r\n60000\r\n$4\r\nFROM\r\n$5\r\nempty\r\n")
+
+        def waiting() -> float:
+            return value(scrape(s), "spoolq_long_polls_waiting", door="disque")
+
+        deadline = time.monotonic() + 10
+        while waiting() != 1:
+            assert time.monotonic() < deadline, "the blocked GETJOB never showed in /metrics"
+            time.sleep(0.05)
+        [pid] = [p for p in children(s.pids()[0])
+                 if "spoolq.disque.server" in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
+        os.kill(pid, signal.SIGKILL)
+        blocked.close()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                assert s.client().execute_command("QLEN", "gone") == 1
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "the Disque listener did not come back"
+                time.sleep(0.2)
+        scraped = scrape(s)
+        assert value(scraped, "spoolq_long_polls_waiting", door="disque") == 0
+        assert value(scraped, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 1
+        assert value(scraped, "spoolq_messages_total", door="disque", operation="send") == 1
+    finally:
+        s.stop()

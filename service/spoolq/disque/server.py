@@ -7,6 +7,9 @@ the file system and on group commits); a blocked GETJOB holds no thread (see
 this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and is
 started again by :class:`Supervisor` if it dies alone.
 
+Metrics: every command answered, the messages it moved and the GETJOBs blocked are counted
+into the multiprocess directory the HTTP workers' ``/metrics`` reads (:mod:`spoolq.disque.meter`).
+
 Authentication: with API keys configured, a connection acts as the config's ``anonymous``
 principal until ``AUTH <key>``; without one every command but AUTH, PING, QUIT, HELLO and
 COMMAND answers ``-NOAUTH Authentication required.``. Permissions are the HTTP doors'
@@ -40,10 +43,12 @@ from spoolq.disque import ids
 from spoolq.disque.blocking import Dispatcher, Waiter
 from spoolq.disque.info import Introspection
 from spoolq.disque.jobs import JobCommands
+from spoolq.disque.meter import CommandMeter, counted_store
 from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
 from spoolq.disque.queues import QueueCommands
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.http.auth import OPEN, Authenticator, Principal
+from spoolq.http.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store import layout as L
@@ -68,7 +73,7 @@ class Door:
     """The command table and everything a connection shares."""
 
     def __init__(self, settings: Settings, store: FileStore, auth: Authenticator, pool: ThreadPoolExecutor,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.store = store
         self.auth = auth
@@ -76,7 +81,8 @@ class Door:
         self.loop = loop
         prefix = ids.node_prefix(settings.node_id)
         self.node_name = prefix + hashlib.sha1(settings.node_id.encode()).hexdigest()[:32]
-        self.jobs = JobCommands(store, prefix)
+        metrics = metrics if metrics is not None else Metrics()
+        self.jobs = JobCommands(counted_store(store, metrics), prefix)
         self.dispatcher = Dispatcher(loop, self._fetch_for, self.jobs.release_unsent, store.watcher.rescan)
         store.watcher.add_listener(self.dispatcher.wake)
         self.queues = QueueCommands(self.jobs, self.node_name, self.dispatcher.blocked)
@@ -110,6 +116,7 @@ class Door:
             "command": (0, self.info.command, False),
             "time": (1, self.info.time, False),
         }
+        self.meter = CommandMeter(metrics, [*self.commands, "getjob", "getjobs", "auth", "quit"])
 
     async def _fetch_for(self, w: Waiter, queue: str) -> list[list[Any]]:
         def run() -> list[list[Any]]:
@@ -119,6 +126,13 @@ class Door:
         return await self.loop.run_in_executor(self.pool, run)
 
     async def handle(self, session: Session, argv: Sequence[bytes]) -> Any:
+        """The reply to one request, counted (:mod:`spoolq.disque.meter`)."""
+        started = time.perf_counter()
+        reply = await self._dispatch(session, argv)
+        self.meter.record(self.meter.label(argv[0]), reply, time.perf_counter() - started)
+        return reply
+
+    async def _dispatch(self, session: Session, argv: Sequence[bytes]) -> Any:
         name = argv[0].decode("utf-8", "replace").lower()
         if name == "quit":
             return OK
@@ -159,6 +173,14 @@ class Door:
 
     async def handle_addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
         """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""
+        started = time.perf_counter()
+        replies = await self._addjobs(session, reqs)
+        seconds = time.perf_counter() - started
+        for reply in replies:
+            self.meter.record("ADDJOB", reply, seconds)
+        return replies
+
+    async def _addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
         if session.principal is None:
             return [Error("Authentication required.", "NOAUTH")] * len(reqs)
         out: list[Any] = [Error("wrong number of arguments for 'addjob' command") if len(r) < 4 else None
@@ -199,7 +221,8 @@ class Door:
                                   opts.timeout_ms / 1000 if opts.timeout_ms else None)
         session.waiter = w
         try:
-            got = await w.future
+            with self.meter.waiting():
+                got = await w.future
         finally:
             session.waiter = None
         return got if got else NULL_ARRAY
@@ -333,7 +356,7 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     store.start_background()
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)
-    door = Door(settings, store, auth, pool, loop)
+    door = Door(settings, store, auth, pool, loop, Metrics())
     server = await loop.create_server(lambda: Connection(door), sock=sock)
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -397,7 +420,17 @@ class Supervisor:
             if not self._alive() and not self._stop.is_set():
                 log.warning("disque: the listener process exited; starting it again")
                 self.restarts += 1
+                self._forget(self.proc.pid)
                 self._spawn()
+
+    @staticmethod
+    def _forget(pid: int) -> None:
+        """Drop a dead listener's live gauges (its blocked GETJOBs) from the multiprocess metrics;
+        its counters stay, as a dead gunicorn worker's do."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
     def stop(self) -> None:
         self._stop.set()
@@ -405,6 +438,7 @@ class Supervisor:
             self.proc.terminate()
             with contextlib.suppress(Exception):
                 self.proc.wait(timeout=10)
+            self._forget(self.proc.pid)
         self.sock.close()
 
 

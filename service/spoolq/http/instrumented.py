@@ -10,8 +10,10 @@
 * ``ack``: ``operation="ack"``, the acknowledgements that removed a message.
 
 The door is the one the current HTTP request belongs to (``/queue/1``, ``/dedupq/1``, ``/mq``,
-SQS); a door that is not HTTP (Disque) names itself around its store calls with
-``with acting_as("disque"): ...``; anything else counts as ``store``. Doors therefore need no
+SQS); a door that is not HTTP names itself around its store calls with
+``with acting_as("door"): ...``, or for every call made without an HTTP request with
+``default_door`` (the Disque listener process: ``default_door="disque"``); anything else
+counts as ``store``. Doors therefore need no
 counting code of their own. Nothing else changes: results and exceptions pass through untouched.
 """
 
@@ -43,10 +45,12 @@ def acting_as(door: str) -> Iterator[None]:
 
 
 class InstrumentedStore:
-    def __init__(self, store: Any, metrics: Metrics, door_of: Callable[[str], str]) -> None:
+    def __init__(self, store: Any, metrics: Metrics, door_of: Callable[[str], str],
+                 default_door: str = "store") -> None:
         self._store = store
         self._metrics = metrics
         self._door_of = door_of
+        self._default_door = default_door
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -60,7 +64,7 @@ class InstrumentedStore:
         named = _DOOR.get()
         if named is not None:
             return named
-        return self._door_of(request.path) if has_request_context() else "store"
+        return self._door_of(request.path) if has_request_context() else self._default_door
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         result: SendResult = self._store.send(queue, message, create=create)

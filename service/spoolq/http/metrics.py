@@ -17,11 +17,14 @@ Counted as they happen (every worker):
 ``spoolq_queue_messages_total{queue,operation}``
     the same per store queue (what the console's rates and sparklines are computed from).
 ``spoolq_commands_total{door,command,result}``, ``spoolq_command_seconds{door,command}``
-    for doors that are not HTTP (the Disque door): :meth:`Metrics.command` per command.
+    for doors that are not HTTP (the Disque door, ``door="disque"``): :meth:`Metrics.command` per
+    command answered; ``command`` is the upper-cased name the door knows (``ADDJOB``, ``GETJOB``,
+    ...; any other name counts as ``unknown``), ``result`` is ``ok``, ``error`` or ``auth``
+    (refused: not authenticated, or the key lacks the permission).
 ``spoolq_flush_seconds``, ``spoolq_flush_batch_size``
     group-commit flushes: latency, and how many waiting writers one flush made durable.
 ``spoolq_long_polls_waiting{door}``
-    polls currently waiting for a message (summed over live workers).
+    polls currently waiting for a message (summed over live workers), blocked GETJOBs included.
 
 Computed at scrape time from the store (:mod:`spoolq.http.store_metrics`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
@@ -77,6 +80,7 @@ class Metrics:
         self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self._message_children: dict[tuple[str, str], Any] = {}
         self._queue_children: dict[tuple[str, str], Any] = {}
+        self._command_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
         key = (door, operation, status)
@@ -104,9 +108,14 @@ class Metrics:
 
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
-        ``result`` is ``ok`` or the error code the door answered with."""
-        self.commands.labels(door, command, result).inc()
-        self.command_latency.labels(door, command).observe(seconds)
+        ``command`` and ``result`` come from a closed set the door defines (never a client's word)."""
+        key = (door, command, result)
+        children = self._command_children.get(key)
+        if children is None:
+            children = (self.commands.labels(door, command, result), self.command_latency.labels(door, command))
+            self._command_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def flushed(self, seconds: float, batch: int) -> None:
         """The store's group-commit callback (``GroupCommit.on_flush``)."""
