@@ -121,6 +121,7 @@ def drain(urls: list[str], queue: str, expected: int, base: str = "/queue/1", po
     return delivered
 
 
+@pytest.mark.timeout(max(300, MESSAGES // 10 + 300))
 def test_drain_exactly_once(cluster: Cluster) -> None:
     """3 nodes x 3 pollers drain MESSAGES sent through all three nodes while they poll: every
     message delivered exactly once (0 lost, 0 delivered twice within a claim)."""

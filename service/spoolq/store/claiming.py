@@ -37,6 +37,12 @@ from spoolq.store.model import (
 from spoolq.store.reading import Reading
 from spoolq.store.watch import FALLBACK_STEP
 
+#: seconds one poll spends trying candidates before it returns what it has (possibly nothing, as
+#: an SQS short poll may): on a network file system every claim rename, lost races included, is a
+#: round trip, and the kernel serialises cross-directory renames per mount, so a poll walking a
+#: listing that other nodes already claimed could otherwise hold a request for tens of seconds
+CLAIM_TIME_BUDGET = 1.0
+
 
 class Claiming(Reading):
     def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
@@ -100,7 +106,8 @@ class Claiming(Reading):
             return q.ready_buckets(keep_from)
 
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
-        while len(out) < limit and budget > 0:
+        give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
+        while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
             candidates = q.cursor.take(keep_recent, limit - len(out), self.peers, keep_from)
             if not candidates:
                 break

@@ -4,8 +4,10 @@ Poll never lists a whole queue: the cursor lists the oldest non-empty bucket(s) 
 hands out candidates until they are spent; then it lists again. At most once a second it
 re-lists bucket names only, so an older bucket that reappeared (a requeue, a delay that came
 due, another node with a slower clock) is seen within that second. With ``peers > 0``
-candidates are shuffled within windows of ``8 * (peers + 1)`` so concurrent pollers in
-different processes rarely try the same rename (MQ's ``--peers`` fuzziness).
+candidates are shuffled within windows of ``8 * (peers + 1)`` and each process starts at a
+random window of its listing (wrapping around), so concurrent pollers in different processes
+and nodes, which all list the same oldest buckets, rarely try the same rename (MQ's ``--peers``
+fuzziness; a lost rename is a round trip on a network file system).
 """
 
 from __future__ import annotations
@@ -81,4 +83,6 @@ class ReadyCursor:
                 chunk = items[i:i + window]
                 random.shuffle(chunk)
                 items[i:i + window] = chunk
+            start = random.randrange(0, len(items), window) if items else 0
+            items = items[start:] + items[:start]
         self.items, self.pos = items, 0
