@@ -31,6 +31,7 @@ from flask import Request, Response
 from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
+from spoolq.http import framing
 from spoolq.http.sqs.errors import (
     InternalError,
     InvalidAction,
@@ -93,7 +94,9 @@ def parse_request(request: Request) -> SqsRequest:
     if target is not None:
         if not target.startswith(TARGET_PREFIX):
             raise InvalidAction(f"Unknown target {target!r}")
-        raw = request.get_data(cache=True)
+        raw = framing.body_of(request.environ)
+        if raw is None:
+            raw = request.get_data(cache=True)
         try:
             params = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
