@@ -28,6 +28,8 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 import swagger_ui_bundle  # type: ignore[import-untyped]
@@ -62,6 +64,25 @@ class _Api(Api):  # type: ignore[misc]
         pass
 
 
+class _Flask(Flask):
+    """Flask with ``ensure_sync``'s answer kept per function: Flask asks it of the view and of every
+    hook on every request (``inspect`` calls each time), and the answer never changes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync: dict[Any, Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        if type(func) is not FunctionType:  # bound methods and the like: new objects each time
+            return super().ensure_sync(func)
+        sync = self._sync.get(func)
+        if sync is None:
+            if len(self._sync) >= 1024:  # per-request closures (after_this_request): never kept long
+                self._sync.clear()
+            sync = self._sync[func] = super().ensure_sync(func)
+        return sync
+
+
 def door_of(path: str) -> str:
     """Which front door a request path belongs to (error rendering and metric labels)."""
     if path.startswith("/queue/1/") or path == "/queue/1":
@@ -85,7 +106,7 @@ def is_sqs_path(path: str) -> bool:
 
 def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     """A ready-to-serve WSGI app for ``settings`` (the store is opened on first use)."""
-    app = Flask("spoolq")
+    app = _Flask("spoolq")
     # Routing never redirects (a redirect is an HTML page): "//" and a trailing "/" are plain 404s.
     app.url_map.merge_slashes = False
     app.url_map.strict_slashes = False

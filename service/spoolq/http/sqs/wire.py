@@ -202,7 +202,8 @@ def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
     """A success reply in the request's protocol."""
     headers = {"x-amzn-RequestId": req.request_id}
     if req.protocol == "json":
-        return Response(json.dumps(result, separators=(",", ":")), 200, headers, mimetype=JSON_CONTENT_TYPE)
+        # content_type, not mimetype: the same header (no charset) without working it out
+        return Response(json.dumps(result, separators=(",", ":")), 200, headers, content_type=JSON_CONTENT_TYPE)
     body = "".join(_xml(k, v, req.action) for k, v in result.items())
     xml = (f'<?xml version="1.0"?><{req.action}Response xmlns="{XML_NAMESPACE}">'
            f"<{req.action}Result>{body}</{req.action}Result>"
