@@ -15,7 +15,8 @@ load of the machine than wall-clock request rates do. ``trivial`` is ``POST /hel
 ``{"success":true}`` from a bare Flask app: what Flask and werkzeug cost by themselves.
 
 Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage``,
-EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), 1 KiB bodies, open mode. A few
+EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), 1 KiB bodies, open mode; and
+``store_send``, the store's ``send`` of the same message called directly (its share of a send). A few
 hundred requests of each run first (warm-up: children of labelled metrics, caches, imports).
 """
 
@@ -128,6 +129,18 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> 
         out[op] = statistics.median(rounds)
         if prof:
             report(prof, op)
+    if "store_send" in ops:  # the store's own share of a send: the same message, no HTTP
+        from spoolq.store.model import OutgoingMessage, QueueKind
+
+        store = app.extensions["spoolq"].store().wrapped
+        message = OutgoingMessage(body=json.dumps(BODY).encode())
+        rounds = []
+        for _ in range(ROUNDS):
+            started = time.thread_time()
+            for _ in range(n // ROUNDS):
+                store.send("q", message, create=QueueKind.STANDARD)
+            rounds.append((time.thread_time() - started) / (n // ROUNDS) * 1e6)
+        out["store_send"] = statistics.median(rounds)
     if "poll" not in ops:
         return out
     # poll 10 + ack 10 against the messages sent above (queue "q" holds n + 300)
@@ -176,8 +189,9 @@ def main() -> None:
                     help="the service/ directory whose code is measured")
     ap.add_argument("--profile", help="print a cProfile of one operation (trivial, emodb_send, "
                     "emodb_sendbatch, mq_send, sqs_send, poll, ack)")
-    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,poll",
-                    help="comma list of operations (poll: poll then ack the ids; needs emodb_send)")
+    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,store_send,poll",
+                    help="comma list of operations (poll: poll then ack the ids; needs emodb_send; "
+                         "store_send: the store's send alone, in this thread, no HTTP)")
     args = ap.parse_args()
     shm = "/dev/shm"  # tmpfs when there is one: the file system's own work is not the app's
     tmp = Path(tempfile.mkdtemp(prefix="spoolq-reqcpu-", dir=shm if os.access(shm, os.W_OK) else None))

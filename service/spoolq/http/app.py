@@ -34,6 +34,7 @@ from typing import Any
 
 import swagger_ui_bundle  # type: ignore[import-untyped]
 from flask import Flask, Request, Response, abort, request, send_from_directory
+from flask.sessions import NullSession, SecureCookieSessionInterface
 from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -64,9 +65,22 @@ class _Api(Api):  # type: ignore[misc]
         pass
 
 
+class _NoSessions(SecureCookieSessionInterface):
+    """spoolq keeps no Flask session (no cookies are read or set): every request gets the same
+    read-only null session instead of Flask working out, per request, that it has no secret key."""
+
+    _null = NullSession()
+
+    def open_session(self, app: Flask, request: Request) -> NullSession:
+        return self._null
+
+
 class _Flask(Flask):
     """Flask with ``ensure_sync``'s answer kept per function: Flask asks it of the view and of every
-    hook on every request (``inspect`` calls each time), and the answer never changes."""
+    hook on every request (``inspect`` calls each time), and the answer never changes; and with
+    :class:`_NoSessions`."""
+
+    session_interface = _NoSessions()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

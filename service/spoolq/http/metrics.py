@@ -132,7 +132,7 @@ class Metrics:
         self._publisher: threading.Thread | None = None
         if self.multiprocess:
             os.register_at_fork(after_in_child=self._forget_publisher)
-            atexit.register(self.publish)
+            atexit.register(self._publish_at_exit)
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
         pending = self._pending
@@ -195,6 +195,12 @@ class Metrics:
                 self.publish()
             except Exception:  # kept pending counts are published by the next read or round
                 log.exception("publishing metrics failed")
+
+    def _publish_at_exit(self) -> None:
+        try:
+            self.publish()
+        except OSError:  # the metrics directory went first (the server is gone): nobody reads them
+            pass
 
     def _forget_publisher(self) -> None:
         """After a fork: the parent's publisher thread does not exist in the child."""
