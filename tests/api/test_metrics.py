@@ -274,6 +274,7 @@ m = Metrics()
 for _ in range(7):
     m.messages("queue", "send", 1, "q")
     m.observe("queue", "send", 200, 0.002)
+print("counted", flush=True)
 time.sleep(PUBLISH_INTERVAL * 2.5)  # the worker's publisher thread, no read in this process
 print("published", flush=True)
 m.observe("queue", "send", 200, 0.002)  # pending at exit: published by the exit hook
@@ -282,7 +283,8 @@ m.observe("queue", "send", 200, 0.002)  # pending at exit: published by the exit
 
 def test_multiprocess_workers_publish_without_a_read(tmp_path: Path) -> None:
     """In multiprocess mode a worker's counts reach the shared files without a scrape of that
-    worker (its publisher thread), and what is pending at exit is published then."""
+    worker: a new label set at once, later counts from its publisher thread, and what is
+    pending at exit then."""
     import os
     import subprocess
     import sys
@@ -293,13 +295,18 @@ def test_multiprocess_workers_publish_without_a_read(tmp_path: Path) -> None:
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-c", _PUBLISHER], env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "published"
 
     def total(name: str) -> float:
         registry = CollectorRegistry()
         MultiProcessCollector(registry, path=str(tmp_path))  # type: ignore[no-untyped-call]
         return sum(s.value for f in registry.collect() for s in f.samples if s.name == name)
 
+    assert proc.stdout.readline().strip() == "counted"
+    # a label set counted for the first time is published at once: every series is there
+    assert 1 <= total("spoolq_messages_total") <= 7
+    assert 1 <= total("spoolq_queue_messages_total") <= 7
+    assert 1 <= total("spoolq_http_requests_total") <= 7
+    assert proc.stdout.readline().strip() == "published"
     assert total("spoolq_messages_total") == 7
     assert total("spoolq_queue_messages_total") == 7
     assert proc.wait(timeout=30) == 0

@@ -34,8 +34,9 @@ per request: in multiprocess mode every ``inc`` is a write to a memory-mapped fi
 of this process's metrics (``/metrics``, :meth:`Metrics.samples`, the console) publishes first,
 so within one process the figures are exact; in multiprocess mode each worker also publishes
 from a daemon thread every :data:`PUBLISH_INTERVAL` seconds (started on its first count, after
-the fork) and at exit, so a scrape served by one worker sees the others' counts at most that
-much later. Nothing is lost: a count is either pending in its worker or published.
+the fork), at once when it counts a label set for the first time (so every series exists in
+the next scrape), and at exit; a scrape served by one worker sees the others' counts at most
+that much later. Nothing is lost: a count is either pending in its worker or published.
 """
 
 from __future__ import annotations
@@ -73,18 +74,31 @@ class _Pending:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        #: label sets this process has counted before (see :meth:`Metrics._counted`)
+        self.seen: set[tuple[Any, tuple[str, ...]]] = set()
         self._counts: dict[tuple[Any, tuple[str, ...]], float] = {}
         #: (metric, labels) -> [count in each bucket (the last one +Inf)..., sum]
         self._hists: dict[tuple[Any, tuple[str, ...]], list[float]] = {}
 
-    def count(self, metric: Any, labels: tuple[str, ...], n: float = 1) -> None:
+    def count(self, metric: Any, labels: tuple[str, ...], n: float = 1) -> bool:
+        """Add ``n``; whether this label set is new to this process."""
         key = (metric, labels)
         with self._lock:
             self._counts[key] = self._counts.get(key, 0) + n
+            return self._first(key)
 
-    def observe(self, metric: Any, labels: tuple[str, ...], bounds: tuple[float, ...], value: float) -> None:
+    def _first(self, key: tuple[Any, tuple[str, ...]]) -> bool:
+        if key in self.seen:
+            return False
+        if len(self.seen) >= 100_000:  # deleted queues' label sets: forget them all, start over
+            self.seen.clear()
+        self.seen.add(key)
+        return True
+
+    def observe(self, metric: Any, labels: tuple[str, ...], bounds: tuple[float, ...], value: float) -> bool:
         """``bounds``: the histogram's finite upper bounds, ascending; a value lands in the first
-        bucket whose bound is >= it (prometheus-client's rule), past the last one in +Inf."""
+        bucket whose bound is >= it (prometheus-client's rule), past the last one in +Inf.
+        Returns whether this label set is new to this process."""
         key = (metric, labels)
         i = bisect.bisect_left(bounds, value)
         with self._lock:
@@ -93,6 +107,7 @@ class _Pending:
                 slots = self._hists[key] = [0.0] * (len(bounds) + 2)
             slots[i] += 1
             slots[-1] += value
+            return self._first(key)
 
     def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]]]:
         with self._lock:
@@ -136,35 +151,42 @@ class Metrics:
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
         pending = self._pending
-        pending.count(self.requests, (door, operation, str(status)))
-        pending.observe(self.latency, (door, operation), _BUCKETS, seconds)
-        if self._publisher is None and self.multiprocess:
-            self._start_publisher()
+        new = pending.count(self.requests, (door, operation, str(status)))
+        new |= pending.observe(self.latency, (door, operation), _BUCKETS, seconds)
+        self._counted(new)
 
     def messages(self, door: str, operation: str, n: int, queue: str | None = None) -> None:
         if not n:
             return
         pending = self._pending
-        pending.count(self.message_counter, (door, operation), n)
+        new = pending.count(self.message_counter, (door, operation), n)
         if queue is not None:
-            pending.count(self.queue_messages, (queue, operation), n)
-        if self._publisher is None and self.multiprocess:
-            self._start_publisher()
+            new |= pending.count(self.queue_messages, (queue, operation), n)
+        self._counted(new)
 
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
         ``result`` is ``ok`` or the error code the door answered with."""
-        self._pending.count(self.commands, (door, command, result))
-        self._pending.observe(self.command_latency, (door, command), _BUCKETS, seconds)
-        if self._publisher is None and self.multiprocess:
-            self._start_publisher()
+        new = self._pending.count(self.commands, (door, command, result))
+        new |= self._pending.observe(self.command_latency, (door, command), _BUCKETS, seconds)
+        self._counted(new)
 
     def flushed(self, seconds: float, batch: int) -> None:
         """The store's group-commit callback (``GroupCommit.on_flush``)."""
-        self._pending.observe(self.flush_latency, (), _FLUSH_BUCKETS, seconds)
-        self._pending.observe(self.flush_batch, (), _BATCH_BUCKETS, batch)
-        if self._publisher is None and self.multiprocess:
+        new = self._pending.observe(self.flush_latency, (), _FLUSH_BUCKETS, seconds)
+        new |= self._pending.observe(self.flush_batch, (), _BATCH_BUCKETS, batch)
+        self._counted(new)
+
+    def _counted(self, new: bool) -> None:
+        """In multiprocess mode: start this worker's publisher, and publish at once when a label
+        set is counted for the first time, so every series shows up in the next scrape, whichever
+        worker serves it (its later counts follow within :data:`PUBLISH_INTERVAL`)."""
+        if not self.multiprocess:
+            return
+        if self._publisher is None:
             self._start_publisher()
+        if new:
+            self.publish()
 
     def publish(self) -> None:
         """Add every pending count and observation to the Prometheus metrics (see the module doc)."""
