@@ -4,6 +4,7 @@ Flask endpoint on the same gunicorn settings, side by side in one run (never fro
 
     python bench/http_wrk_bench.py                       # 8 and 64 connections, 5 s each
     python bench/http_wrk_bench.py --seconds 3 --conns 8 # shorter
+    python bench/http_wrk_bench.py --compare OLD/service # before/after: both served, cells back to back
 
 Needs ``wrk`` (``scripts/system-deps wrk``; the script calls it). Starts, on free 127.0.0.1 ports:
 the trivial app (``POST /hello`` answering ``{"success":true}``) and one ``spoolq serve`` per mode (``--modes``:
@@ -79,6 +80,18 @@ def load() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
+def _door_request(door: str, url: str) -> tuple[str, str]:
+    """(url, wrk script) of one send through ``door``."""
+    if door == "EmoDB":
+        return url + "/queue/1/q/send", lua("POST", json.dumps(BODY), {"Content-Type": "application/json"})
+    if door == "MQ":
+        return url + "/mq/q/messages", lua("POST", BODY, {"Content-Type": "application/octet-stream"})
+    if door == "SQS JSON":
+        return url + "/", lua("POST", json.dumps({"QueueUrl": f"{url}/000000000000/q", "MessageBody": BODY}),
+                              {"X-Amz-Target": "AmazonSQS.SendMessage", "Content-Type": "application/x-amz-json-1.0"})
+    raise SystemExit(f"unknown door {door!r} (EmoDB, MQ, SQS JSON)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0)
@@ -91,13 +104,15 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=32)
     ap.add_argument("--service", default=str(CHECKOUT / "service"),
                     help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
+    ap.add_argument("--compare", default=None,
+                    help="another service/ dir served next to --service (same modes); each cell then runs "
+                         "trivial, --service, --compare back to back, so before/after share one run")
     ap.add_argument("--root", default=None, help="parent of the data dirs (default: beside the checkout)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         subprocess.run([str(CHECKOUT / "scripts/system-deps"), "wrk"], check=True)
     tmp = Path(tempfile.mkdtemp(prefix="spoolq-wrk-", dir=args.root or CHECKOUT.parent))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")}
-    env["PYTHONPATH"] = os.pathsep.join([args.service, env.get("PYTHONPATH", "")])
     procs: list[subprocess.Popen[bytes]] = []
     rows: list[str] = []
     try:
@@ -106,16 +121,20 @@ def main() -> int:
                                        str(tport), "--workers", str(args.workers), "--threads", str(args.threads)],
                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         trivial = f"http://127.0.0.1:{tport}"
-        servers = {}
-        for mode in args.modes.split(","):
-            port = free_port()
-            flush = ["--fsync", "never"] if mode == "never" else ["--fsync", "always"] + (
-                ["--flush", mode] if mode != "default" else [])
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(tmp / mode), "--port", str(port),
-                 "--workers", str(args.workers), "--threads", str(args.threads), *flush,
-                 "--node-id", f"wrk-{mode}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            servers[mode] = f"http://127.0.0.1:{port}"
+        servers: dict[tuple[str, str], str] = {}  # (version, mode) -> url
+        versions = {"this": args.service, **({"compare": args.compare} if args.compare else {})}
+        for version, service in versions.items():
+            venv = {**env, "PYTHONPATH": os.pathsep.join([service, env.get("PYTHONPATH", "")])}
+            for mode in args.modes.split(","):
+                port = free_port()
+                flush = ["--fsync", "never"] if mode == "never" else ["--fsync", "always"] + (
+                    ["--flush", mode] if mode != "default" else [])
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(tmp / version / mode), "--port",
+                     str(port), "--workers", str(args.workers), "--threads", str(args.threads), *flush,
+                     "--node-id", f"wrk-{version}-{mode}"], env=venv, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL))
+                servers[(version, mode)] = f"http://127.0.0.1:{port}"
         wait_up(trivial + "/hello", procs[0])
         for i, url in enumerate(servers.values()):
             wait_up(url + "/healthz", procs[i + 1])
@@ -124,27 +143,19 @@ def main() -> int:
                           headers={"X-Amz-Target": "AmazonSQS.CreateQueue",
                                    "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
         triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
-        rows.append("| door | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
-        rows.append("|---|---|---|---|---|---|---|---|---|")
+        rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
+        rows.append("|---|---|---|---|---|---|---|---|---|---|")
         for conns in (int(c) for c in args.conns.split(",")):
-            for mode, url in servers.items():
-                doors = {
-                    "EmoDB": (url + "/queue/1/q/send", lua("POST", json.dumps(BODY), {"Content-Type": "application/json"})),
-                    "MQ": (url + "/mq/q/messages", lua("POST", BODY, {"Content-Type": "application/octet-stream"})),
-                    "SQS JSON": (url + "/", lua("POST", json.dumps({"QueueUrl": f"{url}/000000000000/q",
-                                                                     "MessageBody": BODY}),
-                                                 {"X-Amz-Target": "AmazonSQS.SendMessage",
-                                                  "Content-Type": "application/x-amz-json-1.0"})),
-                }
-                for door, (target, script) in doors.items():
-                    if door not in args.doors.split(","):
-                        continue
+            for mode in args.modes.split(","):
+                for door in args.doors.split(","):
                     t_rps, _, _, _ = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp)
-                    rps, p50, p99, bad = wrk(target, script, conns, args.seconds, tmp)
-                    note = f" ({bad} non-2xx)" if bad else ""
-                    rows.append(f"| {door} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | {p99:.1f} | "
-                                f"{t_rps:,.0f} | {rps / t_rps:.2f} | {load()} |")
-                    print(rows[-1], file=sys.stderr, flush=True)
+                    for version in versions:
+                        target, script = _door_request(door, servers[(version, mode)])
+                        rps, p50, p99, bad = wrk(target, script, conns, args.seconds, tmp)
+                        note = f" ({bad} non-2xx)" if bad else ""
+                        rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
+                                    f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {load()} |")
+                        print(rows[-1], file=sys.stderr, flush=True)
     finally:
         for p in procs:
             p.terminate()

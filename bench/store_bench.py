@@ -574,6 +574,54 @@ def ratio(a: float, b: float) -> float:
 # ============================================================== main
 
 
+def report_throughput(raw_thr: dict[int, list[Cell]], raw_proc: dict[int, list[Cell]],
+                      send_thr: dict[int, list[Cell]], send_proc: dict[int, list[Cell]],
+                      batch_cells: dict[int, list[Cell]], pa_cells: dict[int, list[Cell]],
+                      pa_depth: int) -> tuple[float, float, float]:
+    """Sections 1-3 of the report; returns (raw best, single-send best, send_batch best)."""
+    P = print
+    raw_best_all = [(med([x.rate for x in raw_thr[c]]), f"{c} thr") for c in CONCURRENCY] + \
+                   [(med([x.rate for x in raw_proc[c]]), f"{c} proc") for c in CONCURRENCY]
+    raw_best, raw_best_at = max(raw_best_all)
+    store_all = [(med([x.rate for x in send_thr[c]]), f"{c} thr") for c in CONCURRENCY] + \
+                [(med([x.rate for x in send_proc[c]]), f"{c} proc") for c in CONCURRENCY]
+    send_best, send_best_at = max(store_all)
+
+    P("\n1. durable single send, fsync on (msgs/s)")
+    P(f"{'senders':>8} | {'raw thr':>16} {'raw proc':>16} | {'store thr':>16} {'store proc':>16} |"
+      f" {'thr/raw-best':>12} {'proc/raw-best':>13} | msgs/flush, ms/flush: thr; proc")
+    for c in CONCURRENCY:
+        rt, rp = [x.rate for x in raw_thr[c]], [x.rate for x in raw_proc[c]]
+        st, sp = [x.rate for x in send_thr[c]], [x.rate for x in send_proc[c]]
+        mt, mp_ = med([x.per_flush for x in send_thr[c]]), med([x.per_flush for x in send_proc[c]])
+        ft, fp = med([x.ms_per_flush for x in send_thr[c]]), med([x.ms_per_flush for x in send_proc[c]])
+        P(f"{c:>8} | {med(rt):>7,.0f}{spread(rt):>9} {med(rp):>7,.0f}{spread(rp):>9} | "
+          f"{med(st):>7,.0f}{spread(st):>9} {med(sp):>7,.0f}{spread(sp):>9} | "
+          f"{ratio(med(st), raw_best):>12.2f} {ratio(med(sp), raw_best):>13.2f} | {mt:.1f}, {ft:.2f}; {mp_:.1f}, {fp:.2f}")
+    P(f"raw best {raw_best:,.0f}/s ({raw_best_at}); store best {send_best:,.0f}/s ({send_best_at}); "
+      f"store best / raw best = {ratio(send_best, raw_best):.2f}")
+
+    P(f"\n2. send_batch of {BATCH} x 1 KiB, fsync on (msgs/s)")
+    for c, cells in batch_cells.items():
+        rates = [x.rate for x in cells]
+        same = med([x.rate for x in send_proc[c]]) if c in send_proc else float("nan")
+        P(f"  {c:>2} sender process(es): {med(rates):>8,.0f}/s {spread(rates):>15}  "
+          f"x{ratio(med(rates), same):.1f} single-send at {c} proc, x{ratio(med(rates), send_best):.1f} "
+          f"single-send best; msgs/flush {med([x.per_flush for x in cells]):.0f}, "
+          f"ms/flush {med([x.ms_per_flush for x in cells]):.2f}")
+    batch_best = max(med([x.rate for x in cells]) for cells in batch_cells.values())
+
+    P(f"\n3. poll+ack, {CONSUMERS} consumer processes (own FileStore, peers={CONSUMERS}), queue pre-filled "
+      f"to {pa_depth:,} (msgs/s)")
+    for limit, cells in pa_cells.items():
+        rates = [x.rate for x in cells]
+        drained = " (drained early in some run)" if any(x.drained for x in cells) else ""
+        P(f"  poll limit {limit:>2}: {med(rates):>8,.0f}/s {spread(rates):>15}  "
+          f"x{ratio(med(rates), send_best):.2f} durable single-send best{drained}")
+    return raw_best, send_best, batch_best
+
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -589,6 +637,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--spread", type=float, default=0.0,
                     help="backdate the large queue's messages evenly over this many seconds (e.g. 86400: a "
                          "backlog built up over a day, ~1 bucket per second); default 0: filled as fast as it goes")
+    ap.add_argument("--latency-only", action="store_true",
+                    help="only 4. (poll, ack and size latency at depth 1,000 vs --depth-large)")
     ap.add_argument("--keep", action="store_true", help="keep the data directory (for profiling)")
     ap.add_argument("--rss-child", nargs=3, metavar=("ROOT", "QUEUE", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -643,7 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         for run in range(1, runs + 1):
             # ---- 1. durable single send vs raw per-file limit, interleaved per concurrency
-            for c in CONCURRENCY:
+            for c in () if args.latency_only else CONCURRENCY:
                 log(f"run {run}/{runs}: durable send, {c} senders (raw threads/procs, store threads/procs)")
                 reset_raw(raw)
                 raw_thr[c].append(run_threads("raw", {"dir": raw}, c, duration))
@@ -663,7 +713,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(raw, ignore_errors=True)
 
             # ---- 2. send_batch of 100
-            for c in batch_cells:
+            for c in () if args.latency_only else batch_cells:
                 log(f"run {run}/{runs}: send_batch x{BATCH}, {c} sender process(es)")
                 FileStore(root, fsync=False).create_queue("batch")
                 os.sync()
@@ -671,7 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 drop_queue(root, "batch")
 
             # ---- 3. poll+ack, 8 consumer processes
-            for limit in pa_cells:
+            for limit in () if args.latency_only else pa_cells:
                 store = FileStore(root, fsync=False)
                 store.create_queue("pa")
                 have = store.size("pa")
@@ -693,11 +743,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for q, name in ((0.5, "p50"), (0.99, "p99"), (1.0, "max")):
                         lat.setdefault(f"{depth}:{op}:{name}", []).append(pct(values, q))
 
-        drop_queue(root, "pa")
-        # ---- 5. peak RSS of a fresh process serving the large queue
-        log(f"peak RSS: a fresh process serves the {depth_large:,} queue for {rss_seconds:.0f} s")
-        os.sync()
-        rss = measure_rss(root, "lat-large", rss_seconds)
+        if not args.latency_only:
+            drop_queue(root, "pa")
+            # ---- 5. peak RSS of a fresh process serving the large queue
+            log(f"peak RSS: a fresh process serves the {depth_large:,} queue for {rss_seconds:.0f} s")
+            os.sync()
+            rss = measure_rss(root, "lat-large", rss_seconds)
     finally:
         if args.keep:
             log(f"kept {data}")
@@ -715,45 +766,10 @@ def main(argv: Sequence[str] | None = None) -> int:
       f"{duration:g} s per throughput cell; 1 KiB bodies)")
     P("=" * 100)
 
-    raw_best_all = [(med([x.rate for x in raw_thr[c]]), f"{c} thr") for c in CONCURRENCY] + \
-                   [(med([x.rate for x in raw_proc[c]]), f"{c} proc") for c in CONCURRENCY]
-    raw_best, raw_best_at = max(raw_best_all)
-    store_all = [(med([x.rate for x in send_thr[c]]), f"{c} thr") for c in CONCURRENCY] + \
-                [(med([x.rate for x in send_proc[c]]), f"{c} proc") for c in CONCURRENCY]
-    send_best, send_best_at = max(store_all)
-
-    P("\n1. durable single send, fsync on (msgs/s)")
-    P(f"{'senders':>8} | {'raw thr':>16} {'raw proc':>16} | {'store thr':>16} {'store proc':>16} |"
-      f" {'thr/raw-best':>12} {'proc/raw-best':>13} | msgs/flush, ms/flush: thr; proc")
-    for c in CONCURRENCY:
-        rt, rp = [x.rate for x in raw_thr[c]], [x.rate for x in raw_proc[c]]
-        st, sp = [x.rate for x in send_thr[c]], [x.rate for x in send_proc[c]]
-        mt, mp_ = med([x.per_flush for x in send_thr[c]]), med([x.per_flush for x in send_proc[c]])
-        ft, fp = med([x.ms_per_flush for x in send_thr[c]]), med([x.ms_per_flush for x in send_proc[c]])
-        P(f"{c:>8} | {med(rt):>7,.0f}{spread(rt):>9} {med(rp):>7,.0f}{spread(rp):>9} | "
-          f"{med(st):>7,.0f}{spread(st):>9} {med(sp):>7,.0f}{spread(sp):>9} | "
-          f"{ratio(med(st), raw_best):>12.2f} {ratio(med(sp), raw_best):>13.2f} | {mt:.1f}, {ft:.2f}; {mp_:.1f}, {fp:.2f}")
-    P(f"raw best {raw_best:,.0f}/s ({raw_best_at}); store best {send_best:,.0f}/s ({send_best_at}); "
-      f"store best / raw best = {ratio(send_best, raw_best):.2f}")
-
-    P(f"\n2. send_batch of {BATCH} x 1 KiB, fsync on (msgs/s)")
-    for c, cells in batch_cells.items():
-        rates = [x.rate for x in cells]
-        same = med([x.rate for x in send_proc[c]]) if c in send_proc else float("nan")
-        P(f"  {c:>2} sender process(es): {med(rates):>8,.0f}/s {spread(rates):>15}  "
-          f"x{ratio(med(rates), same):.1f} single-send at {c} proc, x{ratio(med(rates), send_best):.1f} "
-          f"single-send best; msgs/flush {med([x.per_flush for x in cells]):.0f}, "
-          f"ms/flush {med([x.ms_per_flush for x in cells]):.2f}")
-    batch_best = max(med([x.rate for x in cells]) for cells in batch_cells.values())
-
-    P(f"\n3. poll+ack, {CONSUMERS} consumer processes (own FileStore, peers={CONSUMERS}), queue pre-filled "
-      f"to {pa_depth:,} (msgs/s)")
-    for limit, cells in pa_cells.items():
-        rates = [x.rate for x in cells]
-        drained = " (drained early in some run)" if any(x.drained for x in cells) else ""
-        P(f"  poll limit {limit:>2}: {med(rates):>8,.0f}/s {spread(rates):>15}  "
-          f"x{ratio(med(rates), send_best):.2f} durable single-send best{drained}")
-
+    raw_best = send_best = batch_best = float("nan")
+    if not args.latency_only:
+        raw_best, send_best, batch_best = report_throughput(raw_thr, raw_proc, send_thr, send_proc, batch_cells,
+                                                            pa_cells, pa_depth)
     P(f"\n4. latency (ms), depth 1,000 vs depth {depth_large:,}; {samples} samples per run and depth, "
       "poll limit 1, size(limit=1000)")
     P(f"  ready buckets (one per second of send time) at the start: 1k {buckets.get('lat-1k', 0):,}, "
@@ -776,25 +792,29 @@ def main(argv: Sequence[str] | None = None) -> int:
       f"1k {med(lat.get('1k:reads_per_poll', [])):.2f}, L {med(lat.get('large:reads_per_poll', [])):.2f}")
 
     hwm_mb = max(rss.get("vmhwm_kb", -1), rss.get("ru_maxrss_kb", -1)) / 1024
-    P(f"\n5. peak RSS of a fresh process serving the {depth_large:,} queue for {rss_seconds:g} s "
-      f"(poll 10 + ack, durable send 10, peek/size/counts, background maintenance)")
-    P(f"  VmHWM {rss.get('vmhwm_kb', -1) / 1024:.1f} MB, ru_maxrss {rss.get('ru_maxrss_kb', -1) / 1024:.1f} MB "
-      f"(after imports, before opening the store: {rss.get('rss_after_import_kb', -1) / 1024:.1f} MB); "
-      f"ops {rss.get('ops')}")
+    if not args.latency_only:
+        P(f"\n5. peak RSS of a fresh process serving the {depth_large:,} queue for {rss_seconds:g} s "
+          f"(poll 10 + ack, durable send 10, peek/size/counts, background maintenance)")
+        P(f"  VmHWM {rss.get('vmhwm_kb', -1) / 1024:.1f} MB, ru_maxrss {rss.get('ru_maxrss_kb', -1) / 1024:.1f} MB "
+          f"(after imports, before opening the store: {rss.get('rss_after_import_kb', -1) / 1024:.1f} MB); "
+          f"ops {rss.get('ops')}")
 
     P("\nGoals")
-    rows: list[tuple[str, float, str, bool]] = [
-        ("1  durable send: store best / raw best", ratio(send_best, raw_best), ">= 0.8",
-         ratio(send_best, raw_best) >= 0.8),
-        (f"2  send_batch({BATCH}) best / single-send best", ratio(batch_best, send_best), ">= 3",
-         ratio(batch_best, send_best) >= 3),
-    ]
-    for limit, cells in pa_cells.items():
-        r = ratio(med([x.rate for x in cells]), send_best)
-        rows.append((f"3  poll+ack limit {limit} / single-send best", r, ">= 2", r >= 2))
+    rows: list[tuple[str, float, str, bool]] = []
+    if not args.latency_only:
+        rows += [
+            ("1  durable send: store best / raw best", ratio(send_best, raw_best), ">= 0.8",
+             ratio(send_best, raw_best) >= 0.8),
+            (f"2  send_batch({BATCH}) best / single-send best", ratio(batch_best, send_best), ">= 3",
+             ratio(batch_best, send_best) >= 3),
+        ]
+        for limit, cells in pa_cells.items():
+            r = ratio(med([x.rate for x in cells]), send_best)
+            rows.append((f"3  poll+ack limit {limit} / single-send best", r, ">= 2", r >= 2))
     for k, r in lat_ratios.items():
         rows.append((f"4  {k} latency {depth_large:,}/1k", r, "<= 1.5", r <= 1.5))
-    rows.append((f"5  peak RSS serving {depth_large:,} (MB)", hwm_mb, "<= 150", 0 < hwm_mb <= 150))
+    if not args.latency_only:
+        rows.append((f"5  peak RSS serving {depth_large:,} (MB)", hwm_mb, "<= 150", 0 < hwm_mb <= 150))
     for name, value, goal, ok in rows:
         P(f"  {name:<46} {value:>8.2f}  {goal:<7} {'PASS' if ok else 'MISS'}")
     if depth_large != 1_000_000:

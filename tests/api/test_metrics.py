@@ -7,6 +7,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
@@ -203,3 +204,111 @@ def test_non_http_door_hook(client: FlaskClient) -> None:
     assert value(m, "spoolq_messages_total", door="disque", operation="send") == 1
     assert value(m, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 1
     assert value(m, "spoolq_queue_ready", queue="disque:jobs", door="disque", name="jobs") == 1
+
+
+def test_published_counts_equal_direct_observations() -> None:
+    """Counts and observations kept in the process and published in a batch give exactly what
+    prometheus-client's own ``inc``/``observe`` per event give (bucket edges included)."""
+    from prometheus_client import CollectorRegistry, Histogram
+
+    from spoolq.http.metrics import _BUCKETS, Metrics
+
+    metrics = Metrics()
+    direct = Histogram("spoolq_http_request_seconds", "", ["door", "operation"], buckets=_BUCKETS,
+                       registry=CollectorRegistry())
+    values = [0.0, 0.0005, 0.001, 0.0010001, 0.0025, 0.7, 30.0, 30.5, 1e9]
+    for i, v in enumerate(values):
+        metrics.observe("queue", "send", 200 if i % 3 else 503, v)
+        direct.labels("queue", "send").observe(v)
+    for v in values[:4]:
+        metrics.observe("queue", "send", 200, v)  # published in a second batch, on top of the first
+        direct.labels("queue", "send").observe(v)
+        metrics.publish()
+
+    def of(family: Any) -> dict[tuple[str, str], float]:
+        return {(s.name, s.labels.get("le", "")): s.value for s in family.samples if not s.name.endswith("_created")}
+
+    got = {(name, labels.get("le", "")): v for name in ("spoolq_http_request_seconds_bucket",
+                                                        "spoolq_http_request_seconds_sum",
+                                                        "spoolq_http_request_seconds_count")
+           for labels, v in metrics.samples(name)}
+    want = of(next(iter(direct.collect())))
+    assert got == want
+    requests = {labels["status"]: v for labels, v in metrics.samples("spoolq_http_requests_total")}
+    assert requests == {"200": 6 + 4, "503": 3}
+
+
+def test_counts_are_exact_under_concurrent_reads() -> None:
+    from spoolq.http.metrics import Metrics
+
+    metrics = Metrics()
+    stop = threading.Event()
+
+    def count() -> None:
+        for _ in range(5000):
+            metrics.messages("queue", "send", 1, "q")
+            metrics.observe("queue", "send", 200, 0.001)
+
+    def read() -> None:
+        while not stop.is_set():
+            metrics.render()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    writers = [threading.Thread(target=count) for _ in range(4)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    reader.join()
+    assert sum(v for _l, v in metrics.samples("spoolq_messages_total")) == 20000
+    assert sum(v for _l, v in metrics.samples("spoolq_queue_messages_total")) == 20000
+    assert sum(v for _l, v in metrics.samples("spoolq_http_request_seconds_count")) == 20000
+
+
+_PUBLISHER = """
+import os, sys, time
+from spoolq.http.metrics import Metrics, PUBLISH_INTERVAL
+m = Metrics()
+for _ in range(7):
+    m.messages("queue", "send", 1, "q")
+    m.observe("queue", "send", 200, 0.002)
+print("counted", flush=True)
+time.sleep(PUBLISH_INTERVAL * 2.5)  # the worker's publisher thread, no read in this process
+print("published", flush=True)
+m.observe("queue", "send", 200, 0.002)  # pending at exit: published by the exit hook
+"""
+
+
+def test_multiprocess_workers_publish_without_a_read(tmp_path: Path) -> None:
+    """In multiprocess mode a worker's counts reach the shared files without a scrape of that
+    worker: a new label set at once, later counts from its publisher thread, and what is
+    pending at exit then."""
+    import os
+    import subprocess
+    import sys
+
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-c", _PUBLISHER], env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+
+    def total(name: str) -> float:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=str(tmp_path))  # type: ignore[no-untyped-call]
+        return sum(s.value for f in registry.collect() for s in f.samples if s.name == name)
+
+    assert proc.stdout.readline().strip() == "counted"
+    # a label set counted for the first time is published at once: every series is there
+    assert 1 <= total("spoolq_messages_total") <= 7
+    assert 1 <= total("spoolq_queue_messages_total") <= 7
+    assert 1 <= total("spoolq_http_requests_total") <= 7
+    assert proc.stdout.readline().strip() == "published"
+    assert total("spoolq_messages_total") == 7
+    assert total("spoolq_queue_messages_total") == 7
+    assert proc.wait(timeout=30) == 0
+    assert total("spoolq_http_requests_total") == 8
+    assert total("spoolq_http_request_seconds_count") == 8

@@ -16,6 +16,7 @@ import redis
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from spoolq.http.metrics import PUBLISH_INTERVAL
 from tests.conftest import tree
 from tests.e2e.spoolq_server import free_port
 
@@ -44,6 +45,20 @@ def scrape(server: DisqueServer) -> Samples:
         for sample in family.samples:
             out.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
     return out
+
+
+def scrape_settled(server: DisqueServer, timeout: float = 15.0) -> Samples:
+    """A scrape once every process has published what it counted: each process adds up its counts
+    and publishes them every ``PUBLISH_INTERVAL`` seconds, so two scrapes that far apart agree
+    once the traffic before them is all in."""
+    deadline = time.monotonic() + timeout
+    last = scrape(server)
+    while True:
+        time.sleep(PUBLISH_INTERVAL + 0.3)
+        now = scrape(server)
+        if now == last or time.monotonic() > deadline:
+            return now
+        last = now
 
 
 def value(samples: Samples, metric: str, **labels: str) -> float:

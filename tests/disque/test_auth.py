@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.disque.disque_server import DisqueServer, delta, scrape
+from tests.disque.disque_server import DisqueServer, delta, scrape_settled
 from tests.e2e.spoolq_server import free_port
 
 CONFIG = """
@@ -115,7 +115,7 @@ def test_redis_cli_smoke(server: DisqueServer) -> None:
 
 def test_refused_commands_count_as_auth(keyed: DisqueServer) -> None:
     """The anonymous principal and a consumer key may not post to jobs-*: both refusals count as ``auth``."""
-    before = scrape(keyed)
+    before = scrape_settled(keyed)
     for kw in ({}, {"password": "key-consumer"}):
         with keyed.client(**kw) as c:
             try:
@@ -124,7 +124,7 @@ def test_refused_commands_count_as_auth(keyed: DisqueServer) -> None:
                 assert "may not post queue 'jobs-x'" in str(e)
             else:
                 raise AssertionError(f"ADDJOB was accepted ({kw})")
-    after = scrape(keyed)
+    after = scrape_settled(keyed)
     assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="auth") == 2
     assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 0
     assert delta(before, after, "spoolq_commands_total", door="disque", command="AUTH", result="ok") == 1

@@ -128,7 +128,7 @@ def test_killed_listener_leaves_no_phantom_blocked_getjob_and_keeps_its_counts(t
     import signal
     import socket
 
-    from tests.disque.disque_server import children, scrape, value
+    from tests.disque.disque_server import children, scrape, scrape_settled, value
 
     s = DisqueServer(root=tmp_path / "root", log=tmp_path / "log")
     s.start()
@@ -156,7 +156,7 @@ def test_killed_listener_leaves_no_phantom_blocked_getjob_and_keeps_its_counts(t
             except redis.ConnectionError:
                 assert time.monotonic() < deadline, "the Disque listener did not come back"
                 time.sleep(0.2)
-        scraped = scrape(s)
+        scraped = scrape_settled(s)
         assert value(scraped, "spoolq_long_polls_waiting", door="disque") == 0
         assert value(scraped, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == 1
         assert value(scraped, "spoolq_messages_total", door="disque", operation="send") == 1

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import redis
 
-from tests.disque.disque_server import DisqueServer, Samples, delta, scrape, value
+from tests.disque.disque_server import DisqueServer, Samples, delta, scrape, scrape_settled, value
 
 
 def commands(samples: Samples) -> set[str]:
@@ -19,7 +19,7 @@ def commands(samples: Samples) -> set[str]:
 
 def test_commands_and_messages_counted_exactly(server: DisqueServer, r: redis.Redis, q: str) -> None:
     r.ping()  # connected first: redis-py's CLIENT SETINFO on connect counts as unknown
-    before = scrape(server)
+    before = scrape_settled(server)
     for i in range(3):
         r.execute_command("ADDJOB", q, f"job-{i}", 0)
     with r.pipeline(transaction=False) as p:  # pipelined ADDJOBs: one store batch, each counted
@@ -40,7 +40,7 @@ def test_commands_and_messages_counted_exactly(server: DisqueServer, r: redis.Re
             assert "unknown command" in str(e)
         else:
             raise AssertionError("an unknown command was answered")
-    after = scrape(server)
+    after = scrape_settled(server)
 
     def commands_delta(command: str, result: str) -> float:
         return delta(before, after, "spoolq_commands_total", door="disque", command=command, result=result)
@@ -62,14 +62,14 @@ def test_commands_and_messages_counted_exactly(server: DisqueServer, r: redis.Re
 
 def test_unknown_command_names_add_no_label_values(server: DisqueServer, r: redis.Redis) -> None:
     r.ping()
-    before = scrape(server)
+    before = scrape_settled(server)
     with r.pipeline(transaction=False) as p:
         for i in range(200):
             p.execute_command(f"NOPE{i}", "x")
         p.execute_command("ping")  # lower case: the same label as PING
         replies = p.execute(raise_on_error=False)
     assert all(isinstance(x, redis.ResponseError) for x in replies[:-1])
-    after = scrape(server)
+    after = scrape_settled(server)
     assert commands(after) - commands(before) <= {"PING"}
     assert commands(after) <= commands(before) | {"PING"}
     assert delta(before, after, "spoolq_commands_total", door="disque", command="unknown") == 200
@@ -97,7 +97,7 @@ def test_blocked_getjob_counts_as_a_long_poll_waiting(server: DisqueServer, q: s
         t.join(timeout=15)
         assert not t.is_alive() and got and got[0]
         assert waiting() == 0
-        scraped = scrape(server)
+        scraped = scrape_settled(server)
         assert value(scraped, "spoolq_commands_total", door="disque", command="GETJOB", result="ok") >= 1
     finally:
         t.join(timeout=25)
@@ -112,7 +112,7 @@ def test_counts_exact_under_concurrent_mixed_load(server: DisqueServer, q: str) 
     clients = [server.client() for _ in range(producers + consumers + 1)]
     for c in clients:
         c.ping()
-    before = scrape(server)
+    before = scrape_settled(server)
     acked = [0] * consumers
     polls = [0] * consumers
     errors: list[BaseException] = []
@@ -154,7 +154,7 @@ def test_counts_exact_under_concurrent_mixed_load(server: DisqueServer, q: str) 
         c.close()
     assert not errors, errors
     assert sum(acked) == total
-    after = scrape(server)
+    after = scrape_settled(server)
     assert delta(before, after, "spoolq_commands_total", door="disque", command="ADDJOB", result="ok") == total
     assert delta(before, after, "spoolq_commands_total", door="disque", command="GETJOB") == sum(polls)
     assert delta(before, after, "spoolq_commands_total", door="disque", command="unknown", result="error") == 25

@@ -256,3 +256,23 @@ def test_verify_is_off_only_in_open_mode() -> None:
     assert Authenticator(None).open
     assert not Authenticator({}).open
     assert sigv4.MAX_SKEW == 15 * 60
+
+
+def test_permission_answers_are_kept_per_identity_and_bounded() -> None:
+    """``Principal.can`` keeps its answers (the same ones matching gives) and never more than a bound."""
+    from spoolq.http import auth as auth_mod
+    from spoolq.http.auth import Permission, Principal
+
+    perms = (Permission.parse("queue|poll,get_status|sqs:*:*:orders"), Permission.parse("queue|post|orders-*"))
+    kept = Principal("kept", perms)
+    fresh = Principal("fresh", perms)
+    names = ["orders", "orders-1", "orders-x", "sqs:1:r:orders", "sqs:1:r:orders-2", "other", "ORDERS-1"]
+    for _ in range(2):
+        for action in ("post", "poll", "get_status", "admin"):
+            for name in names:
+                want = any(p.implies(("queue", action, name)) for p in fresh.permissions)
+                assert kept.can(action, name) is want
+    for i in range(auth_mod._DECIDED_MAX + 10):
+        assert kept.can("post", f"orders-{i}") and not kept.can("poll", f"orders-{i}")
+    assert len(kept._decided) <= auth_mod._DECIDED_MAX
+    assert kept == Principal("kept", perms)  # the kept answers are not part of the identity

@@ -28,10 +28,13 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 import swagger_ui_bundle  # type: ignore[import-untyped]
-from flask import Flask, Response, abort, g, request, send_from_directory
+from flask import Flask, Request, Response, abort, request, send_from_directory
+from flask.sessions import NullSession, SecureCookieSessionInterface
 from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -62,6 +65,38 @@ class _Api(Api):  # type: ignore[misc]
         pass
 
 
+class _NoSessions(SecureCookieSessionInterface):
+    """spoolq keeps no Flask session (no cookies are read or set): every request gets the same
+    read-only null session instead of Flask working out, per request, that it has no secret key."""
+
+    _null = NullSession()
+
+    def open_session(self, app: Flask, request: Request) -> NullSession:
+        return self._null
+
+
+class _Flask(Flask):
+    """Flask with ``ensure_sync``'s answer kept per function: Flask asks it of the view and of every
+    hook on every request (``inspect`` calls each time), and the answer never changes; and with
+    :class:`_NoSessions`."""
+
+    session_interface = _NoSessions()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync: dict[Any, Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        if type(func) is not FunctionType:  # bound methods and the like: new objects each time
+            return super().ensure_sync(func)
+        sync = self._sync.get(func)
+        if sync is None:
+            if len(self._sync) >= 1024:  # per-request closures (after_this_request): never kept long
+                self._sync.clear()
+            sync = self._sync[func] = super().ensure_sync(func)
+        return sync
+
+
 def door_of(path: str) -> str:
     """Which front door a request path belongs to (error rendering and metric labels)."""
     if path.startswith("/queue/1/") or path == "/queue/1":
@@ -85,7 +120,7 @@ def is_sqs_path(path: str) -> bool:
 
 def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     """A ready-to-serve WSGI app for ``settings`` (the store is opened on first use)."""
-    app = Flask("spoolq")
+    app = _Flask("spoolq")
     # Routing never redirects (a redirect is an HTML page): "//" and a trailing "/" are plain 404s.
     app.url_map.merge_slashes = False
     app.url_map.strict_slashes = False
@@ -180,40 +215,54 @@ def _ops_blueprint(services: Services) -> Blueprint:
     return blp
 
 
+#: environ keys the hooks set for each run of a request: when it started (``perf_counter``), its
+#: door (:func:`door_of`), and the operation a door names itself (SQS: the action; otherwise the
+#: endpoint). Kept in the WSGI environ, not in ``flask.g``: plain dictionary reads on every request.
+STARTED_KEY = "spoolq.started"
+DOOR_KEY = "spoolq.door"
+OPERATION_KEY = "spoolq.operation"
+
+
 def _install_hooks(app: Flask, services: Services) -> None:
     limit = services.settings.max_body_bytes
+    metrics = services.metrics
 
     @app.before_request
     def start() -> None:
-        g.spoolq_started = time.perf_counter()
-        framing.buffer_body(request.environ, limit)
+        req = framing.current_request()  # one context lookup, not one per attribute
+        environ = req.environ
+        environ[STARTED_KEY] = time.perf_counter()
+        environ[DOOR_KEY] = door_of(req.path)
+        environ.pop(OPERATION_KEY, None)
+        framing.buffer_body(environ, limit)
 
     @app.after_request
     def observe(response: Response) -> Response:
-        response = _never_html(response)
-        started = g.get("spoolq_started")
-        slot = parking.of(request.environ)
+        req = framing.current_request()
+        response = _never_html(response, req)
+        environ = req.environ
+        started = environ.get(STARTED_KEY)
+        slot = parking.of(environ)
         if slot is not None:  # a long poll is observed once, when answered, from its first run
             if slot.started is None:
                 slot.started = started
             started = None if slot.parked else slot.started
         if started is not None or (slot is not None and slot.started is not None):
             # a door may name the operation itself (SQS: the action)
-            operation = g.get("spoolq_operation") or (request.endpoint or "unmatched").rsplit(".", 1)[-1]
-            door, status = door_of(request.path), response.status_code
+            operation = environ.get(OPERATION_KEY) or (req.endpoint or "unmatched").rsplit(".", 1)[-1]
+            door, status = environ.get(DOOR_KEY) or door_of(req.path), response.status_code
             if started is not None:
-                services.metrics.observe(door, operation, status, time.perf_counter() - started)
+                metrics.observe(door, operation, status, time.perf_counter() - started)
             else:  # parked: observed if the kept empty answer is sent at the deadline
                 assert slot is not None and slot.started is not None
                 first = slot.started
-                slot.on_expiry = lambda: services.metrics.observe(door, operation, status,
-                                                                  time.perf_counter() - first)
+                slot.on_expiry = lambda: metrics.observe(door, operation, status, time.perf_counter() - first)
         return response
 
 
-def _never_html(response: Response) -> Response:
+def _never_html(response: Response, req: Request) -> Response:
     """Whatever produced ``response``, it is not an HTML page (the interactive docs excepted)."""
-    if response.mimetype != "text/html" or request.path.startswith("/docs/"):
+    if response.mimetype != "text/html" or req.path.startswith("/docs/"):
         return response
     if response.status_code >= 400:
         # An HTTPException rendered by werkzeug's default page (e.g. returned by another

@@ -52,7 +52,7 @@ import hashlib
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -102,14 +102,28 @@ class Permission:
         return True
 
 
+#: answers of :meth:`Principal.can` kept per identity (then the cache starts over)
+_DECIDED_MAX = 4096
+
+
 @dataclass(frozen=True)
 class Principal:
     name: str
     permissions: tuple[Permission, ...]
+    #: (action, queue) -> allowed: permissions never change in a running process, and matching
+    #: them (globs, comma lists) costs several regular-expression matches per request
+    _decided: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def can(self, action: str, queue: str) -> bool:
-        wanted = ("queue", action, queue)
-        return any(p.implies(wanted) for p in self.permissions)
+        key = (action, queue)
+        allowed = self._decided.get(key)
+        if allowed is None:
+            wanted = ("queue", action, queue)
+            allowed = any(p.implies(wanted) for p in self.permissions)
+            if len(self._decided) >= _DECIDED_MAX:
+                self._decided.clear()
+            self._decided[key] = allowed
+        return allowed
 
 
 OPEN = Principal("open", (Permission.parse("*"),))

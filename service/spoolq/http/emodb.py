@@ -21,10 +21,10 @@ from flask import Response, request
 from flask_smorest import Blueprint
 
 from spoolq.errors import QueueNotFound
-from spoolq.http import apidoc
+from spoolq.http import apidoc, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
-from spoolq.http.auth import Principal
+from spoolq.http.auth import OPEN, Principal
 from spoolq.http.context import Services
 from spoolq.http.sqs.context import split_store_name
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
@@ -34,11 +34,17 @@ _SUCCESS = b'{"success":true}'
 
 
 def _json(body: bytes | str, status: int = 200) -> Response:
-    return Response(body, status=status, mimetype=JSON)
+    # content_type, not mimetype: the same header without working out whether a charset belongs
+    return Response(body, status=status, content_type=JSON)
 
 
 def success() -> Response:
     return _json(_SUCCESS)
+
+
+def _plain_message(body: bytes) -> OutgoingMessage:
+    """A send without extension parameters."""
+    return OutgoingMessage(body=body)
 
 
 class EmoDoor:
@@ -52,12 +58,18 @@ class EmoDoor:
     # --- request pieces ---------------------------------------------------------------
 
     def require_json_body(self) -> None:
+        if request.environ.get("CONTENT_TYPE") == JSON:  # the common case, without parsing the header
+            return
         mimetype = request.mimetype or ""
         if not (mimetype == JSON or (mimetype.startswith("application/") and mimetype.endswith("+json"))):
             raise wire.json_error(415, {"message": "HTTP 415 Unsupported Media Type"})
 
     def principal(self) -> Principal:
-        who = self.services.auth.principal(request.headers.get("X-BV-API-Key"), request.args.get("APIKey"))
+        auth = self.services.auth
+        if auth.open:
+            return OPEN
+        header = request.headers.get("X-BV-API-Key")
+        who = auth.principal(header, None if header else request.args.get("APIKey"))
         if who is None:
             raise wire.not_authorized()
         return who
@@ -69,13 +81,16 @@ class EmoDoor:
         return who
 
     def body(self) -> Any:
-        return wire.parse_body(request.get_data(cache=False))
+        data = framing.body_of(request.environ)
+        return wire.parse_body(request.get_data(cache=False) if data is None else data)
 
     def store_name(self, queue: str) -> str:
         return wire.check_queue_name(queue, dedup=self.dedup)
 
     def send_options(self) -> Callable[[bytes], OutgoingMessage]:
         """Extension parameters on send: ``delay``, ``ttl``, ``atMostOnce``."""
+        if not request.environ.get("QUERY_STRING"):
+            return _plain_message
         args = request.args
         delay = wire.float_param(args, "delay", None)
         ttl = wire.float_param(args, "ttl", None)

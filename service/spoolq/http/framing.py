@@ -9,7 +9,8 @@ the body of every request that has one (:func:`buffer_body`):
 * bad chunk framing (a size line that is not hex, chunk data without its CRLF, a stream that
   ends inside a chunk) and a body shorter than its ``Content-Length`` are 400;
 * the body that was read replaces the WSGI input as a ``Content-Length`` body, so Flask,
-  the form parser and the doors read the same bytes, all of them.
+  the form parser and the doors read the same bytes, all of them; the doors take the bytes
+  themselves with :func:`body_of` (no second read through werkzeug's stream wrappers).
 
 The errors are werkzeug HTTP exceptions; the app renders them in the door's own format
 (EmoDB JSON, MQ text, SQS JSON or XML).
@@ -18,8 +19,9 @@ The errors are werkzeug HTTP exceptions; the app renders them in the door's own 
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, cast
 
+from flask import Request, request
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 
 try:  # gunicorn's chunked reader raises these for bad framing
@@ -28,6 +30,8 @@ except ImportError:  # pragma: no cover - gunicorn is a runtime dependency
     _GunicornParseError = OSError  # type: ignore[misc,assignment]
 
 _READ_SIZE = 64 * 1024
+#: the environ key holding the body :func:`buffer_body` read
+BODY_KEY = "spoolq.body"
 
 
 class BodyTooLarge(RequestEntityTooLarge):
@@ -62,6 +66,7 @@ def buffer_body(environ: dict[str, Any], limit: int) -> None:
     if length is not None and length > limit:
         raise BodyTooLarge()
     if not chunked and not length:
+        environ[BODY_KEY] = b""
         return
     stream = environ["wsgi.input"]
     wanted = limit + 1 if length is None or chunked else length
@@ -81,7 +86,20 @@ def buffer_body(environ: dict[str, Any], limit: int) -> None:
     if length is not None and not chunked and got != length:
         raise BadFraming()
     body = b"".join(parts)
+    environ[BODY_KEY] = body
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
     environ.pop("HTTP_TRANSFER_ENCODING", None)
     environ["wsgi.input_terminated"] = False
+
+
+def body_of(environ: dict[str, Any]) -> bytes | None:
+    """The body :func:`buffer_body` read for this request (``None``: it did not run)."""
+    body = environ.get(BODY_KEY)
+    return body if isinstance(body, bytes) else None
+
+
+def current_request() -> Request:
+    """The current request object itself: ``flask.request`` is a proxy that looks the request
+    context up again on every attribute read; hooks that read several attributes take it once."""
+    return cast(Request, cast(Any, request)._get_current_object())

@@ -27,7 +27,7 @@ from typing import Any
 
 from flask import has_request_context, request
 
-from spoolq.http import parking
+from spoolq.http import framing, parking
 from spoolq.http.metrics import Metrics
 from spoolq.store.model import Delivery, OutgoingMessage, QueueKind, SendResult
 
@@ -64,7 +64,11 @@ class InstrumentedStore:
         named = _DOOR.get()
         if named is not None:
             return named
-        return self._door_of(request.path) if has_request_context() else self._default_door
+        if not has_request_context():
+            return self._default_door
+        req = framing.current_request()
+        door = req.environ.get("spoolq.door")  # set by the app's before-request hook
+        return door if isinstance(door, str) else self._door_of(req.path)
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         result: SendResult = self._store.send(queue, message, create=create)

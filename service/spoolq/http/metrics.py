@@ -11,7 +11,7 @@ Counted as they happen (every worker):
 
 ``spoolq_http_requests_total{door,operation,status}``, ``spoolq_http_request_seconds{door,operation}``
     every HTTP request; ``operation`` is the endpoint, or for the SQS door the action
-    (``SendMessage``, ``ReceiveMessage``, ...; a door names it in ``g.spoolq_operation``).
+    (``SendMessage``, ``ReceiveMessage``, ...; a door names it in ``environ["spoolq.operation"]``).
 ``spoolq_messages_total{door,operation}``
     messages sent (``send``), delivered by a poll (``poll``) and acknowledged (``ack``), by door.
 ``spoolq_queue_messages_total{queue,operation}``
@@ -28,26 +28,95 @@ Counted as they happen (every worker):
 
 Computed at scrape time from the store (:mod:`spoolq.http.store_metrics`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
+
+**Counted in the process, published in batches.** A request does not touch prometheus-client:
+the counters and histograms above (all but the ``spoolq_long_polls_waiting`` gauge) are added up
+in plain dictionaries under one lock (:class:`_Pending`), and :meth:`Metrics.publish` adds what
+accumulated to the Prometheus metrics in one go (one ``inc`` per label set and bucket, not one
+per request: in multiprocess mode every ``inc`` is a write to a memory-mapped file). Every read
+of this process's metrics (``/metrics``, :meth:`Metrics.samples`, the console) publishes first,
+so within one process the figures are exact; in multiprocess mode each worker also publishes
+from a daemon thread every :data:`PUBLISH_INTERVAL` seconds (started on its first count, after
+the fork), at once when it counts a label set for the first time (so every series exists in
+the next scrape), and at exit; a scrape served by one worker sees the others' counts at most
+that much later. Nothing is lost: a count is either pending in its worker or published.
 """
 
 from __future__ import annotations
 
+import atexit
+import bisect
+import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess as prom_mp
 
+log = logging.getLogger("spoolq.http")
+
 # prometheus_client's CONTENT_TYPE_LATEST of the 0.0.4 text format; one charset parameter
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 _FLUSH_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.0, 2.0)
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: seconds between two publications of a worker's counts in multiprocess mode
+PUBLISH_INTERVAL = 1.0
 
 
 def multiprocess_dir() -> str | None:
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+class _Pending:
+    """Counter increments and histogram observations not yet added to their Prometheus metrics,
+    keyed by (metric, label values). Thread-safe; :meth:`take` hands everything over at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: label sets this process has counted before (see :meth:`Metrics._counted`)
+        self.seen: set[tuple[Any, tuple[str, ...]]] = set()
+        self._counts: dict[tuple[Any, tuple[str, ...]], float] = {}
+        #: (metric, labels) -> [count in each bucket (the last one +Inf)..., sum]
+        self._hists: dict[tuple[Any, tuple[str, ...]], list[float]] = {}
+
+    def count(self, metric: Any, labels: tuple[str, ...], n: float = 1) -> bool:
+        """Add ``n``; whether this label set is new to this process."""
+        key = (metric, labels)
+        with self._lock:
+            self._counts[key] = self._counts.get(key, 0) + n
+            return self._first(key)
+
+    def _first(self, key: tuple[Any, tuple[str, ...]]) -> bool:
+        if key in self.seen:
+            return False
+        if len(self.seen) >= 100_000:  # deleted queues' label sets: forget them all, start over
+            self.seen.clear()
+        self.seen.add(key)
+        return True
+
+    def observe(self, metric: Any, labels: tuple[str, ...], bounds: tuple[float, ...], value: float) -> bool:
+        """``bounds``: the histogram's finite upper bounds, ascending; a value lands in the first
+        bucket whose bound is >= it (prometheus-client's rule), past the last one in +Inf.
+        Returns whether this label set is new to this process."""
+        key = (metric, labels)
+        i = bisect.bisect_left(bounds, value)
+        with self._lock:
+            slots = self._hists.get(key)
+            if slots is None:
+                slots = self._hists[key] = [0.0] * (len(bounds) + 2)
+            slots[i] += 1
+            slots[-1] += value
+            return self._first(key)
+
+    def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]]]:
+        with self._lock:
+            counts, hists = self._counts, self._hists
+            self._counts, self._hists = {}, {}
+        return counts, hists
 
 
 class Metrics:
@@ -76,51 +145,93 @@ class Metrics:
                                    ["door"], registry=reg, multiprocess_mode="livesum")
         #: collectors computed at scrape time (added by create_app: per-queue gauges, moves)
         self.scrape_collectors: list[Any] = []
-        # labelled children by label values: ``labels()`` validates and locks on every call
-        self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
-        self._message_children: dict[tuple[str, str], Any] = {}
-        self._queue_children: dict[tuple[str, str], Any] = {}
-        self._command_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._pending = _Pending()
+        self._publishing = threading.Lock()  # one publication at a time: a read sees all of it
+        self._publisher: threading.Thread | None = None
+        if self.multiprocess:
+            os.register_at_fork(after_in_child=self._forget_publisher)
+            atexit.register(self._publish_at_exit)
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
-        key = (door, operation, status)
-        children = self._request_children.get(key)
-        if children is None:
-            children = (self.requests.labels(door, operation, str(status)), self.latency.labels(door, operation))
-            self._request_children[key] = children
-        children[0].inc()
-        children[1].observe(seconds)
+        pending = self._pending
+        new = pending.count(self.requests, (door, operation, str(status)))
+        new |= pending.observe(self.latency, (door, operation), _BUCKETS, seconds)
+        self._counted(new)
 
     def messages(self, door: str, operation: str, n: int, queue: str | None = None) -> None:
         if not n:
             return
-        child = self._message_children.get((door, operation))
-        if child is None:
-            child = self._message_children[(door, operation)] = self.message_counter.labels(door, operation)
-        child.inc(n)
+        pending = self._pending
+        new = pending.count(self.message_counter, (door, operation), n)
         if queue is not None:
-            qchild = self._queue_children.get((queue, operation))
-            if qchild is None:
-                if len(self._queue_children) > 100_000:  # deleted queues' children
-                    self._queue_children.clear()
-                qchild = self._queue_children[(queue, operation)] = self.queue_messages.labels(queue, operation)
-            qchild.inc(n)
+            new |= pending.count(self.queue_messages, (queue, operation), n)
+        self._counted(new)
 
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
         ``command`` and ``result`` come from a closed set the door defines (never a client's word)."""
-        key = (door, command, result)
-        children = self._command_children.get(key)
-        if children is None:
-            children = (self.commands.labels(door, command, result), self.command_latency.labels(door, command))
-            self._command_children[key] = children
-        children[0].inc()
-        children[1].observe(seconds)
+        new = self._pending.count(self.commands, (door, command, result))
+        new |= self._pending.observe(self.command_latency, (door, command), _BUCKETS, seconds)
+        self._counted(new)
 
     def flushed(self, seconds: float, batch: int) -> None:
         """The store's group-commit callback (``GroupCommit.on_flush``)."""
-        self.flush_latency.observe(seconds)
-        self.flush_batch.observe(batch)
+        new = self._pending.observe(self.flush_latency, (), _FLUSH_BUCKETS, seconds)
+        new |= self._pending.observe(self.flush_batch, (), _BATCH_BUCKETS, batch)
+        self._counted(new)
+
+    def _counted(self, new: bool) -> None:
+        """In multiprocess mode: start this worker's publisher, and publish at once when a label
+        set is counted for the first time, so every series shows up in the next scrape, whichever
+        worker serves it (its later counts follow within :data:`PUBLISH_INTERVAL`)."""
+        if not self.multiprocess:
+            return
+        if self._publisher is None:
+            self._start_publisher()
+        if new:
+            self.publish()
+
+    def publish(self) -> None:
+        """Add every pending count and observation to the Prometheus metrics (see the module doc)."""
+        with self._publishing:
+            counts, hists = self._pending.take()
+            for (metric, labels), n in counts.items():
+                (metric.labels(*labels) if labels else metric).inc(n)
+            for (metric, labels), slots in hists.items():
+                child = metric.labels(*labels) if labels else metric
+                # prometheus-client keeps one value per bucket (non-cumulative) and the sum; add to
+                # them what ``observe`` would have added for each of these observations
+                child._sum.inc(slots[-1])
+                for bucket, n in zip(child._buckets, slots[:-1], strict=True):
+                    if n:
+                        bucket.inc(n)
+
+    def _start_publisher(self) -> None:
+        with self._publishing:
+            if self._publisher is not None:
+                return
+            self._publisher = threading.Thread(target=self._publish_forever, name="spoolq-metrics", daemon=True)
+            self._publisher.start()
+
+    def _publish_forever(self) -> None:
+        while True:
+            time.sleep(PUBLISH_INTERVAL)
+            try:
+                self.publish()
+            except Exception:  # kept pending counts are published by the next read or round
+                log.exception("publishing metrics failed")
+
+    def _publish_at_exit(self) -> None:
+        try:
+            self.publish()
+        except OSError:  # the metrics directory went first (the server is gone): nobody reads them
+            pass
+
+    def _forget_publisher(self) -> None:
+        """After a fork: the parent's publisher thread does not exist in the child."""
+        self._publisher = None
+        self._publishing = threading.Lock()
+        self._pending = _Pending()
 
     def waiting(self, door: str) -> Any:
         """A context manager counting one poll as waiting while it runs."""
@@ -134,6 +245,7 @@ class Metrics:
         return self.registry
 
     def render(self) -> bytes:
+        self.publish()
         registry = self._registry()
         extra = CollectorRegistry()
         for collector in self.scrape_collectors:
@@ -143,6 +255,7 @@ class Metrics:
     def samples(self, name: str, predicate: Callable[[dict[str, str]], bool] | None = None
                 ) -> list[tuple[dict[str, str], float]]:
         """(labels, value) of every sample called ``name`` (all workers in multiprocess mode)."""
+        self.publish()
         out: list[tuple[dict[str, str], float]] = []
         for family in self._registry().collect():
             for sample in family.samples:

@@ -31,7 +31,7 @@ from flask_smorest import Blueprint
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from spoolq.errors import QueueNotFound, SpoolqError, StorageUnavailable
-from spoolq.http import apidoc
+from spoolq.http import apidoc, framing
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
@@ -77,6 +77,8 @@ def _store_name(queue: str) -> str:
 
 
 def _seconds(name: str, low: float, high: float, *, low_inclusive: bool = True) -> float | None:
+    if not request.environ.get("QUERY_STRING"):
+        return None
     raw = request.args.get(name)
     if raw is None:
         return None
@@ -92,7 +94,11 @@ class MqDoor:
         self.services = services
 
     def authorize(self, action: str, queue: str) -> None:
-        who = self.services.auth.principal(request.headers.get("X-BV-API-Key"), request.args.get("APIKey"))
+        auth = self.services.auth
+        if auth.open:
+            return
+        header = request.headers.get("X-BV-API-Key")
+        who = auth.principal(header, None if header else request.args.get("APIKey"))
         if who is None or not who.can(action, queue):
             raise MqError(403, "not authorized")
 
@@ -135,7 +141,8 @@ class MqDoor:
         delay = _seconds("delay", 0.0, MAX_DELAY)
         ttl = _seconds("ttl", 0.0, MAX_DELAY, low_inclusive=False)
         try:
-            body = request.get_data(cache=False)
+            buffered = framing.body_of(request.environ)
+            body = request.get_data(cache=False) if buffered is None else buffered
         except RequestEntityTooLarge:
             raise
         except (HTTPException, OSError, ValueError) as e:

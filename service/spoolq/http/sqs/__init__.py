@@ -81,7 +81,8 @@ def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator 
         req = wire.parse_request(request)
         g.sqs_protocol, g.sqs_request_id = req.protocol, req.request_id
         handler = ACTIONS.get(req.action)
-        g.spoolq_operation = req.action if handler is not None else "unknown"  # the metrics label
+        # the metrics label (spoolq.http.app.OPERATION_KEY)
+        request.environ["spoolq.operation"] = req.action if handler is not None else "unknown"
         if handler is None:
             raise InvalidAction(f"The action {req.action} is not valid for this web service.")
         params = req.params

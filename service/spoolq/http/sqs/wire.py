@@ -31,6 +31,7 @@ from flask import Request, Response
 from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
+from spoolq.http import framing
 from spoolq.http.sqs.errors import (
     InternalError,
     InvalidAction,
@@ -93,7 +94,9 @@ def parse_request(request: Request) -> SqsRequest:
     if target is not None:
         if not target.startswith(TARGET_PREFIX):
             raise InvalidAction(f"Unknown target {target!r}")
-        raw = request.get_data(cache=True)
+        raw = framing.body_of(request.environ)
+        if raw is None:
+            raw = request.get_data(cache=True)
         try:
             params = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
@@ -199,7 +202,8 @@ def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
     """A success reply in the request's protocol."""
     headers = {"x-amzn-RequestId": req.request_id}
     if req.protocol == "json":
-        return Response(json.dumps(result, separators=(",", ":")), 200, headers, mimetype=JSON_CONTENT_TYPE)
+        # content_type, not mimetype: the same header (no charset) without working it out
+        return Response(json.dumps(result, separators=(",", ":")), 200, headers, content_type=JSON_CONTENT_TYPE)
     body = "".join(_xml(k, v, req.action) for k, v in result.items())
     xml = (f'<?xml version="1.0"?><{req.action}Response xmlns="{XML_NAMESPACE}">'
            f"<{req.action}Result>{body}</{req.action}Result>"
