@@ -113,7 +113,7 @@ class DisqueServer:
             with contextlib.suppress(OSError, requests.RequestException), \
                     socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                 s.sendall(b"*1\r\n$4\r\nPING\r\n")
-                if s.recv(16).startswith(b"+PONG") and requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                if s.recv(16).startswith(b"+PONG") and requests.get(self.url + "/healthz", timeout=max(1.0, deadline - time.monotonic())).status_code == 200:
                     return
             time.sleep(0.1)
         self.stop()

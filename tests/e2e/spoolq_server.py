@@ -70,8 +70,11 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"spoolq serve exited with {self.proc.returncode}; log: {self.log}")
+            # no short client timeout: an abandoned probe would still be answered by a worker that
+            # finished booting later, and its probe file in tmp/ would show up in the tests'
+            # "nothing changed" snapshots
             with contextlib.suppress(requests.RequestException):
-                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                if requests.get(self.url + "/healthz", timeout=max(1.0, deadline - time.monotonic())).status_code == 200:
                     return
             time.sleep(0.1)
         self.stop()
