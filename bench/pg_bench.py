@@ -142,7 +142,7 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
 
         def file_op() -> int:
             n[0] += 1
-            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}")
+            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}", base=str(d))
             if _SYNCFS(rfd) != 0:
                 raise OSError("syncfs failed")
             return 1
