@@ -24,20 +24,29 @@ def _pending_counts(store: FileStore, queue: str) -> Counter[bytes]:
     return Counter(m.body for m in store.peek(queue, limit=1000))
 
 
+def _start_senders(root: Path, start: Path, seeds: range) -> list[Child]:
+    """One sender child per seed, waiting for ``start`` to exist."""
+    return [Child(str(root), f"n{seed}", "d", str(start), str(seed), script=SCRIPT) for seed in seeds]
+
+
+def _finish(children: list[Child]) -> None:
+    for c in children:
+        c.proc.kill()
+        c.proc.wait()
+
+
 def test_racing_identical_sends_leave_one_pending_copy(tmp_path: Path) -> None:
     root = tmp_path / "root"
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("d", QueueKind.DEDUP)
     start = tmp_path / "start"
-    children = [Child(str(root), f"n{i}", "d", str(start), str(i), script=SCRIPT) for i in range(4)]
+    children = _start_senders(root, start, range(4))
     try:
         start.touch()
         for c in children:
             assert c.readline(timeout=120) == "done"
     finally:
-        for c in children:
-            c.proc.kill()
-            c.proc.wait()
+        _finish(children)
     counts = _pending_counts(store, "d")
     assert set(counts) == {f"payload-{i}".encode() for i in range(40)}
     assert {b: n for b, n in counts.items() if n > 1} == {}
@@ -51,7 +60,7 @@ def test_racing_sends_beside_polls_never_lose_and_never_double_pending(tmp_path:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("d", QueueKind.DEDUP)
     start = tmp_path / "start"
-    children = [Child(str(root), f"n{i}", "d", str(start), str(10 + i), script=SCRIPT) for i in range(3)]
+    children = _start_senders(root, start, range(10, 13))
     claimed: Counter[bytes] = Counter()
     try:
         start.touch()
@@ -62,9 +71,7 @@ def test_racing_sends_beside_polls_never_lose_and_never_double_pending(tmp_path:
         for c in children:
             assert c.readline(timeout=120) == "done"
     finally:
-        for c in children:
-            c.proc.kill()
-            c.proc.wait()
+        _finish(children)
     pending = _pending_counts(store, "d")
     assert {b: n for b, n in pending.items() if n > 1} == {}
     assert set(pending) | set(claimed) == {f"payload-{i}".encode() for i in range(40)}

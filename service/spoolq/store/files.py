@@ -97,33 +97,29 @@ def read_file(path: str, *, replaced: bool = False) -> bytes:
     ``replaced``: the name is of a small record that writers replace whole (by rename) rather
     than remove, so after ESTALE the name most likely leads to a newer version: looked up again
     over :data:`_STALE_WAITS` before it counts as gone."""
-    if replaced:
-        for pause in _STALE_WAITS:
-            if pause:
-                time.sleep(pause)
-            try:
-                return read_file(path)
-            except FileNotFoundError as e:
-                stale = isinstance(e.__cause__, OSError) and e.__cause__.errno == errno.ESTALE
-                if not stale:
-                    raise
-        raise FileNotFoundError(errno.ENOENT, "stayed stale", path)
-    try:
-        fd = os.open(path, os.O_RDONLY)
+    for pause in _STALE_WAITS if replaced else (0.0,):
+        if pause:
+            time.sleep(pause)
         try:
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        if e.errno == errno.ESTALE:
-            raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path) from e
-        raise
+            return _read_whole(path)
+        except OSError as e:
+            if e.errno != errno.ESTALE:
+                raise
+    raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path)
+
+
+def _read_whole(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _load_syncfs() -> Any:

@@ -93,9 +93,7 @@ class MarkerLocks:
             try:
                 yield
             finally:
-                for s in reversed(stripes):
-                    with contextlib.suppress(OSError):
-                        fcntl.lockf(fd, fcntl.LOCK_UN, 1, s)
+                self._unlock(fd, stripes)
         finally:
             for i in reversed(mutexes):
                 self._mutexes[i].release()
