@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -114,10 +116,80 @@ def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: 
     for i in range(20):
         store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
     assert store.commit.journal is not None
-    assert store.commit.journal.checkpoints >= 10
-    assert len(_journals(root)) <= 2, f"retired journals pile up: {_journals(root)}"
+    _wait_for(lambda: len(_journals(root)) <= 2, f"retired journals pile up: {_journals(root)}")
+    assert store.commit.journal.checkpoints >= 1
     store.close()
     assert _journals(root) == [], "a clean close leaves a journal to replay"
+
+
+def _wait_for(condition: Callable[[], bool], message: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.02)
+
+
+def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rotation hands retired files to the checkpoint thread: a slow syncfs delays their deletion,
+    never a send; every record of a retired file was fdatasync'd before its send returned."""
+    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)  # every append starts a new file
+    synced: list[str] = []
+    real_fdatasync_path = journal_mod._fdatasync_path
+    monkeypatch.setattr(journal_mod, "_fdatasync_path", lambda p: (synced.append(p), real_fdatasync_path(p))[1])
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    j = store.commit.journal
+    assert j is not None
+    real_syncfs = j._syncfs
+    syncfs_calls = []
+
+    def slow_syncfs() -> None:
+        syncfs_calls.append(time.monotonic())
+        time.sleep(1.0)
+        real_syncfs()
+    j._syncfs = slow_syncfs
+    slowest = 0.0
+    for i in range(8):
+        t0 = time.monotonic()
+        store.send("q", OutgoingMessage(body=make_body(f"c{i}")))
+        slowest = max(slowest, time.monotonic() - t0)
+        written = {n for n in _journals(root) if _journal_holds(root / "journal" / n, f"c{i}")}
+        assert written and all(any(s.endswith(n) for s in synced) for n in written), \
+            f"send c{i} returned before its journal file was fdatasync'd"
+    assert slowest < 0.5, f"a send waited {slowest:.2f} s: it waited for a checkpoint's syncfs"
+    _wait_for(lambda: len(syncfs_calls) >= 1 and len(_journals(root)) <= 2, "no checkpoint retired the files")
+    store.close()
+    assert _journals(root) == [], "a clean close leaves a journal to replay"
+
+
+def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)
+    monkeypatch.setattr(journal_mod._Checkpointer, "RETRY_SECONDS", 0.05)
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    j = store.commit.journal
+    assert j is not None
+    real_syncfs, failures = j._syncfs, [3]
+
+    def failing_syncfs() -> None:
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise OSError(5, "Input/output error")
+        real_syncfs()
+    j._syncfs = failing_syncfs
+    for i in range(3):
+        store.send("q", OutgoingMessage(body=make_body(f"f{i}")))
+    _wait_for(lambda: failures[0] == 0 and len(_journals(root)) <= 1, "retired files were never checkpointed")
+    assert j.checkpoints >= 1
+    store.close()
+    assert _journals(root) == []
+
+
+def _journal_holds(path: Path, tag: str) -> bool:
+    try:
+        return any(tag.encode() in data for _rel, data in decode_records(path.read_bytes()))
+    except FileNotFoundError:
+        return False
 
 
 def test_fifo_dedup_and_at_most_once_sends_take_the_full_flush(root: Path) -> None:

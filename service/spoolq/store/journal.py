@@ -23,9 +23,10 @@ send it covered, and the process moves to a new journal file (after a failed wri
 file's pages may be gone; the file is kept for replay anyway).
 
 Checkpoints keep the journal small: after ``ROTATE_BYTES`` or ``ROTATE_SECONDS`` the next append
-starts a new file, and the next group-commit leader runs a ``syncfs`` (which makes every rename,
-ack and message file durable, and the journal too) instead of an fdatasync, then deletes the
-retired files. A full flush (:meth:`~spoolq.store.files.GroupCommit.flush`: queue metadata,
+starts a new file. The next group-commit leader fdatasyncs the retired file along with the
+active one (so every record in either is durable) and hands the retired file to a checkpoint
+thread of the process, which runs a ``syncfs`` (making every rename, ack and message file
+durable) and then deletes it; senders never wait for that syncfs. A full flush (:meth:`~spoolq.store.files.GroupCommit.flush`: queue metadata,
 moves, at-most-once deliveries) retires the active file the same way.
 
 Start-up and maintenance (:func:`recover`), under an flock on ``journal/.lock``, for this node's
@@ -112,6 +113,7 @@ class JournalCommit:
         self._issued = self._durable = self._failed_upto = 0
         self._error: OSError | None = None
         self._syncing = False
+        self._checkpointer = _Checkpointer(self._checkpoint)
         self.flushes = 0
         self.checkpoints = 0
         self.flush_seconds = 0.0
@@ -167,33 +169,32 @@ class JournalCommit:
             return retired
 
     def _flush_once(self) -> None:
+        """fdatasync every file that may hold a record not yet known durable: the active file and
+        the files retired since the last flush. The retired ones then go to the checkpointer."""
         start = time.perf_counter()
         with self._append_lock:
             path = self._path if self._pid == os.getpid() else ""
             retired, self._retired = self._retired, []
-        if retired or not path:
-            self._checkpoint(retired)  # a syncfs covers the active file too
-        else:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fdatasync(fd)
-                finally:
-                    os.close(fd)
-            except OSError:
-                with self._append_lock:
-                    if path == self._path:
-                        self._open_new()  # never trust this file's later fdatasyncs
-                raise
+        try:
+            for p in [*retired, path] if path else retired:
+                _fdatasync_path(p)
+        except OSError:
+            with self._append_lock:
+                if path and path == self._path:
+                    self._open_new()  # never trust this file's later fdatasyncs
+            raise
+        finally:
+            if retired:
+                self._checkpointer.submit(retired)  # kept until a syncfs after their last append
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
 
     def _checkpoint(self, retired: list[str]) -> None:
+        """syncfs, then delete ``retired`` (on failure they wait for the next checkpoint)."""
         try:
             self._syncfs()
         except OSError:
-            with self._append_lock:
-                self._retired[:0] = retired  # keep them: their records are not known durable
+            self._checkpointer.submit(retired, wake=False)
             raise
         for path in retired:
             with contextlib.suppress(FileNotFoundError):
@@ -202,7 +203,7 @@ class JournalCommit:
 
     def full_flush(self) -> None:
         """syncfs, retiring the active file: after it no journal of this process holds a record."""
-        self._checkpoint(self.retire_active())
+        self._checkpoint(self.retire_active() + self._checkpointer.take())
 
     def flush(self) -> None:
         """Return once an fdatasync (or checkpoint) that started after this call has succeeded."""
@@ -237,6 +238,75 @@ class JournalCommit:
     def close(self) -> None:
         with self._append_lock:
             self._path = ""
+
+
+def _fdatasync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Checkpointer:
+    """A thread of this process that checkpoints retired journal files off the send path.
+
+    Retired files were fdatasync'd by the flush that retired them, so their records are durable;
+    they only wait for a ``syncfs`` that makes their messages' renames durable too, after which
+    they are deleted. Senders never wait for that syncfs (a checkpoint in the group-commit leader
+    held every sender of the process behind a whole-file-system writeback). A file whose
+    checkpoint failed waits for the next one; files left by a process that died are checkpointed
+    by :func:`recover`.
+    """
+
+    #: pause before a failed checkpoint is tried again
+    RETRY_SECONDS = 1.0
+
+    def __init__(self, checkpoint: Callable[[list[str]], None]) -> None:
+        self._checkpoint = checkpoint
+        self._pid = -1
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """New locks and no pending files: for the first use, and in a forked child (whose copied
+        locks may have been held by a parent thread, and whose parent's files are the parent's)."""
+        self._cond = threading.Condition()
+        self._running = threading.Lock()  # held while a checkpoint runs
+        self._pending: list[str] = []
+
+    def submit(self, paths: list[str], wake: bool = True) -> None:
+        if self._pid != os.getpid():
+            self._fresh()
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True).start()
+        with self._cond:
+            self._pending.extend(paths)
+            if wake:
+                self._cond.notify()
+
+    def take(self) -> list[str]:
+        """Every pending file, once no checkpoint is running (for a synchronous full flush)."""
+        if self._pid != os.getpid():
+            return []
+        with self._running, self._cond:
+            pending, self._pending = self._pending, []
+            return pending
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending:
+                    self._cond.wait()
+            with self._running:
+                with self._cond:
+                    batch, self._pending = self._pending, []
+                try:
+                    if batch:
+                        self._checkpoint(batch)
+                    continue
+                except OSError:
+                    pass  # the files are pending again
+            time.sleep(self.RETRY_SECONDS)
 
 
 def _pid_alive(pid: int) -> bool:
