@@ -12,17 +12,24 @@ on the same disk as the store's data dir, on a free port and a private socket di
 Cells, each a set of client *processes* (fork) working for ``--seconds``, 1 KiB bodies, Python
 clients on both sides:
 
-* ``enqueue``: durable single sends. store: ``FileStore.send`` (fsync on, syncfs) with the
-  node-wide flush (default) and with each process flushing alone (``per-process``, what the
-  store did before node-wide group commit); PostgreSQL: ``INSERT`` with ``synchronous_commit=on``,
-  autocommit.
-* ``flush kinds`` (what decided the flush design): the same node-wide group commit over a file
-  create + rename + ``syncfs``, against an append of a 1 KiB record to one shared journal +
-  ``fdatasync``.
+* ``enqueue``: durable single sends. store: ``FileStore.send`` with each ``--flush``
+  (``journal``, ``syncfs``, the default, and ``fsync``); PostgreSQL: ``INSERT`` with
+  ``synchronous_commit=on``, autocommit.
+* ``flush kinds`` (what decided the flush design): a file create + rename + ``syncfs`` per send,
+  against an append of a 1 KiB record to the process's own journal + ``fdatasync``.
+* ``floor``: what every message costs the file-per-message design before any store logic: a
+  temp file written and renamed into a directory, plus a 1 KiB append to the process's own
+  journal and its ``fdatasync`` (``--flush journal`` minus everything the store does around it).
 * ``poll+ack``: 8 consumers, batch 10, on a pre-filled queue. store: ``poll(limit=10)`` +
   ``ack``; PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
   RETURNING`` (the claim, with a visibility deadline) + ``DELETE ... WHERE id = ANY(...)``.
+  The poll+ack ``floor``: each message renamed from its ready bucket into a claimed directory,
+  read, renamed into the trash and unlinked, consumers walking the buckets in their own orders
+  (an ack's rename and unlink, with no listing cursor, no names to parse, no store logic).
 
+Each cell also counts the write requests its disk completed (``/proc/diskstats``) per message
+handled: on a disk that is short of IOPS this, not CPU, sets the rate, and it moves far less
+with the machine's load than the rates do. Every cell starts after an ``os.sync()``, so none pays for the writeback of the one before.
 Ratios (store / PostgreSQL) are what to read: the cells of one run follow each other closely, so
 a noisy neighbour hits both alike. Load (``uptime``) is printed with the figures.
 """
@@ -133,6 +140,19 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
         d = Path(p["root"])
         jfd = os.open(d / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         return lambda: (os.write(jfd, BODY), os.fdatasync(jfd), 1)[2]
+    if kind == "floor-files-journal":  # the design's floor: a message file + rename + journal fdatasync
+        d = Path(p["root"])
+        tmp = TempWriter(d / "tmp", "bench")
+        jfd = os.open(d / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        n = [0]
+
+        def floor_op() -> int:
+            n[0] += 1
+            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}", base=str(d))
+            os.write(jfd, BODY)
+            os.fdatasync(jfd)
+            return 1
+        return floor_op
     if kind == "flush-syncfs":  # one process: write a file, rename it, syncfs
         d = Path(p["root"])
         tmp = TempWriter(d / "tmp", "bench")
@@ -154,6 +174,42 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
             got = store.poll("q", limit=BATCH, claim_ttl=300)
             return sum(store.ack("q", [d.receipt for d in got])) if got else 0
         return consume
+    if kind == "floor-consume":  # the design's floor: rename to claimed, read, rename to trash, unlink
+        import random
+
+        q = Path(p["root"]) / "queues" / "q"
+        rng = random.Random(os.getpid())
+        buckets = [str(b) for k in sorted((q / "ready").iterdir()) for b in sorted(k.iterdir())]
+        rng.shuffle(buckets)  # no cursor: each consumer walks the buckets in its own order
+        claimed, trash = q / "claimed" / "floor", Path(p["root"]) / "trash"
+        claimed.mkdir(parents=True, exist_ok=True)
+        pending: list[str] = []
+
+        def floor_consume() -> int:
+            done = 0
+            while done < BATCH:
+                if not pending:
+                    if not buckets:
+                        break
+                    b = buckets.pop()
+                    names = os.listdir(b)
+                    rng.shuffle(names)
+                    pending.extend(f"{b}/{n}" for n in names)
+                    continue
+                src = pending.pop()
+                dst = f"{claimed}/{os.path.basename(src)}"
+                try:
+                    os.rename(src, dst)
+                except FileNotFoundError:
+                    continue  # another consumer took it
+                with open(dst, "rb") as f:
+                    f.read()
+                gone = f"{trash}/{os.getpid()}-{os.path.basename(src)}"
+                os.rename(dst, gone)
+                os.unlink(gone)
+                done += 1
+            return done
+        return floor_consume
     if kind == "pg-consume":
         import psycopg
 
@@ -203,6 +259,21 @@ def cell(kind: str, p: dict[str, Any], procs: int, seconds: float) -> float:
     return sum(r[0] for r in results) / span
 
 
+def disk_writes(path: Path) -> int | None:
+    """Write requests completed so far by the block device holding ``path`` (/proc/diskstats),
+    or None where that cannot be told (another OS, a device-mapper or network file system)."""
+    dev = os.stat(path).st_dev
+    try:
+        with open("/proc/diskstats") as f:
+            for line in f:
+                fields = line.split()
+                if (int(fields[0]), int(fields[1])) == (os.major(dev), os.minor(dev)):
+                    return int(fields[7])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def load() -> str:
     return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
@@ -225,27 +296,41 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[float]] = {}
     loads: list[str] = []
 
+    writes: dict[str, list[float]] = {}
+
     def measure(name: str, kind: str, procs: int, fresh: Callable[[], dict[str, Any]]) -> None:
-        rate = cell(kind, fresh(), procs, args.seconds)
+        p = fresh()
+        w0, t0 = disk_writes(work), time.monotonic()
+        rate = cell(kind, p, procs, args.seconds)
+        w1, span = disk_writes(work), time.monotonic() - t0
         rows.setdefault(name, []).append(rate)
-        log(f"{name}: {rate:,.0f}/s ({load()})")
+        per_msg = ""
+        if w0 is not None and w1 is not None and rate > 0:
+            # over the whole cell (start-up included): disk write requests per message handled
+            writes.setdefault(name, []).append((w1 - w0) / (rate * args.seconds))
+            per_msg = f", {(w1 - w0) / span:,.0f} disk writes/s"
+        log(f"{name}: {rate:,.0f}/s{per_msg} ({load()})")
+
+    cells = iter(range(1_000_000))
 
     def store_root(fill: int = 0) -> dict[str, Any]:
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        root = work / "root"
+        # a fresh root per cell, all removed at the end: no cell's figure includes deleting the
+        # tens of thousands of files the cell before it wrote (the disk is mounted with discard)
+        root = work / f"root-{next(cells)}"
         s = FileStore(root, fsync=False)
         s.create_queue("q")
         for i in range(0, fill, 1000):
             s.send_batch("q", [OutgoingMessage(body=BODY)] * min(1000, fill - i))
         s.close()
         (root / "ready").mkdir(exist_ok=True)
+        os.sync()  # no cell pays for the writeback of the one before
         return {"root": str(root), "procs": args.consumers}
 
     def pg_fresh(fill: int = 0) -> dict[str, Any]:
         pg.reset()
         if fill:
             pg.fill(fill)
+        os.sync()
         return {"pg": pg.conninfo}
 
     try:
@@ -260,11 +345,15 @@ def main(argv: list[str] | None = None) -> int:
                     measure(f"flush kinds {n} procs: file + rename + syncfs", "flush-syncfs", n, store_root)
                     measure(f"flush kinds {n} procs: journal append + fdatasync", "flush-journal-own", n,
                             store_root)
+                measure(f"floor {n} procs: file + rename + journal fdatasync, no store", "floor-files-journal", n,
+                        store_root)
             c = args.consumers
             measure(f"poll+ack batch {BATCH}, {c} consumers: store", "store-consume", c,
                     lambda: store_root(args.fill))
             measure(f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED", "pg-consume", c,
                     lambda: pg_fresh(args.fill))
+            measure(f"floor {c} consumers: rename, read, rename, unlink, no store", "floor-consume", c,
+                    lambda: store_root(args.fill))
             log(f"run {run + 1}/{args.runs} done")
     finally:
         pg.stop()
@@ -274,19 +363,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n## pg_bench: {args.runs} run(s) x {args.seconds:.0f} s cells, median msgs/s; "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("load at the start of each run: " + "; ".join(loads))
-    print("\n| cell | msgs/s | runs |\n|---|---|---|")
+    print("\n| cell | msgs/s | runs | disk writes per message |\n|---|---|---|---|")
     for k, v in med.items():
-        print(f"| {k} | {v:,.0f} | {' / '.join(f'{x:,.0f}' for x in rows[k])} |")
+        per_msg = f"{statistics.median(writes[k]):.2f}" if k in writes else "?"
+        print(f"| {k} | {v:,.0f} | {' / '.join(f'{x:,.0f}' for x in rows[k])} | {per_msg} |")
     print("\n| ratio | value |\n|---|---|")
     for n in (int(x) for x in args.procs.split(",")):
         pgr = med[f"enqueue {n} procs: PostgreSQL INSERT"]
         for mode in ("journal", "syncfs", "fsync"):
             print(f"| enqueue {n}: store --flush {mode} / PostgreSQL | "
                   f"{med[f'enqueue {n} procs: store (--flush {mode})'] / pgr:.2f} |")
+        print(f"| floor {n}: file + rename + journal fdatasync, no store / PostgreSQL | "
+              f"{med[f'floor {n} procs: file + rename + journal fdatasync, no store'] / pgr:.2f} |")
         if n <= 8:
             print(f"| flush {n}: journal fdatasync / file+syncfs | "
                   f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
     c = args.consumers
+    print(f"| floor poll+ack: rename, read, rename, unlink, no store / PostgreSQL | "
+          f"{med[f'floor {c} consumers: rename, read, rename, unlink, no store'] / med[f'poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED']:.2f} |")
     print(f"| poll+ack: store / PostgreSQL | {med[f'poll+ack batch {BATCH}, {c} consumers: store'] / med[f'poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED']:.2f} |")
     return 0
 
