@@ -234,9 +234,13 @@ def _worker(kind: str, p: dict[str, Any], seconds: float, barrier: Any, out: Any
         barrier.wait(120)
         t0 = time.monotonic()
         n = 0
+        last = t0  # when the last call that handled a message returned: a drained queue stops the clock
         while time.monotonic() - t0 < seconds:
-            n += op()
-        out.put((n, t0, time.monotonic(), None))
+            got = op()
+            if got:
+                n += got
+                last = time.monotonic()
+        out.put((n, t0, last, None))
     except BaseException as e:
         with contextlib.suppress(Exception):
             barrier.abort()
@@ -255,8 +259,10 @@ def cell(kind: str, p: dict[str, Any], procs: int, seconds: float) -> float:
     errors = [r[3] for r in results if r[3]]
     if errors:
         raise RuntimeError(f"{kind}: {errors[0]}")
+    # from the first start to the last message handled: a consumer cell that drains its pre-filled
+    # queue before the time is up is not rated as if it had kept working (fill / seconds)
     span = max(r[2] for r in results) - min(r[1] for r in results)
-    return sum(r[0] for r in results) / span
+    return sum(r[0] for r in results) / span if span > 0 else 0.0
 
 
 def disk_writes(path: Path) -> int | None:
@@ -286,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--consumers", type=int, default=8)
     ap.add_argument("--fill", type=int, default=30_000, help="messages pre-filled for poll+ack")
     ap.add_argument("--dir", default=None, help="parent of the store's data dir (default: beside the checkout)")
+    ap.add_argument("--cells", default="enqueue,consume",
+                    help="which groups to run: enqueue (with the flush kinds and floors), consume")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     if args.quick:
@@ -336,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for run in range(args.runs):
             loads.append(load())
-            for n in (int(x) for x in args.procs.split(",")):
+            for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
                 measure(f"enqueue {n} procs: store (--flush journal)", "store-flush-journal", n, store_root)
                 measure(f"enqueue {n} procs: PostgreSQL INSERT", "pg-insert", n, pg_fresh)
                 measure(f"enqueue {n} procs: store (--flush syncfs)", "store-flush-syncfs", n, store_root)
@@ -348,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
                 measure(f"floor {n} procs: file + rename + journal fdatasync, no store", "floor-files-journal", n,
                         store_root)
             c = args.consumers
+            if "consume" not in args.cells:
+                log(f"run {run + 1}/{args.runs} done")
+                continue
             measure(f"poll+ack batch {BATCH}, {c} consumers: store", "store-consume", c,
                     lambda: store_root(args.fill))
             measure(f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED", "pg-consume", c,
@@ -368,20 +379,25 @@ def main(argv: list[str] | None = None) -> int:
         per_msg = f"{statistics.median(writes[k]):.2f}" if k in writes else "?"
         print(f"| {k} | {v:,.0f} | {' / '.join(f'{x:,.0f}' for x in rows[k])} | {per_msg} |")
     print("\n| ratio | value |\n|---|---|")
-    for n in (int(x) for x in args.procs.split(",")):
+    for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
         pgr = med[f"enqueue {n} procs: PostgreSQL INSERT"]
         for mode in ("journal", "syncfs", "fsync"):
             print(f"| enqueue {n}: store --flush {mode} / PostgreSQL | "
                   f"{med[f'enqueue {n} procs: store (--flush {mode})'] / pgr:.2f} |")
+        if n <= 8:
+            print(f"| floor {n}: file + rename + syncfs, no store / PostgreSQL | "
+                  f"{med[f'flush kinds {n} procs: file + rename + syncfs'] / pgr:.2f} |")
         print(f"| floor {n}: file + rename + journal fdatasync, no store / PostgreSQL | "
               f"{med[f'floor {n} procs: file + rename + journal fdatasync, no store'] / pgr:.2f} |")
         if n <= 8:
             print(f"| flush {n}: journal fdatasync / file+syncfs | "
                   f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
-    c = args.consumers
-    print(f"| floor poll+ack: rename, read, rename, unlink, no store / PostgreSQL | "
-          f"{med[f'floor {c} consumers: rename, read, rename, unlink, no store'] / med[f'poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED']:.2f} |")
-    print(f"| poll+ack: store / PostgreSQL | {med[f'poll+ack batch {BATCH}, {c} consumers: store'] / med[f'poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED']:.2f} |")
+    if "consume" in args.cells:
+        c = args.consumers
+        pgc = med[f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED"]
+        print(f"| floor poll+ack: rename, read, rename, unlink, no store / PostgreSQL | "
+              f"{med[f'floor {c} consumers: rename, read, rename, unlink, no store'] / pgc:.2f} |")
+        print(f"| poll+ack: store / PostgreSQL | {med[f'poll+ack batch {BATCH}, {c} consumers: store'] / pgc:.2f} |")
     return 0
 
 
