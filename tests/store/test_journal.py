@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import spoolq.store.journal as journal_mod
+from spoolq.errors import StorageUnavailable
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.store.journal import decode_records, encode_record
 
@@ -181,6 +182,43 @@ def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monk
         store.send("q", OutgoingMessage(body=make_body(f"f{i}")))
     _wait_for(lambda: failures[0] == 0 and len(_journals(root)) <= 1, "retired files were never checkpointed")
     assert j.checkpoints >= 1
+    store.close()
+    assert _journals(root) == []
+
+
+def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
+    """A full flush may retire the active file between a send's append and its flush; that send's
+    flush cannot know which file holds its record, so it runs a syncfs rather than nothing."""
+    store = FileStore(root, node_id=NODE, flush="journal")
+    j = store.commit.journal
+    assert j is not None
+    calls: list[float] = []
+    real_syncfs = j._syncfs
+    j._syncfs = lambda: (calls.append(time.monotonic()), real_syncfs())[1]
+    j.append([("q/ready/x", b"one")])
+    taken = j.retire_active()  # as full_flush does, before its own syncfs
+    j.flush()
+    assert calls, "the send was acknowledged with no flush covering its record"
+    for path in taken:
+        os.unlink(path)
+    store.close()
+
+
+def test_after_a_failed_fdatasync_the_next_flush_is_a_syncfs(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    j = store.commit.journal
+    assert j is not None
+    store.send("q", OutgoingMessage(body=make_body("ok")))
+    monkeypatch.setattr(journal_mod, "_fdatasync_path", lambda p: (_ for _ in ()).throw(OSError(5, "EIO")))
+    with pytest.raises(StorageUnavailable):
+        store.send("q", OutgoingMessage(body=make_body("failed")))
+    monkeypatch.undo()
+    calls: list[float] = []
+    real_syncfs = j._syncfs
+    j._syncfs = lambda: (calls.append(time.monotonic()), real_syncfs())[1]
+    store.send("q", OutgoingMessage(body=make_body("after")))
+    assert calls, "a file whose fdatasync failed was trusted to a later fdatasync"
     store.close()
     assert _journals(root) == []
 

@@ -113,6 +113,7 @@ class JournalCommit:
         self._issued = self._durable = self._failed_upto = 0
         self._error: OSError | None = None
         self._syncing = False
+        self._suspect = False  # an fdatasync failed: the next flush is a syncfs
         self._checkpointer = _Checkpointer(self._checkpoint)
         self.flushes = 0
         self.checkpoints = 0
@@ -170,22 +171,29 @@ class JournalCommit:
 
     def _flush_once(self) -> None:
         """fdatasync every file that may hold a record not yet known durable: the active file and
-        the files retired since the last flush. The retired ones then go to the checkpointer."""
+        the files retired since the last flush; the retired ones then go to the checkpoint thread.
+        With no active file (a full flush retired it meanwhile, or a forked child) or after a failed
+        fdatasync, only a syncfs is known to cover every record: that checkpoint runs here."""
         start = time.perf_counter()
         with self._append_lock:
             path = self._path if self._pid == os.getpid() else ""
             retired, self._retired = self._retired, []
-        try:
-            for p in [*retired, path] if path else retired:
-                _fdatasync_path(p)
-        except OSError:
-            with self._append_lock:
-                if path and path == self._path:
-                    self._open_new()  # never trust this file's later fdatasyncs
-            raise
-        finally:
-            if retired:
-                self._checkpointer.submit(retired)  # kept until a syncfs after their last append
+            suspect, self._suspect = self._suspect, False
+        if suspect or not path:
+            self._checkpoint(retired)
+        else:
+            try:
+                for p in [*retired, path]:
+                    _fdatasync_path(p)
+            except OSError:
+                with self._append_lock:
+                    if path == self._path:
+                        self._open_new()  # never trust this file's later fdatasyncs
+                        self._suspect = True
+                raise
+            finally:
+                if retired:
+                    self._checkpointer.submit(retired)  # kept until a syncfs after their last append
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
 
