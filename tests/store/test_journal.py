@@ -161,6 +161,10 @@ def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.Mon
     _wait_for(lambda: len(syncfs_calls) >= 1 and len(_journals(root)) <= 2, "no checkpoint retired the files")
     store.close()
     assert _journals(root) == [], "a clean close leaves a journal to replay"
+    thread = j._checkpointer.thread
+    assert thread is not None
+    thread.join(5)
+    assert not thread.is_alive(), "the checkpoint thread outlived the store"
 
 
 def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,8 +26,9 @@ Checkpoints keep the journal small: after ``ROTATE_BYTES`` or ``ROTATE_SECONDS``
 starts a new file. The next group-commit leader fdatasyncs the retired file along with the
 active one (so every record in either is durable) and hands the retired file to a checkpoint
 thread of the process, which runs a ``syncfs`` (making every rename, ack and message file
-durable) and then deletes it; senders never wait for that syncfs. A full flush (:meth:`~spoolq.store.files.GroupCommit.flush`: queue metadata,
-moves, at-most-once deliveries) retires the active file the same way.
+durable) and then deletes it; senders never wait for that syncfs. A full flush
+(:meth:`~spoolq.store.files.GroupCommit.flush`: queue metadata, moves, at-most-once
+deliveries) retires the active file and runs the syncfs itself.
 
 Start-up and maintenance (:func:`recover`), under an flock on ``journal/.lock``, for this node's
 files that no live process of this boot owns:
@@ -246,6 +247,7 @@ class JournalCommit:
     def close(self) -> None:
         with self._append_lock:
             self._path = ""
+        self._checkpointer.stop()
 
 
 def _fdatasync_path(path: str) -> None:
@@ -254,6 +256,18 @@ def _fdatasync_path(path: str) -> None:
         os.fdatasync(fd)
     finally:
         os.close(fd)
+
+
+#: guards a checkpoint thread's start (re-made in a forked child, where a copy may be held)
+_START_LOCK = threading.Lock()
+
+
+def _new_start_lock() -> None:
+    global _START_LOCK
+    _START_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_start_lock)
 
 
 class _Checkpointer:
@@ -273,6 +287,7 @@ class _Checkpointer:
     def __init__(self, checkpoint: Callable[[list[str]], None]) -> None:
         self._checkpoint = checkpoint
         self._pid = -1
+        self.thread: threading.Thread | None = None
         self._fresh()
 
     def _fresh(self) -> None:
@@ -281,15 +296,26 @@ class _Checkpointer:
         self._cond = threading.Condition()
         self._running = threading.Lock()  # held while a checkpoint runs
         self._pending: list[str] = []
+        self._stopped = False
 
     def submit(self, paths: list[str], wake: bool = True) -> None:
         if self._pid != os.getpid():
-            self._fresh()
-            self._pid = os.getpid()
-            threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True).start()
+            with _START_LOCK:
+                if self._pid != os.getpid():
+                    self._fresh()
+                    self.thread = threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True)
+                    self.thread.start()
+                    self._pid = os.getpid()
         with self._cond:
             self._pending.extend(paths)
             if wake:
+                self._cond.notify()
+
+    def stop(self) -> None:
+        """End the thread once nothing is pending (the store is closing)."""
+        if self._pid == os.getpid():
+            with self._cond:
+                self._stopped = True
                 self._cond.notify()
 
     def take(self) -> list[str]:
@@ -303,8 +329,10 @@ class _Checkpointer:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._pending:
+                while not self._pending and not self._stopped:
                     self._cond.wait()
+                if not self._pending:
+                    return
             with self._running:
                 with self._cond:
                     batch, self._pending = self._pending, []
