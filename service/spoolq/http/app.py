@@ -215,14 +215,6 @@ def _ops_blueprint(services: Services) -> Blueprint:
     return blp
 
 
-#: environ keys the hooks set for each run of a request: when it started (``perf_counter``), its
-#: door (:func:`door_of`), and the operation a door names itself (SQS: the action; otherwise the
-#: endpoint). Kept in the WSGI environ, not in ``flask.g``: plain dictionary reads on every request.
-STARTED_KEY = "spoolq.started"
-DOOR_KEY = "spoolq.door"
-OPERATION_KEY = "spoolq.operation"
-
-
 def _install_hooks(app: Flask, services: Services) -> None:
     limit = services.settings.max_body_bytes
     metrics = services.metrics
@@ -231,9 +223,9 @@ def _install_hooks(app: Flask, services: Services) -> None:
     def start() -> None:
         req = framing.current_request()  # one context lookup, not one per attribute
         environ = req.environ
-        environ[STARTED_KEY] = time.perf_counter()
-        environ[DOOR_KEY] = door_of(req.path)
-        environ.pop(OPERATION_KEY, None)
+        environ[framing.STARTED_KEY] = time.perf_counter()
+        environ[framing.DOOR_KEY] = door_of(req.path)
+        environ.pop(framing.OPERATION_KEY, None)
         framing.buffer_body(environ, limit)
 
     @app.after_request
@@ -241,7 +233,7 @@ def _install_hooks(app: Flask, services: Services) -> None:
         req = framing.current_request()
         response = _never_html(response, req)
         environ = req.environ
-        started = environ.get(STARTED_KEY)
+        started = environ.get(framing.STARTED_KEY)
         slot = parking.of(environ)
         if slot is not None:  # a long poll is observed once, when answered, from its first run
             if slot.started is None:
@@ -249,8 +241,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
             started = None if slot.parked else slot.started
         if started is not None or (slot is not None and slot.started is not None):
             # a door may name the operation itself (SQS: the action)
-            operation = environ.get(OPERATION_KEY) or (req.endpoint or "unmatched").rsplit(".", 1)[-1]
-            door, status = environ.get(DOOR_KEY) or door_of(req.path), response.status_code
+            operation = environ.get(framing.OPERATION_KEY) or (req.endpoint or "unmatched").rsplit(".", 1)[-1]
+            door, status = environ.get(framing.DOOR_KEY) or door_of(req.path), response.status_code
             if started is not None:
                 metrics.observe(door, operation, status, time.perf_counter() - started)
             else:  # parked: observed if the kept empty answer is sent at the deadline

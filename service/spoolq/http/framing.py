@@ -32,6 +32,13 @@ except ImportError:  # pragma: no cover - gunicorn is a runtime dependency
 _READ_SIZE = 64 * 1024
 #: the environ key holding the body :func:`buffer_body` read
 BODY_KEY = "spoolq.body"
+#: environ keys the app's hooks set for each run of a request: when it started (``perf_counter``),
+#: its door (``spoolq.http.app.door_of``), and the operation a door names itself (SQS: the action;
+#: otherwise the endpoint). Kept in the WSGI environ, not in ``flask.g``: plain dictionary reads
+#: on every request.
+STARTED_KEY = "spoolq.started"
+DOOR_KEY = "spoolq.door"
+OPERATION_KEY = "spoolq.operation"
 
 
 class BodyTooLarge(RequestEntityTooLarge):

@@ -67,7 +67,7 @@ class InstrumentedStore:
         if not has_request_context():
             return self._default_door
         req = framing.current_request()
-        door = req.environ.get("spoolq.door")  # set by the app's before-request hook
+        door = req.environ.get(framing.DOOR_KEY)  # set by the app's before-request hook
         return door if isinstance(door, str) else self._door_of(req.path)
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:

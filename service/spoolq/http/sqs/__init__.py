@@ -26,6 +26,7 @@ from flask import Blueprint, Response, g, request
 from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
+from spoolq.http import framing
 from spoolq.http.auth import Authenticator
 from spoolq.http.sqs import access, messages, moves, queues, sigv4, wire
 from spoolq.http.sqs.context import caller_of
@@ -81,8 +82,7 @@ def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator 
         req = wire.parse_request(request)
         g.sqs_protocol, g.sqs_request_id = req.protocol, req.request_id
         handler = ACTIONS.get(req.action)
-        # the metrics label (spoolq.http.app.OPERATION_KEY)
-        request.environ["spoolq.operation"] = req.action if handler is not None else "unknown"
+        request.environ[framing.OPERATION_KEY] = req.action if handler is not None else "unknown"  # metrics label
         if handler is None:
             raise InvalidAction(f"The action {req.action} is not valid for this web service.")
         params = req.params
