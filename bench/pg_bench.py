@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import multiprocessing as mp
 import os
 import pwd
@@ -126,6 +127,24 @@ class Postgres:
 # ============================================================== workers
 
 
+def _own_journal(root: Path) -> int:
+    """This process's append-only journal file under ``root``."""
+    return os.open(root / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _message_file_op(root: Path, flush: Callable[[], None]) -> Callable[[], int]:
+    """One message the way the design stores it, with no store logic: a temp file of ``BODY``
+    renamed into ``root/ready``; then ``flush``."""
+    tmp = TempWriter(root / "tmp", "bench")
+    numbers = itertools.count(1)
+
+    def op() -> int:
+        rename_into(tmp.write(BODY), f"{root}/ready", f"{os.getpid()}-{next(numbers)}", base=str(root))
+        flush()
+        return 1
+    return op
+
+
 def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
     if kind.startswith("store-flush-"):
         store = FileStore(p["root"], flush=kind.rsplit("-", 1)[1])
@@ -137,36 +156,26 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
         conn = psycopg.connect(p["pg"], autocommit=True)
         return lambda: (conn.execute("INSERT INTO q (body) VALUES (%s)", (BODY,)), 1)[1]
     if kind == "flush-journal-own":  # one journal per process, each fdatasync'd by its own process
-        d = Path(p["root"])
-        jfd = os.open(d / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        jfd = _own_journal(Path(p["root"]))
         return lambda: (os.write(jfd, BODY), os.fdatasync(jfd), 1)[2]
     if kind == "floor-files-journal":  # the design's floor: a message file + rename + journal fdatasync
         d = Path(p["root"])
-        tmp = TempWriter(d / "tmp", "bench")
-        jfd = os.open(d / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        n = [0]
+        jfd = _own_journal(d)
 
-        def floor_op() -> int:
-            n[0] += 1
-            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}", base=str(d))
+        def append_and_sync() -> None:
             os.write(jfd, BODY)
             os.fdatasync(jfd)
-            return 1
-        return floor_op
+        return _message_file_op(d, append_and_sync)
     if kind == "flush-syncfs":  # one process: write a file, rename it, syncfs
-        d = Path(p["root"])
-        tmp = TempWriter(d / "tmp", "bench")
-        rfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-        n = [0]
         from spoolq.store.files import _SYNCFS
 
-        def file_op() -> int:
-            n[0] += 1
-            rename_into(tmp.write(BODY), f"{d}/ready", f"{os.getpid()}-{n[0]}", base=str(d))
+        d = Path(p["root"])
+        rfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+
+        def syncfs() -> None:
             if _SYNCFS(rfd) != 0:
                 raise OSError("syncfs failed")
-            return 1
-        return file_op
+        return _message_file_op(d, syncfs)
     if kind == "store-consume":
         store = FileStore(p["root"], peers=p["procs"])
 
