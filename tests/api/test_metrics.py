@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from spoolq.http.app import create_app
+from spoolq.http.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
@@ -312,3 +313,52 @@ def test_multiprocess_workers_publish_without_a_read(tmp_path: Path) -> None:
     assert proc.wait(timeout=30) == 0
     assert total("spoolq_http_requests_total") == 8
     assert total("spoolq_http_request_seconds_count") == 8
+
+
+def test_a_scrape_skips_a_value_file_being_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prometheus-client creates a process's value file empty and sizes it after: a scrape at
+    that moment used to fail (500), as when the Disque listener counted its first blocked GETJOB."""
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    metrics = Metrics()
+    written = MmapedDict(str(tmp_path / "counter_4241.db"))  # a worker that counted 3 sends
+    written.write_value(mmap_key("spoolq_messages", "spoolq_messages_total", ["door", "operation"],
+                                 ["queue", "send"], "Messages sent"), 3.0, 0.0)
+    written.close()
+    (tmp_path / "gauge_livesum_4242.db").touch()  # another process, between its open and its truncate
+    (tmp_path / "counter_4243.db").write_bytes(b"\0\0")
+    text = metrics.render().decode()
+    assert 'spoolq_messages_total{door="queue",operation="send"} 3.0' in text
+
+
+_NEW_PROCESS_FILES = """
+import os, sys
+from prometheus_client.mmap_dict import MmapedDict
+for i in range(int(sys.argv[2])):  # a process starts, counts (its file is made), ends (its file goes)
+    path = f"{sys.argv[1]}/gauge_livesum_{900000 + i}.db"
+    MmapedDict(path).close()
+    os.unlink(path)
+"""
+
+
+def test_scrapes_while_processes_create_their_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes that start, count for the first time (creating their file) and end (their live
+    gauge file removed), thousands of them, while this one scrapes: every scrape answers 200."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    app = create_app(Settings(root=tmp_path / "root", node_id="metrics-test"))
+    client = app.test_client()
+    creator = subprocess.Popen([sys.executable, "-c", _NEW_PROCESS_FILES, str(tmp_path), "5000"])
+    scrapes = 0
+    try:
+        while creator.poll() is None or scrapes == 0:
+            r = client.get("/metrics")
+            assert r.status_code == 200, r.get_data(as_text=True)[:500]
+            scrapes += 1
+    finally:
+        creator.kill()
+        creator.wait()
+    assert creator.returncode in (0, -9)

@@ -40,12 +40,19 @@ from a daemon thread every :data:`PUBLISH_INTERVAL` seconds (started on its firs
 the fork), at once when it counts a label set for the first time (so every series exists in
 the next scrape), and at exit; a scrape served by one worker sees the others' counts at most
 that much later. Nothing is lost: a count is either pending in its worker or published.
+
+**A scrape skips the files a process is creating at that moment.** prometheus-client creates a
+process's file empty and only then sizes it (64 KiB) and writes its header; its own collector
+reads every ``*.db`` file and fails on an empty one, so a scrape that met a worker's or the Disque
+listener's first count of a metric kind answered 500. :class:`_SettledFilesCollector` leaves out
+files shorter than the header: such a file holds no values yet, and files never shrink.
 """
 
 from __future__ import annotations
 
 import atexit
 import bisect
+import glob
 import logging
 import os
 import threading
@@ -119,9 +126,35 @@ class _Pending:
         return counts, hists
 
 
+#: bytes of a prometheus-client value file's header (4 bytes "used", 4 of padding)
+_HEADER_BYTES = 8
+
+
+class _SettledFilesCollector(prom_mp.MultiProcessCollector):
+    """prometheus-client's multiprocess collector without the files still being created (see
+    the module doc). A file gone by the time it is read (a dead worker's live gauges) is left
+    to prometheus-client, which skips those."""
+
+    def __init__(self, registry: CollectorRegistry, path: str) -> None:
+        self._directory = path
+        super().__init__(registry, path)  # type: ignore[no-untyped-call]
+
+    def collect(self) -> Any:
+        settled = []
+        for path in glob.glob(os.path.join(self._directory, "*.db")):
+            try:
+                if os.stat(path).st_size >= _HEADER_BYTES:
+                    settled.append(path)
+            except FileNotFoundError:
+                continue
+        return self.merge(settled, accumulate=True)  # type: ignore[no-untyped-call]
+
+
 class Metrics:
     def __init__(self) -> None:
-        self.multiprocess = multiprocess_dir() is not None
+        #: prometheus-client's multiprocess directory, if any (see the module doc)
+        self.directory = multiprocess_dir()
+        self.multiprocess = self.directory is not None
         # In multiprocess mode values live in the shared files; register nothing locally.
         self.registry = CollectorRegistry(auto_describe=True)
         reg = None if self.multiprocess else self.registry
@@ -238,9 +271,9 @@ class Metrics:
         return self.polls_waiting.labels(door).track_inprogress()
 
     def _registry(self) -> CollectorRegistry:
-        if self.multiprocess:
+        if self.directory is not None:
             registry = CollectorRegistry()
-            prom_mp.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            _SettledFilesCollector(registry, self.directory)
             return registry
         return self.registry
 
