@@ -43,9 +43,11 @@ that much later. Nothing is lost: a count is either pending in its worker or pub
 
 **A scrape skips the files a process is creating at that moment.** prometheus-client creates a
 process's file empty and only then sizes it (64 KiB) and writes its header; its own collector
-reads every ``*.db`` file and fails on an empty one, so a scrape that met a worker's or the Disque
-listener's first count of a metric kind answered 500. :class:`_SettledFilesCollector` leaves out
-files shorter than the header: such a file holds no values yet, and files never shrink.
+reads every ``*.db`` file and fails on an empty one (prometheus/client_python#1199), so a scrape
+that met a worker's or the Disque listener's first count of a metric kind answered 500, and a
+process killed between the two steps left an empty file that failed every scrape after it.
+:class:`_SettledFilesCollector` leaves out files shorter than the header: such a file holds no
+values yet, and files never shrink.
 """
 
 from __future__ import annotations
