@@ -15,6 +15,10 @@ clients on both sides:
 * ``enqueue``: durable single sends. store: ``FileStore.send`` with each ``--flush``
   (``journal``, ``syncfs``, the default, and ``fsync``); PostgreSQL: ``INSERT`` with
   ``synchronous_commit=on``, autocommit.
+* ``batch``: durable sends of ``BATCH`` messages at a time, 8 processes. store:
+  ``FileStore.send_batch`` (its files written, then one flush for all of them); PostgreSQL: one
+  ``INSERT ... VALUES (...), (...), ...`` of ``BATCH`` rows per commit. What SendMessageBatch,
+  EmoDB ``sendBatch`` and Disque's pipelined ADDJOBs give a client that can batch.
 * ``flush kinds`` (what decided the flush design): a file create + rename + ``syncfs`` per send,
   against an append of a 1 KiB record to the process's own journal + ``fdatasync``.
 * ``floor``: what every message costs the file-per-message design before any store logic: a
@@ -155,6 +159,16 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
 
         conn = psycopg.connect(p["pg"], autocommit=True)
         return lambda: (conn.execute("INSERT INTO q (body) VALUES (%s)", (BODY,)), 1)[1]
+    if kind == "store-batch":
+        store = FileStore(p["root"])
+        batch = [OutgoingMessage(body=BODY)] * BATCH
+        return lambda: len(store.send_batch("q", batch))
+    if kind == "pg-insert-batch":  # BATCH rows, one statement, one commit
+        import psycopg
+
+        conn = psycopg.connect(p["pg"], autocommit=True)
+        rows_sql = "INSERT INTO q (body) VALUES " + ", ".join(["(%s)"] * BATCH)
+        return lambda: (conn.execute(rows_sql, (BODY,) * BATCH), BATCH)[1]
     if kind == "flush-journal-own":  # one journal per process, each fdatasync'd by its own process
         jfd = _own_journal(Path(p["root"]))
         return lambda: (os.write(jfd, BODY), os.fdatasync(jfd), 1)[2]
@@ -301,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--consumers", type=int, default=8)
     ap.add_argument("--fill", type=int, default=30_000, help="messages pre-filled for poll+ack")
     ap.add_argument("--dir", default=None, help="parent of the store's data dir (default: beside the checkout)")
-    ap.add_argument("--cells", default="enqueue,consume",
-                    help="which groups to run: enqueue (with the flush kinds and floors), consume")
+    ap.add_argument("--cells", default="enqueue,batch,consume",
+                    help="which groups to run: enqueue (with the flush kinds and floors), batch, consume")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     if args.quick:
@@ -364,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                             store_root)
                 measure(f"floor {n} procs: file + rename + journal fdatasync, no store", "floor-files-journal", n,
                         store_root)
+            if "batch" in args.cells:
+                measure(f"batch of {BATCH}, 8 procs: store send_batch", "store-batch", 8, store_root)
+                measure(f"batch of {BATCH}, 8 procs: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8,
+                        pg_fresh)
             c = args.consumers
             if "consume" not in args.cells:
                 log(f"run {run + 1}/{args.runs} done")
@@ -401,6 +419,13 @@ def main(argv: list[str] | None = None) -> int:
         if n <= 8:
             print(f"| flush {n}: journal fdatasync / file+syncfs | "
                   f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
+    if "batch" in args.cells:
+        store_batch = med[f"batch of {BATCH}, 8 procs: store send_batch"]
+        pg_batch = med[f"batch of {BATCH}, 8 procs: PostgreSQL INSERT of {BATCH} rows"]
+        print(f"| batch of {BATCH}: store send_batch / PostgreSQL INSERT of {BATCH} rows | {store_batch / pg_batch:.2f} |")
+        pg_single = med.get("enqueue 8 procs: PostgreSQL INSERT")
+        if pg_single:
+            print(f"| batch of {BATCH}: store send_batch / PostgreSQL single-row INSERT | {store_batch / pg_single:.2f} |")
     if "consume" in args.cells:
         c = args.consumers
         pgc = med[f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED"]
