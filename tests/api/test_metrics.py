@@ -342,15 +342,15 @@ for i in range(int(sys.argv[2])):  # a process starts, counts (its file is made)
 """
 
 
-def test_scrapes_while_processes_create_their_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scrapes_while_processes_create_their_files(tmp_path: Path, file_store: FileStore,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Processes that start, count for the first time (creating their file) and end (their live
     gauge file removed), thousands of them, while this one scrapes: every scrape answers 200."""
     import subprocess
     import sys
 
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
-    app = create_app(Settings(root=tmp_path / "root", node_id="metrics-test"))
-    client = app.test_client()
+    client = create_app(Settings(root=tmp_path / "root", node_id="metrics-test"), store=file_store).test_client()
     creator = subprocess.Popen([sys.executable, "-c", _NEW_PROCESS_FILES, str(tmp_path), "5000"])
     scrapes = 0
     try:
