@@ -20,7 +20,9 @@ clients on both sides:
   ``INSERT ... VALUES (...), (...), ...`` of ``BATCH`` rows per commit. What SendMessageBatch,
   EmoDB ``sendBatch`` and Disque's pipelined ADDJOBs give a client that can batch.
 * ``flush kinds`` (what decided the flush design): a file create + rename + ``syncfs`` per send,
-  against an append of a 1 KiB record to the process's own journal + ``fdatasync``.
+  against an append of a 1 KiB record to the process's own journal + ``fdatasync``, and against
+  the file + rename with a node-wide group commit (one ``syncfs`` at a time for all the
+  processes, each send waiting for one that started after its rename: :func:`_node_syncfs`).
 * ``floor``: what every message costs the file-per-message design before any store logic: a
   temp file written and renamed into a directory, plus a 1 KiB append to the process's own
   journal and its ``fdatasync`` (``--flush journal`` minus everything the store does around it).
@@ -149,6 +151,50 @@ def _message_file_op(root: Path, flush: Callable[[], None]) -> Callable[[], int]
     return op
 
 
+def _node_syncfs(root: Path, syncfs: Callable[[], None]) -> Callable[[], None]:
+    """A flush shared by every process of the node: ``root/flush-seq`` holds two counters (flushes
+    started, flushes completed) guarded by an ``flock`` of ``root/flush-state``; the process that
+    flushes holds an ``flock`` of ``root/flush-leader`` while its ``syncfs`` runs, so the others
+    queue behind it and the next leader's ``syncfs`` covers all of them."""
+    import fcntl
+    import mmap
+    import struct
+
+    seq = root / "flush-seq"
+    with contextlib.suppress(FileExistsError), open(seq, "xb") as f:
+        f.write(bytes(16))
+    counters = mmap.mmap(os.open(seq, os.O_RDWR), 16)
+    state = os.open(root / "flush-state", os.O_RDWR | os.O_CREAT, 0o644)
+    leader = os.open(root / "flush-leader", os.O_RDWR | os.O_CREAT, 0o644)
+
+    def read() -> tuple[int, int]:
+        fcntl.flock(state, fcntl.LOCK_EX)
+        try:
+            started, completed = struct.unpack_from("qq", counters)
+            return started, completed
+        finally:
+            fcntl.flock(state, fcntl.LOCK_UN)
+
+    def flush() -> None:
+        target = read()[0] + 1  # the first flush to start after this send's rename
+        fcntl.flock(leader, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(state, fcntl.LOCK_EX)
+            started, completed = struct.unpack_from("qq", counters)
+            if completed >= target:  # a leader flushed for this send while it queued
+                fcntl.flock(state, fcntl.LOCK_UN)
+                return
+            struct.pack_into("q", counters, 0, started + 1)
+            fcntl.flock(state, fcntl.LOCK_UN)
+            syncfs()
+            fcntl.flock(state, fcntl.LOCK_EX)
+            struct.pack_into("q", counters, 8, started + 1)
+            fcntl.flock(state, fcntl.LOCK_UN)
+        finally:
+            fcntl.flock(leader, fcntl.LOCK_UN)
+    return flush
+
+
 def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
     if kind.startswith("store-flush-"):
         store = FileStore(p["root"], flush=kind.rsplit("-", 1)[1])
@@ -180,7 +226,7 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
             os.write(jfd, BODY)
             os.fdatasync(jfd)
         return _message_file_op(d, append_and_sync)
-    if kind == "flush-syncfs":  # one process: write a file, rename it, syncfs
+    if kind in ("flush-syncfs", "flush-node-syncfs"):  # write a file, rename it, syncfs (own, or node-wide)
         from spoolq.store.files import _SYNCFS
 
         d = Path(p["root"])
@@ -189,7 +235,7 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
         def syncfs() -> None:
             if _SYNCFS(rfd) != 0:
                 raise OSError("syncfs failed")
-        return _message_file_op(d, syncfs)
+        return _message_file_op(d, syncfs if kind == "flush-syncfs" else _node_syncfs(d, syncfs))
     if kind == "store-consume":
         store = FileStore(p["root"], peers=p["procs"])
 
@@ -376,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
                     measure(f"flush kinds {n} procs: file + rename + syncfs", "flush-syncfs", n, store_root)
                     measure(f"flush kinds {n} procs: journal append + fdatasync", "flush-journal-own", n,
                             store_root)
+                    measure(f"flush kinds {n} procs: file + rename + node-wide syncfs", "flush-node-syncfs", n,
+                            store_root)
                 measure(f"floor {n} procs: file + rename + journal fdatasync, no store", "floor-files-journal", n,
                         store_root)
             if "batch" in args.cells:
@@ -419,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         if n <= 8:
             print(f"| flush {n}: journal fdatasync / file+syncfs | "
                   f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
+            print(f"| flush {n}: node-wide syncfs / own syncfs | "
+                  f"{med[f'flush kinds {n} procs: file + rename + node-wide syncfs'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
     if "batch" in args.cells:
         store_batch = med[f"batch of {BATCH}, 8 procs: store send_batch"]
         pg_batch = med[f"batch of {BATCH}, 8 procs: PostgreSQL INSERT of {BATCH} rows"]
