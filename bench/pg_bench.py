@@ -167,16 +167,15 @@ def _node_syncfs(root: Path, syncfs: Callable[[], None]) -> Callable[[], None]:
     state = os.open(root / "flush-state", os.O_RDWR | os.O_CREAT, 0o644)
     leader = os.open(root / "flush-leader", os.O_RDWR | os.O_CREAT, 0o644)
 
-    def read() -> tuple[int, int]:
+    def flushes_started() -> int:
         fcntl.flock(state, fcntl.LOCK_EX)
         try:
-            started, completed = struct.unpack_from("qq", counters)
-            return started, completed
+            return int(struct.unpack_from("q", counters)[0])
         finally:
             fcntl.flock(state, fcntl.LOCK_UN)
 
     def flush() -> None:
-        target = read()[0] + 1  # the first flush to start after this send's rename
+        target = flushes_started() + 1  # the first flush to start after this send's rename
         fcntl.flock(leader, fcntl.LOCK_EX)
         try:
             fcntl.flock(state, fcntl.LOCK_EX)
