@@ -55,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,30 +167,26 @@ def _node_syncfs(root: Path, syncfs: Callable[[], None]) -> Callable[[], None]:
     state = os.open(root / "flush-state", os.O_RDWR | os.O_CREAT, 0o644)
     leader = os.open(root / "flush-leader", os.O_RDWR | os.O_CREAT, 0o644)
 
-    def flushes_started() -> int:
-        fcntl.flock(state, fcntl.LOCK_EX)
+    @contextlib.contextmanager
+    def held(fd: int) -> Iterator[None]:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            return int(struct.unpack_from("q", counters)[0])
+            yield
         finally:
-            fcntl.flock(state, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def flush() -> None:
-        target = flushes_started() + 1  # the first flush to start after this send's rename
-        fcntl.flock(leader, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(state, fcntl.LOCK_EX)
-            started, completed = struct.unpack_from("qq", counters)
-            if completed >= target:  # a leader flushed for this send while it queued
-                fcntl.flock(state, fcntl.LOCK_UN)
-                return
-            struct.pack_into("q", counters, 0, started + 1)
-            fcntl.flock(state, fcntl.LOCK_UN)
+        with held(state):
+            target = struct.unpack_from("q", counters)[0] + 1  # the first flush to start after this send's rename
+        with held(leader):
+            with held(state):
+                started, completed = struct.unpack_from("qq", counters)
+                if completed >= target:  # a leader flushed for this send while it queued
+                    return
+                struct.pack_into("q", counters, 0, started + 1)
             syncfs()
-            fcntl.flock(state, fcntl.LOCK_EX)
-            struct.pack_into("q", counters, 8, started + 1)
-            fcntl.flock(state, fcntl.LOCK_UN)
-        finally:
-            fcntl.flock(leader, fcntl.LOCK_UN)
+            with held(state):
+                struct.pack_into("q", counters, 8, started + 1)
     return flush
 
 
