@@ -156,7 +156,6 @@ class Metrics:
     def __init__(self) -> None:
         #: prometheus-client's multiprocess directory, if any (see the module doc)
         self.directory = multiprocess_dir()
-        self.multiprocess = self.directory is not None
         # In multiprocess mode values live in the shared files; register nothing locally.
         self.registry = CollectorRegistry(auto_describe=True)
         reg = None if self.multiprocess else self.registry
@@ -186,6 +185,10 @@ class Metrics:
         if self.multiprocess:
             os.register_at_fork(after_in_child=self._forget_publisher)
             atexit.register(self._publish_at_exit)
+
+    @property
+    def multiprocess(self) -> bool:
+        return self.directory is not None
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
         pending = self._pending
