@@ -18,10 +18,16 @@ Commands:
 ``ack ROOT NODE QUEUE LOG SEED``
     poll (random limit, claim ttl 30 s) and ack (by receipt or by id) in a loop; log
     ``c <ids>`` after each poll and ``a <ids>`` / ``f <ids>`` after each ack.
+``hold_lock PATH RELEASE``
+    take a POSIX record lock on all of PATH (as a FIFO queue's lock is taken), print ``ready``,
+    and hold it until the file RELEASE exists.
+``try_lock PATH``
+    print ``free`` if a POSIX record lock on all of PATH can be taken at once, else ``held``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import sys
@@ -139,7 +145,24 @@ def ack(root: str, node: str, queue: str, log: str, seed: str) -> None:
             time.sleep(0.002)
 
 
-COMMANDS = {"consume": consume, "send": send, "move": move, "ack": ack}
+def hold_lock(path: str, release: str) -> None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    _ready()
+    while not os.path.exists(release):
+        time.sleep(0.01)
+
+
+def try_lock(path: str) -> None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("free", flush=True)
+    except OSError:
+        print("held", flush=True)
+
+
+COMMANDS = {"consume": consume, "send": send, "move": move, "ack": ack, "hold_lock": hold_lock, "try_lock": try_lock}
 
 if __name__ == "__main__":
     COMMANDS[sys.argv[1]](*sys.argv[2:])

@@ -171,9 +171,7 @@ class Claiming(Reading):
                 continue
             names = sorted(listdir(f"{ready}/{group}"))
             if not names:
-                with contextlib.suppress(OSError):
-                    os.rmdir(f"{ready}/{group}")
-                continue
+                continue  # an idle group: maintenance removes its directories (remove_idle_groups)
             if listdir(q.sub(f"claimed/{group}")):
                 continue  # one in-flight batch per group
             heads.append((names[0], group, names))
@@ -216,7 +214,8 @@ class Claiming(Reading):
             bucket = L.std_bucket(L.id_time_ms(new_id))
         rc, frt = keep_counts or (0, 0)
         try:
-            rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
+            with self._renaming_into_groups(target):
+                rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
         except FileNotFoundError:
             return None
         self.commit.note_paths(target.ready_dir(bucket), os.path.dirname(src))

@@ -46,6 +46,15 @@ EMPTY_POLL_MAINTENANCE = 0.1
 #: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
 WRITE_WINDOW_MS = 2000
 _MARKER_LOCKS_GUARD = threading.Lock()
+#: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
+_FIFO_HELD = threading.local()
+
+
+def _fifo_locks_held() -> set[str]:
+    held: set[str] | None = getattr(_FIFO_HELD, "paths", None)
+    if held is None:
+        held = _FIFO_HELD.paths = set()
+    return held
 
 
 def write_window_start(now_ms: int) -> str:
@@ -261,7 +270,13 @@ class StoreCore:
         """Exclusive access to a FIFO queue's group state across threads, processes and nodes.
 
         POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
-        enforce between nodes; they are per process, so threads take ``fifo_mutex`` first."""
+        enforce between nodes; they are per process, so threads take ``fifo_mutex`` first. A
+        thread that already holds the lock (a step nested in a locked operation) does not take
+        it again: a second descriptor's close would drop the process's lock."""
+        held = _fifo_locks_held()
+        if q.path in held:
+            yield
+            return
         with q.fifo_mutex:
             try:
                 fd = os.open(q.sub("lock"), os.O_RDWR | os.O_CREAT, 0o644)
@@ -269,9 +284,29 @@ class StoreCore:
                 raise storage_error(e, f"locking FIFO queue {q.name!r}") from e
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX)
-                yield
+                held.add(q.path)
+                try:
+                    yield
+                finally:
+                    held.discard(q.path)
             finally:
                 os.close(fd)
+
+    @contextlib.contextmanager
+    def _renaming_into_groups(self, q: QueueHandle) -> Iterator[None]:
+        """Held around a rename into a FIFO group's directory from outside that group (a due
+        delayed message, a transfer from another queue): such a rename must not meet the removal
+        of the group's directories (:func:`spoolq.store.maintenance.remove_idle_groups`), so it
+        takes the queue's lock. Renames within a group (release, claim expiry, renew) need not: the
+        message in the other directory keeps the group from looking idle. A thread that holds
+        another FIFO queue's lock (dead-lettering from a FIFO claim) does not wait for this one:
+        two queues that dead-letter into each other could wait for each other across nodes."""
+        held = _fifo_locks_held()
+        if q.kind is not QueueKind.FIFO or (held and q.path not in held):
+            yield
+            return
+        with self._fifo_lock(q):
+            yield
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:

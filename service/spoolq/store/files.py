@@ -345,7 +345,9 @@ def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
 
     **Invariant (directories may vanish, renames into them never fail for it).** Any process may
     remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
-    maintenance, purge replacing ``ready/``), on this node or another. Whoever renames a file into a
+    maintenance, purge replacing ``ready/``), on this node or another. FIFO group directories are
+    the exception: they are removed only under the queue's lock, when their group holds no message
+    (see ``maintenance.remove_idle_groups`` for why). Whoever renames a file into a
     directory therefore creates each missing level below ``base`` (the queue's directory, which
     only queue deletion removes) one ``mkdir`` at a time and renames again, until the rename
     succeeds. ``base`` itself is never created: a queue deleted meanwhile is not resurrected.

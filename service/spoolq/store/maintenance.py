@@ -40,18 +40,15 @@ if TYPE_CHECKING:
 TMP_MAX_AGE = 3600.0
 #: a queue being created is staged for milliseconds; one this old was left by a crash
 STAGING_MAX_AGE = 60.0
+#: a FIFO group's directories are removed once both are empty and unchanged this long (seconds)
+GROUP_IDLE = 60.0
 
 
 def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     requeued = 0
     for shard in listdir(q.sub("claimed")):
         sdir = q.sub(f"claimed/{shard}")
-        names = listdir(sdir)
-        if not names and q.kind is QueueKind.FIFO:
-            with contextlib.suppress(OSError):
-                os.rmdir(sdir)
-            continue
-        for n in names:
+        for n in listdir(sdir):
             p = L.parse_claimed(n)
             if p is None or p.when > now_ms:
                 continue
@@ -67,22 +64,72 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
 def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     released = 0
     now_s = now_ms // 1000
-    for b in sorted(listdir(q.sub("delayed"))):
-        if not b.isdigit() or int(b) > now_s:
-            break
-        bdir = q.sub(f"delayed/{b}")
-        for n in listdir(bdir):
-            p = L.parse_delayed(n)
-            if p is None or p.when > now_ms:
-                continue
-            try:
-                rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt), base=q.path)
-                released += 1
-            except FileNotFoundError:
-                continue
-        with contextlib.suppress(OSError):
-            os.rmdir(bdir)
+    due = [b for b in sorted(listdir(q.sub("delayed"))) if b.isdigit() and int(b) <= now_s]
+    if not due:
+        return 0
+    with store._renaming_into_groups(q):
+        for b in due:
+            bdir = q.sub(f"delayed/{b}")
+            for n in listdir(bdir):
+                p = L.parse_delayed(n)
+                if p is None or p.when > now_ms:
+                    continue
+                try:
+                    rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt), base=q.path)
+                    released += 1
+                except FileNotFoundError:
+                    continue
+            with contextlib.suppress(OSError):
+                os.rmdir(bdir)
     return released
+
+
+def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
+    """FIFO: remove the directories of every group that holds no message: ``claimed/<g>/`` and
+    ``ready/<g>/`` both empty, and neither changed for :data:`GROUP_IDLE` seconds.
+
+    Not as soon as a directory is empty, as standard buckets are, and never without the queue's
+    lock: on a GlusterFS distributed volume, an rmdir of a directory and a rename into it at the
+    same moment can wait for each other for good (each holds one of the volume's internal entry
+    locks the other needs), and the nodes' requests then hang in the kernel. So a group's
+    directories are removed only under the queue's lock, which every send and claim holds, and
+    only while no message of the group is in either directory. The renames into them that run
+    without the lock (release, claim expiry, renew) move a message of the group from one directory
+    to the other, and listing ``claimed/<g>`` before ``ready/<g>`` finds it in one of them.
+    Renames from outside the group (due delays, transfers) take the lock
+    (``StoreCore._renaming_into_groups``). The idle time keeps a busy group's directories from
+    being removed and made again between each of its messages."""
+    if q.kind is not QueueKind.FIFO:
+        return 0
+    groups = sorted({*listdir(q.sub("ready")), *listdir(q.sub("claimed"))})
+    idle = _idle_groups(q, groups, now)  # a first look without the lock: most passes find none
+    if not idle:
+        return 0
+    removed = 0
+    with store._fifo_lock(q):
+        for g in _idle_groups(q, idle, now):
+            for state in ("claimed", "ready"):
+                with contextlib.suppress(OSError):
+                    os.rmdir(q.sub(f"{state}/{g}"))
+            removed += 1
+    return removed
+
+
+def _idle_groups(q: QueueHandle, groups: list[str], now: float) -> list[str]:
+    idle = []
+    for g in groups:
+        if not L.FIFO_BUCKET_RE.fullmatch(g):
+            continue
+        dirs = (q.sub(f"claimed/{g}"), q.sub(f"ready/{g}"))  # claimed first: see remove_idle_groups
+        if any(listdir(d) for d in dirs):
+            continue
+        changed = 0.0
+        for d in dirs:
+            with contextlib.suppress(FileNotFoundError):
+                changed = max(changed, os.stat(d).st_mtime)
+        if now - changed >= GROUP_IDLE:
+            idle.append(g)
+    return idle
 
 
 def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
@@ -213,6 +260,7 @@ def maintain_all(store: FileStore, now_ms: int, shared_interval: float | None = 
         q.last_maintained = now_ms / 1000
         for key, value in maintain_queue(store, q, now_ms).items():
             totals[key] = totals.get(key, 0) + value
+        totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(store, q, time.time())
     totals["tmp_swept"] = sweep_tmp(store, time.time())
     totals["journals_retired"], totals["journal_restored"] = store.recover_journals()
     totals["trash_swept"] = sweep_trash(store)
