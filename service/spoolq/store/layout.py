@@ -7,7 +7,8 @@ Root layout::
       queues/<qdir>/                  one directory per queue (qdir: see ``queue_dir_name``); its
                                       mtime: the last shared maintenance pass (maintenance.py)
         meta.json                     kind, config, tags; replaced atomically, never edited
-        lock                          FIFO queues only: flock taken for send/poll (group state)
+        lock                          FIFO queues only: the record lock (lockf) over its group state, held
+                                      by sends, claims and maintenance's removal of idle groups
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
         dedup.lock                    dedup queues only: one record-lock byte per marker stripe
         ready/<ksec>/<bucket>/<id>~<rc>~<frt>                visible messages (FIFO: ready/<bucket>/...)

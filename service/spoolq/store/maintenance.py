@@ -1,4 +1,5 @@
-"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, trash and temp sweep.
+"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, trash
+and temp sweep.
 
 Every step is a set of renames or unlinks that is safe to run from any number of
 processes and nodes at once: the loser of a race gets ENOENT and moves on. Each step
