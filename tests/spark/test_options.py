@@ -12,7 +12,7 @@ pytestmark = pytest.mark.spark
 
 
 def test_defaults_and_case_insensitive_names() -> None:
-    o = parse({"QUEUE": "q", "claimttl": "60", "SpoolDir": "/s"}, "stream")
+    o = parse({"QUEUE": "q", "claimttl": "60", "SpoolDir": "/s"}, "stream", environ={})
     assert (o.url, o.queue, o.claim_ttl, o.renew_interval, o.spool_dir) == (DEFAULT_URL, "q", 60, 20.0, "/s")
     assert parse({"queue": "q", "dedup": "TRUE"}, "write").door == "/dedupq/1"
 
@@ -43,3 +43,17 @@ def test_check_common() -> None:
         check_common({"url": "http://h"})
     with pytest.raises(OptionError, match="'claimTtl' must be between"):  # values of any mode's options
         check_common({"queue": "q", "claimttl": "0"})
+
+
+def test_url_and_api_key_default_to_the_environment_as_in_the_cli() -> None:
+    env = {"SPOOLQ_URL": "http://spoolq.internal:9000/", "SPOOLQ_API_KEY": "k1"}
+    o = parse({"queue": "q"}, "write", environ=env)
+    assert (o.url, o.api_key) == ("http://spoolq.internal:9000", "k1")
+    given = parse({"queue": "q", "URL": "http://other:1", "apikey": "k2"}, "write", environ=env)
+    assert (given.url, given.api_key) == ("http://other:1", "k2")  # options win
+
+
+def test_a_bad_spoolq_url_is_named_unless_the_option_overrides_it() -> None:
+    with pytest.raises(OptionError, match="SPOOLQ_URL must be an http"):
+        parse({"queue": "q"}, "read", environ={"SPOOLQ_URL": "127.0.0.1:8480"})
+    assert parse({"queue": "q", "url": "http://h:1"}, "read", environ={"SPOOLQ_URL": "nonsense"}).url == "http://h:1"

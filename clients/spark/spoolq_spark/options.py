@@ -8,9 +8,9 @@ fails while it is planned, before a single request is sent.
 
 | option (any case)      | modes          | default                  | meaning |
 |------------------------|----------------|--------------------------|---------|
-| ``url``                | all            | ``http://127.0.0.1:8480``| the service |
+| ``url``                | all            | ``$SPOOLQ_URL``, else ``http://127.0.0.1:8480`` | the service |
 | ``queue``              | all            | required                 | queue name |
-| ``apiKey``             | all            | none (open mode)         | sent as ``X-BV-API-Key`` |
+| ``apiKey``             | all            | ``$SPOOLQ_API_KEY``, else none | sent as ``X-BV-API-Key`` |
 | ``dedup``              | all            | ``false``                | ``true``: the ``/dedupq/1`` door |
 | ``timeout``            | all            | ``30``                   | seconds per HTTP request |
 | ``retryTimeout``       | all            | ``60``                   | seconds to keep retrying 429/5xx/connection errors |
@@ -26,6 +26,7 @@ fails while it is planned, before a single request is sent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -131,9 +132,31 @@ _SPEC: dict[str, tuple[str, Callable[[str, str], Any], tuple[str, ...], str]] = 
 }
 
 
-def parse(options: Mapping[str, str], mode: str) -> Options:
-    """Check ``options`` for ``mode`` and return them typed; :class:`OptionError` names the culprit."""
+def environment_defaults(environ: Mapping[str, str] | None = None, given: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``url`` from ``SPOOLQ_URL`` and ``api_key`` from ``SPOOLQ_API_KEY``, as the ``spoolq`` CLI
+    reads them; an option given to the reader or writer wins. The variables are read where Spark
+    plans the query: in the Python workers on the driver host, which inherit the environment the
+    driver had when its SparkSession started."""
+    env = os.environ if environ is None else environ
     values: dict[str, Any] = {"url": DEFAULT_URL}
+    raw_url = env.get("SPOOLQ_URL", "").strip()
+    if raw_url and "url" not in given:
+        try:
+            values["url"] = _url("url", raw_url)
+        except OptionError:
+            raise OptionError(f"spoolq: SPOOLQ_URL must be an http(s) URL, got {raw_url!r} "
+                              "(or give the 'url' option)") from None
+    key = env.get("SPOOLQ_API_KEY", "")
+    if key and "apikey" not in given:
+        values["api_key"] = key
+    return values
+
+
+def parse(options: Mapping[str, str], mode: str, environ: Mapping[str, str] | None = None) -> Options:
+    """Check ``options`` for ``mode`` and return them typed; :class:`OptionError` names the culprit.
+
+    ``url`` and ``apiKey`` default to ``SPOOLQ_URL`` / ``SPOOLQ_API_KEY`` (:func:`environment_defaults`)."""
+    values = environment_defaults(environ, frozenset(k.lower() for k in options))
     for key, raw in options.items():
         spec = _SPEC.get(key.lower())
         if spec is None:

@@ -20,6 +20,7 @@ Output: Parquet (one row per queue and hour, sorted) and the HTML report of
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spoolq_spark.archive import read_archive
+from spoolq_spark.pipelines.figures import COUNTS, FIGURES
+from spoolq_spark.pipelines.report import render_report
 
-FIGURES = ("acked", "receive_p50", "receive_p95", "receive_p99", "ack_p50", "ack_p95", "ack_p99",
-           "redelivered", "redeliveries", "dead_lettered")
+__all__ = ["FIGURES", "audit_frame", "run_audit"]
 _PCTS = "array(0.5D, 0.95D, 0.99D)"
 
 
@@ -58,7 +60,7 @@ def audit_frame(archive: DataFrame, dead_letter: Mapping[str, str] | None = None
         main = main.join(dl, ["queue", "hour"], "full_outer")
     else:
         main = main.withColumn("dead_lettered", F.lit(0).cast("long"))
-    counts: dict[str, bool | float | int | str] = {c: 0 for c in ("acked", "redelivered", "redeliveries", "dead_lettered")}
+    counts: dict[str, bool | float | int | str] = {c: 0 for c in COUNTS}
     return (main.fillna(counts)
             .select("queue", "hour", *[F.col(c).cast("long") if c in counts else F.col(c) for c in FIGURES])
             .orderBy("queue", "hour"))
@@ -67,16 +69,12 @@ def audit_frame(archive: DataFrame, dead_letter: Mapping[str, str] | None = None
 def run_audit(spark: SparkSession, archive_root: str, out_dir: str, *, queues: list[str] | None = None,
               dead_letter: Mapping[str, str] | None = None, title: str = "spoolq audit") -> dict[str, Any]:
     """Compute, write ``<out>/audit.parquet`` and ``<out>/report.html``; returns a summary."""
-    from spoolq_spark.pipelines.report import render_report
-
     spark.conf.set("spark.sql.session.timeZone", "UTC")  # hours are UTC hours
     result = audit_frame(read_archive(spark, archive_root, queues), dead_letter).cache()
     result.coalesce(1).write.mode("overwrite").parquet(f"{out_dir.rstrip('/')}/audit.parquet")
     shown = result.withColumn("hour", F.date_format("hour", "yyyy-MM-dd HH:00"))  # in the session time zone
     rows = [r.asDict() for r in shown.collect()]
     html = render_report(rows, title=title, source=archive_root)
-    import os
-
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as f:
         f.write(html)

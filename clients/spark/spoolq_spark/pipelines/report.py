@@ -13,7 +13,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from spoolq_spark.pipelines.audit import FIGURES
+from spoolq_spark.pipelines.figures import FIGURES
 
 W, H, PAD = 720, 220, 40
 COLOURS = {"ack_p50": "#2b8a3e", "ack_p95": "#e8590c", "ack_p99": "#c92a2a"}
