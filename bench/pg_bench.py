@@ -9,23 +9,23 @@ script starts a throwaway cluster (initdb + pg_ctl from /usr/lib/postgresql/15/b
 on the same disk as the store's data dir, on a free port and a private socket dir, as the
 ``postgres`` user when run as root, and stops and removes it at the end.
 
+    python bench/pg_bench.py --compare OLD/service   # also the store of another checkout (before/after)
+
 Cells, each a set of client *processes* (fork) working for ``--seconds``, 1 KiB bodies, Python
 clients on both sides:
 
 * ``enqueue``: durable single sends. store: ``FileStore.send`` with each ``--flush``
-  (``journal``, ``syncfs``, the default, and ``fsync``); PostgreSQL: ``INSERT`` with
-  ``synchronous_commit=on``, autocommit.
+  (``syncfs``, the default, ``journal`` and ``fsync``); PostgreSQL: ``INSERT`` with
+  ``synchronous_commit=on``, autocommit. Next to them the file-floor cells of
+  ``file_floor.py`` (the same processes doing only the file-system work of a message, no store
+  code): the way the store makes its files (``tmpfile``: made in place) and the way it made them
+  before (``tmp``: through the shared ``tmp/``), each with the three flushes; and, with
+  ``--compare DIR``, the store of another checkout in the same processes (its ``syncfs`` cell).
 * ``batch``: durable sends of ``BATCH`` messages at a time, 8 processes. store:
-  ``FileStore.send_batch`` (its files written, then one flush for all of them); PostgreSQL: one
-  ``INSERT ... VALUES (...), (...), ...`` of ``BATCH`` rows per commit. What SendMessageBatch,
-  EmoDB ``sendBatch`` and Disque's pipelined ADDJOBs give a client that can batch.
-* ``flush kinds`` (what decided the flush design): a file create + rename + ``syncfs`` per send,
-  against an append of a 1 KiB record to the process's own journal + ``fdatasync``, and against
-  the file + rename with a node-wide group commit (one ``syncfs`` at a time for all the
-  processes, each send waiting for one that started after its rename: :func:`_node_syncfs`).
-* ``floor``: what every message costs the file-per-message design before any store logic: a
-  temp file written and renamed into a directory, plus a 1 KiB append to the process's own
-  journal and its ``fdatasync`` (``--flush journal`` minus everything the store does around it).
+  ``FileStore.send_batch``; PostgreSQL: one ``INSERT ... VALUES (...), (...), ...`` of ``BATCH``
+  rows per commit; the floor of ``BATCH`` files per flush. And *coalesced*: 8 processes of
+  ``--threads`` threads each calling ``FileStore.send`` one message at a time, as a server's
+  request threads do: concurrent sends of a process share one flush.
 * ``poll+ack``: 8 consumers, batch 10, on a pre-filled queue. store: ``poll(limit=10)`` +
   ``ack``; PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
   RETURNING`` (the claim, with a visibility deadline) + ``DELETE ... WHERE id = ANY(...)``.
@@ -35,16 +35,17 @@ clients on both sides:
 
 Each cell also counts the write requests its disk completed (``/proc/diskstats``) per message
 handled: on a disk that is short of IOPS this, not CPU, sets the rate, and it moves far less
-with the machine's load than the rates do. Every cell starts after an ``os.sync()``, so none pays for the writeback of the one before.
-Ratios (store / PostgreSQL) are what to read: the cells of one run follow each other closely, so
-a noisy neighbour hits both alike. Load (``uptime``) is printed with the figures.
+with the machine's load than the rates do. Every cell gets a fresh data directory and starts
+after an ``os.sync()``, so none pays for the writeback of the one before. The cells of a run
+follow each other closely and runs alternate, so a noisy neighbour hits all of them alike; the
+ratios printed at the end are of the medians. Load (``uptime``) is printed with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
+import json
 import multiprocessing as mp
 import os
 import pwd
@@ -54,13 +55,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import file_floor
+
 from spoolq.store import FileStore, OutgoingMessage
-from spoolq.store.files import TempWriter, rename_into
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -133,63 +136,6 @@ class Postgres:
 # ============================================================== workers
 
 
-def _own_journal(root: Path) -> int:
-    """This process's append-only journal file under ``root``."""
-    return os.open(root / f"journal-{os.getpid()}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-
-def _message_file_op(root: Path, flush: Callable[[], None]) -> Callable[[], int]:
-    """One message the way the design stores it, with no store logic: a temp file of ``BODY``
-    renamed into ``root/ready``; then ``flush``."""
-    tmp = TempWriter(root / "tmp", "bench")
-    numbers = itertools.count(1)
-
-    def op() -> int:
-        rename_into(tmp.write(BODY), f"{root}/ready", f"{os.getpid()}-{next(numbers)}", base=str(root))
-        flush()
-        return 1
-    return op
-
-
-def _node_syncfs(root: Path, syncfs: Callable[[], None]) -> Callable[[], None]:
-    """A flush shared by every process of the node: ``root/flush-seq`` holds two counters (flushes
-    started, flushes completed) guarded by an ``flock`` of ``root/flush-state``; the process that
-    flushes holds an ``flock`` of ``root/flush-leader`` while its ``syncfs`` runs, so the others
-    queue behind it and the next leader's ``syncfs`` covers all of them."""
-    import fcntl
-    import mmap
-    import struct
-
-    seq = root / "flush-seq"
-    with contextlib.suppress(FileExistsError), open(seq, "xb") as f:
-        f.write(bytes(16))
-    counters = mmap.mmap(os.open(seq, os.O_RDWR), 16)
-    state = os.open(root / "flush-state", os.O_RDWR | os.O_CREAT, 0o644)
-    leader = os.open(root / "flush-leader", os.O_RDWR | os.O_CREAT, 0o644)
-
-    @contextlib.contextmanager
-    def held(fd: int) -> Iterator[None]:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def flush() -> None:
-        with held(state):
-            target = struct.unpack_from("q", counters)[0] + 1  # the first flush to start after this send's rename
-        with held(leader):
-            with held(state):
-                started, completed = struct.unpack_from("qq", counters)
-                if completed >= target:  # a leader flushed for this send while it queued
-                    return
-                struct.pack_into("q", counters, 0, started + 1)
-            syncfs()
-            with held(state):
-                struct.pack_into("q", counters, 8, started + 1)
-    return flush
-
-
 def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
     if kind.startswith("store-flush-"):
         store = FileStore(p["root"], flush=kind.rsplit("-", 1)[1])
@@ -210,27 +156,8 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
         conn = psycopg.connect(p["pg"], autocommit=True)
         rows_sql = "INSERT INTO q (body) VALUES " + ", ".join(["(%s)"] * BATCH)
         return lambda: (conn.execute(rows_sql, (BODY,) * BATCH), BATCH)[1]
-    if kind == "flush-journal-own":  # one journal per process, each fdatasync'd by its own process
-        jfd = _own_journal(Path(p["root"]))
-        return lambda: (os.write(jfd, BODY), os.fdatasync(jfd), 1)[2]
-    if kind == "floor-files-journal":  # the design's floor: a message file + rename + journal fdatasync
-        d = Path(p["root"])
-        jfd = _own_journal(d)
-
-        def append_and_sync() -> None:
-            os.write(jfd, BODY)
-            os.fdatasync(jfd)
-        return _message_file_op(d, append_and_sync)
-    if kind in ("flush-syncfs", "flush-node-syncfs"):  # write a file, rename it, syncfs (own, or node-wide)
-        from spoolq.store.files import _SYNCFS
-
-        d = Path(p["root"])
-        rfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-
-        def syncfs() -> None:
-            if _SYNCFS(rfd) != 0:
-                raise OSError("syncfs failed")
-        return _message_file_op(d, syncfs if kind == "flush-syncfs" else _node_syncfs(d, syncfs))
+    if kind.startswith("file-"):  # file_floor.py's cell: the file-system work alone
+        return file_floor.message_op(kind.removeprefix("file-"), Path(p["root"]))
     if kind == "store-consume":
         store = FileStore(p["root"], peers=p["procs"])
 
@@ -297,14 +224,26 @@ def _worker(kind: str, p: dict[str, Any], seconds: float, barrier: Any, out: Any
         op = _op(kind, p)
         barrier.wait(120)
         t0 = time.monotonic()
-        n = 0
-        last = t0  # when the last call that handled a message returned: a drained queue stops the clock
-        while time.monotonic() - t0 < seconds:
-            got = op()
-            if got:
-                n += got
-                last = time.monotonic()
-        out.put((n, t0, last, None))
+        counts: list[int] = []
+        lasts: list[float] = []
+
+        def loop() -> None:
+            n = 0
+            last = t0  # when the last call that handled a message returned: a drained queue stops the clock
+            while time.monotonic() - t0 < seconds:
+                got = op()
+                if got:
+                    n += got
+                    last = time.monotonic()
+            counts.append(n)
+            lasts.append(last)
+
+        threads = [threading.Thread(target=loop) for _ in range(p.get("threads", 1))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        out.put((sum(counts), t0, max(lasts), None))
     except BaseException as e:
         with contextlib.suppress(Exception):
             barrier.abort()
@@ -348,44 +287,60 @@ def load() -> str:
     return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
+def _compare_cell(service: str, kind: str, p: dict[str, Any], procs: int, seconds: float) -> float:
+    """The same cell run by a child process whose ``spoolq`` is the one under ``service``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([service, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--one-cell", json.dumps([kind, p, procs, seconds])],
+                         env=env, check=True, stdout=subprocess.PIPE).stdout
+    return float(out.decode().strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=4.0)
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--procs", default="8,64", help="client process counts for enqueue")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--procs", default="8", help="client process counts for enqueue (comma-separated)")
     ap.add_argument("--consumers", type=int, default=8)
-    ap.add_argument("--fill", type=int, default=30_000, help="messages pre-filled for poll+ack")
+    ap.add_argument("--threads", type=int, default=8, help="threads per process in the coalesced cell")
+    ap.add_argument("--fill", type=int, default=60_000, help="messages pre-filled for poll+ack")
     ap.add_argument("--dir", default=None, help="parent of the store's data dir (default: beside the checkout)")
     ap.add_argument("--cells", default="enqueue,batch,consume",
-                    help="which groups to run: enqueue (with the flush kinds and floors), batch, consume")
+                    help="which groups to run: enqueue (with the floor cells), batch, consume")
+    ap.add_argument("--compare", default=None,
+                    help="another checkout's service/ dir: its store's syncfs cells run next to this one's")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--one-cell", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one_cell:
+        kind, p, procs, seconds = json.loads(args.one_cell)
+        print(cell(kind, p, procs, seconds))
+        return 0
     if args.quick:
         args.seconds, args.runs, args.procs, args.fill = 2.0, 1, "8", 10_000
     parent = Path(args.dir or CHECKOUT.parent)
     work = Path(tempfile.mkdtemp(prefix="spoolq-pgbench-store-", dir=parent))
     pg = Postgres(parent)
     rows: dict[str, list[float]] = {}
+    writes: dict[str, list[float]] = {}
     loads: list[str] = []
 
-    writes: dict[str, list[float]] = {}
-
-    def measure(name: str, kind: str, procs: int, fresh: Callable[[], dict[str, Any]]) -> None:
+    def measure(name: str, kind: str, procs: int, fresh: Callable[[], dict[str, Any]],
+                service: str | None = None) -> None:
         p = fresh()
         w0, t0 = disk_writes(work), time.monotonic()
-        rate = cell(kind, p, procs, args.seconds)
+        rate = _compare_cell(service, kind, p, procs, args.seconds) if service else cell(kind, p, procs, args.seconds)
         w1, span = disk_writes(work), time.monotonic() - t0
         rows.setdefault(name, []).append(rate)
         per_msg = ""
         if w0 is not None and w1 is not None and rate > 0:
             # over the whole cell (start-up included): disk write requests per message handled
             writes.setdefault(name, []).append((w1 - w0) / (rate * args.seconds))
-            per_msg = f", {(w1 - w0) / span:,.0f} disk writes/s"
-        log(f"{name}: {rate:,.0f}/s{per_msg} ({load()})")
+            per_msg = f", {(w1 - w0) / (rate * args.seconds):.2f} disk writes/msg"
+        log(f"{name}: {rate:,.0f}/s{per_msg} ({load()}; {span:.1f} s)")
 
     cells = iter(range(1_000_000))
 
-    def store_root(fill: int = 0) -> dict[str, Any]:
+    def store_root(fill: int = 0, threads: int = 1) -> dict[str, Any]:
         # a fresh root per cell, all removed at the end: no cell's figure includes deleting the
         # tens of thousands of files the cell before it wrote (the disk is mounted with discard)
         root = work / f"root-{next(cells)}"
@@ -394,9 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(0, fill, 1000):
             s.send_batch("q", [OutgoingMessage(body=BODY)] * min(1000, fill - i))
         s.close()
-        (root / "ready").mkdir(exist_ok=True)
         os.sync()  # no cell pays for the writeback of the one before
-        return {"root": str(root), "procs": args.consumers}
+        return {"root": str(root), "procs": args.consumers, "threads": threads}
 
     def pg_fresh(fill: int = 0) -> dict[str, Any]:
         pg.reset()
@@ -405,43 +359,46 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()
         return {"pg": pg.conninfo}
 
+    flushes = ("syncfs", "journal", "fsync")
     try:
         for run in range(args.runs):
             loads.append(load())
             for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
-                measure(f"enqueue {n} procs: store (--flush journal)", "store-flush-journal", n, store_root)
-                measure(f"enqueue {n} procs: PostgreSQL INSERT", "pg-insert", n, pg_fresh)
-                measure(f"enqueue {n} procs: store (--flush syncfs)", "store-flush-syncfs", n, store_root)
-                measure(f"enqueue {n} procs: store (--flush fsync)", "store-flush-fsync", n, store_root)
-                if n <= 8:
-                    measure(f"flush kinds {n} procs: file + rename + syncfs", "flush-syncfs", n, store_root)
-                    measure(f"flush kinds {n} procs: journal append + fdatasync", "flush-journal-own", n,
-                            store_root)
-                    measure(f"flush kinds {n} procs: file + rename + node-wide syncfs", "flush-node-syncfs", n,
-                            store_root)
-                measure(f"floor {n} procs: file + rename + journal fdatasync, no store", "floor-files-journal", n,
-                        store_root)
+                measure(f"enqueue {n}: PostgreSQL INSERT", "pg-insert", n, pg_fresh)
+                for f in flushes:
+                    measure(f"enqueue {n}: store --flush {f}", f"store-flush-{f}", n, store_root)
+                    measure(f"enqueue {n}: floor tmpfile-{f} (made in place)", f"file-tmpfile-{f}", n, store_root)
+                    measure(f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root)
+                if args.compare:
+                    measure(f"enqueue {n}: compared store --flush syncfs", "store-flush-syncfs", n, store_root,
+                            service=args.compare)
             if "batch" in args.cells:
-                measure(f"batch of {BATCH}, 8 procs: store send_batch", "store-batch", 8, store_root)
-                measure(f"batch of {BATCH}, 8 procs: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8,
-                        pg_fresh)
+                measure(f"batch of {BATCH}, 8: store send_batch", "store-batch", 8, store_root)
+                measure(f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8, pg_fresh)
+                measure(f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}", f"file-tmpfile-syncfs-b{BATCH}", 8,
+                        store_root)
+                measure(f"coalesced, 8 x {args.threads} threads: store send", "store-flush-syncfs", 8,
+                        lambda: store_root(threads=args.threads))
+                if args.compare:
+                    measure(f"coalesced, 8 x {args.threads} threads: compared store send", "store-flush-syncfs",
+                            8, lambda: store_root(threads=args.threads), service=args.compare)
             c = args.consumers
-            if "consume" not in args.cells:
-                log(f"run {run + 1}/{args.runs} done")
-                continue
-            measure(f"poll+ack batch {BATCH}, {c} consumers: store", "store-consume", c,
-                    lambda: store_root(args.fill))
-            measure(f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED", "pg-consume", c,
-                    lambda: pg_fresh(args.fill))
-            measure(f"floor {c} consumers: rename, read, rename, unlink, no store", "floor-consume", c,
-                    lambda: store_root(args.fill))
+            if "consume" in args.cells:
+                measure(f"poll+ack batch {BATCH}, {c}: store", "store-consume", c, lambda: store_root(args.fill))
+                measure(f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED", "pg-consume", c,
+                        lambda: pg_fresh(args.fill))
+                measure(f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", "floor-consume", c,
+                        lambda: store_root(args.fill))
+                if args.compare:
+                    measure(f"poll+ack batch {BATCH}, {c}: compared store", "store-consume", c,
+                            lambda: store_root(args.fill), service=args.compare)
             log(f"run {run + 1}/{args.runs} done")
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     med = {k: statistics.median(v) for k, v in rows.items()}
-    print(f"\n## pg_bench: {args.runs} run(s) x {args.seconds:.0f} s cells, median msgs/s; "
+    print(f"\n## pg_bench: {args.runs} run(s) x {args.seconds:g} s alternating cells, median msgs/s; "
           f"{os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("load at the start of each run: " + "; ".join(loads))
     print("\n| cell | msgs/s | runs | disk writes per message |\n|---|---|---|---|")
@@ -449,34 +406,41 @@ def main(argv: list[str] | None = None) -> int:
         per_msg = f"{statistics.median(writes[k]):.2f}" if k in writes else "?"
         print(f"| {k} | {v:,.0f} | {' / '.join(f'{x:,.0f}' for x in rows[k])} | {per_msg} |")
     print("\n| ratio | value |\n|---|---|")
+
+    def ratio(label: str, a: str, b: str) -> None:
+        if a in med and b in med and med[b]:
+            print(f"| {label} | {med[a] / med[b]:.2f} |")
+
     for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
-        pgr = med[f"enqueue {n} procs: PostgreSQL INSERT"]
-        for mode in ("journal", "syncfs", "fsync"):
-            print(f"| enqueue {n}: store --flush {mode} / PostgreSQL | "
-                  f"{med[f'enqueue {n} procs: store (--flush {mode})'] / pgr:.2f} |")
-        if n <= 8:
-            print(f"| floor {n}: file + rename + syncfs, no store / PostgreSQL | "
-                  f"{med[f'flush kinds {n} procs: file + rename + syncfs'] / pgr:.2f} |")
-        print(f"| floor {n}: file + rename + journal fdatasync, no store / PostgreSQL | "
-              f"{med[f'floor {n} procs: file + rename + journal fdatasync, no store'] / pgr:.2f} |")
-        if n <= 8:
-            print(f"| flush {n}: journal fdatasync / file+syncfs | "
-                  f"{med[f'flush kinds {n} procs: journal append + fdatasync'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
-            print(f"| flush {n}: node-wide syncfs / own syncfs | "
-                  f"{med[f'flush kinds {n} procs: file + rename + node-wide syncfs'] / med[f'flush kinds {n} procs: file + rename + syncfs']:.2f} |")
+        pgi = f"enqueue {n}: PostgreSQL INSERT"
+        for f in flushes:
+            store = f"enqueue {n}: store --flush {f}"
+            ratio(f"enqueue {n}: store --flush {f} / PostgreSQL INSERT", store, pgi)
+            ratio(f"enqueue {n}: store --flush {f} / its floor (tmpfile-{f})", store,
+                  f"enqueue {n}: floor tmpfile-{f} (made in place)")
+            ratio(f"enqueue {n}: floor tmpfile-{f} / floor tmp-{f}", f"enqueue {n}: floor tmpfile-{f} (made in place)",
+                  f"enqueue {n}: floor tmp-{f} (shared tmp/)")
+        ratio(f"enqueue {n}: store --flush syncfs / compared store", f"enqueue {n}: store --flush syncfs",
+              f"enqueue {n}: compared store --flush syncfs")
+        ratio(f"enqueue {n}: compared store / PostgreSQL INSERT", f"enqueue {n}: compared store --flush syncfs", pgi)
     if "batch" in args.cells:
-        store_batch = med[f"batch of {BATCH}, 8 procs: store send_batch"]
-        pg_batch = med[f"batch of {BATCH}, 8 procs: PostgreSQL INSERT of {BATCH} rows"]
-        print(f"| batch of {BATCH}: store send_batch / PostgreSQL INSERT of {BATCH} rows | {store_batch / pg_batch:.2f} |")
-        pg_single = med.get("enqueue 8 procs: PostgreSQL INSERT")
-        if pg_single:
-            print(f"| batch of {BATCH}: store send_batch / PostgreSQL single-row INSERT | {store_batch / pg_single:.2f} |")
+        pgi = "enqueue 8: PostgreSQL INSERT"
+        sb = f"batch of {BATCH}, 8: store send_batch"
+        co = f"coalesced, 8 x {args.threads} threads: store send"
+        ratio(f"batch of {BATCH}: store send_batch / PostgreSQL single-row INSERT", sb, pgi)
+        ratio(f"batch of {BATCH}: store send_batch / PostgreSQL INSERT of {BATCH} rows", sb,
+              f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows")
+        ratio(f"batch of {BATCH}: store send_batch / its floor", sb, f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}")
+        ratio("coalesced: store send / PostgreSQL single-row INSERT", co, pgi)
+        ratio("coalesced: store send / compared store", co, f"coalesced, 8 x {args.threads} threads: compared store send")
     if "consume" in args.cells:
         c = args.consumers
-        pgc = med[f"poll+ack batch {BATCH}, {c} consumers: PostgreSQL SKIP LOCKED"]
-        print(f"| floor poll+ack: rename, read, rename, unlink, no store / PostgreSQL | "
-              f"{med[f'floor {c} consumers: rename, read, rename, unlink, no store'] / pgc:.2f} |")
-        print(f"| poll+ack: store / PostgreSQL | {med[f'poll+ack batch {BATCH}, {c} consumers: store'] / pgc:.2f} |")
+        pgc = f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED"
+        ratio("poll+ack: store / PostgreSQL SKIP LOCKED + DELETE", f"poll+ack batch {BATCH}, {c}: store", pgc)
+        ratio("poll+ack: floor / PostgreSQL SKIP LOCKED + DELETE",
+              f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", pgc)
+        ratio("poll+ack: store / compared store", f"poll+ack batch {BATCH}, {c}: store",
+              f"poll+ack batch {BATCH}, {c}: compared store")
     return 0
 
 

@@ -1,19 +1,31 @@
-"""boto3 against spoolq, moto_server and a canned-reply server, side by side in one run.
+"""boto3 against spoolq, LocalStack's SQS, moto_server and a canned-reply server, side by side.
 
 Usage::
 
-    python bench/sqs_bench.py [--seconds 3] [--runs 3] [--clients 1] [--workers 2]
+    python bench/sqs_bench.py [--seconds 3] [--runs 3] [--clients 8] [--workers 2]
+    python bench/sqs_bench.py --spoolq-fsync always,never   # spoolq with and without its flush
 
-Workloads (the same boto3 client code for every target):
+Workloads (the same boto3 client code for every target, ``--clients`` threads, one client each):
 
-* ``send``: ``send_message`` of a 1 KiB body, calls/s;
+* ``send``: ``send_message`` of a 1 KiB body, messages/s;
+* ``send-batch``: ``send_message_batch`` of 10 such messages, messages/s;
 * ``recv+del``: ``receive_message(MaxNumberOfMessages=10)`` + ``delete_message_batch`` of what
-  came back, messages/s (the queue is pre-filled with ``send_message_batch`` first).
+  came back, messages/s, on a fresh queue pre-filled with ``send_message_batch`` first.
 
-Targets, all on 127.0.0.1: spoolq (``spoolq serve``, FileStore, fsync always), ``moto_server``
-(in memory), and a trivial HTTP/1.1 server returning canned replies in a separate process --
-the ceiling boto3 itself allows. Each figure is the median of ``--runs`` timed runs; ratios are
-printed against the ceiling and against moto. Not a test: nothing here asserts.
+Targets, all on 127.0.0.1, all started before the first cell and kept up to the end:
+
+* spoolq: ``spoolq serve`` (``--workers`` gunicorn workers) once per ``--spoolq-fsync`` mode,
+  on a data dir beside the checkout (the disk the service would use);
+* LocalStack's SQS run on the host by ``bench/localstack-sqs`` (which installs it into a venv
+  outside the checkout on first use; Python 3.12 or newer needed), in memory;
+* ``moto_server`` (in memory);
+* ``ceiling``: a trivial HTTP/1.1 server returning canned replies, in its own process: the most
+  boto3 itself gets through.
+
+Cells alternate: each run measures every workload on every target before the next run starts,
+so a change in the machine's load hits all of them alike. Each figure is the median of ``--runs``;
+the ratios of spoolq to LocalStack and to moto are printed per workload. ``--skip`` leaves a
+target out. Not a test: nothing here asserts.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -39,6 +51,7 @@ import boto3
 import requests
 from botocore.config import Config
 
+CHECKOUT = Path(__file__).resolve().parent.parent
 BODY = "x" * 1024
 BODY_MD5 = "c9a34cfc85d982698c6ac89f76071abd"
 
@@ -99,11 +112,12 @@ def serve_canned(port: int) -> None:
 
 
 @contextmanager
-def _process(cmd: list[str], health: str, log: Path) -> Iterator[None]:
+def _process(cmd: list[str], health: str, log: Path, env: dict[str, str] | None = None,
+             timeout: float = 30.0) -> Iterator[None]:
     with open(log, "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=out, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=out, start_new_session=True, env=env)
     try:
-        _wait(health)
+        _wait(health, timeout)
         yield
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -155,13 +169,21 @@ def _prefill(url: str, queue_url: str, count: int) -> None:
         t.join()
 
 
-def measure(name: str, url: str, args: argparse.Namespace, prefill: int) -> dict[str, float]:
+WORKLOADS = ("send", "send-batch", "recv+del")
+
+
+def measure(name: str, workload: str, url: str, args: argparse.Namespace, prefill: int) -> float:
+    """One cell: ``workload`` against the target at ``url`` on a fresh queue, messages/s."""
     sqs = _client(url)
     queue_url = sqs.create_queue(QueueName=f"bench-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    entries = [{"Id": str(i), "MessageBody": BODY} for i in range(10)]
 
     def send(c: Any) -> int:
         c.send_message(QueueUrl=queue_url, MessageBody=BODY)
         return 1
+
+    def send_batch(c: Any) -> int:
+        return len(c.send_message_batch(QueueUrl=queue_url, Entries=entries).get("Successful", []))
 
     def recv_delete(c: Any) -> int:
         got = c.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
@@ -170,63 +192,98 @@ def measure(name: str, url: str, args: argparse.Namespace, prefill: int) -> dict
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
         return len(got)
 
-    sends = [_timed(args.clients, args.seconds, send, url) for _ in range(args.runs)]
-    send_rate = statistics.median(sends)
-    recvs = []
-    for _ in range(args.runs):
-        # a fresh queue per run, holding only the pre-filled messages
-        queue_url = sqs.create_queue(QueueName=f"bench-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-        if prefill:
-            _prefill(url, queue_url, prefill)
-        rate = _timed(args.clients, args.seconds, recv_delete, url)
-        if prefill and rate * args.seconds >= prefill * 0.95:
-            print(f"  {name}: the queue ran dry ({prefill} pre-filled); recv+del is understated", flush=True)
-        recvs.append(rate)
-    result = {"send": send_rate, "recv+del": statistics.median(recvs)}
-    print(f"  {name:8s} send {result['send']:8.0f}/s   recv+del {result['recv+del']:8.0f} msgs/s   "
-          f"(runs: {[round(x) for x in sends]} / {[round(x) for x in recvs]})", flush=True)
-    return result
+    if workload == "recv+del" and prefill:
+        _prefill(url, queue_url, prefill)
+    work = {"send": send, "send-batch": send_batch, "recv+del": recv_delete}[workload]
+    rate = _timed(args.clients, args.seconds, work, url)
+    note = ""
+    if workload == "recv+del" and prefill and rate * args.seconds >= prefill * 0.95:
+        note = f" (the queue ran dry: {prefill} pre-filled; understated)"
+    print(f"  {name:16s} {workload:10s} {rate:8,.0f} msgs/s  ({load()}){note}", flush=True)
+    return rate
+
+
+def load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--clients", type=int, default=1)
+    parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="spoolq gunicorn workers")
-    parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each spoolq recv run")
+    parser.add_argument("--spoolq-fsync", default="always", help="comma-separated spoolq --fsync modes to serve")
+    parser.add_argument("--service", default=str(CHECKOUT / "service"),
+                        help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
+    parser.add_argument("--skip", default="", help="comma-separated targets to leave out: localstack, moto, ceiling")
+    parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
+    parser.add_argument("--small-prefill", type=int, default=2_000,
+                        help="the same for moto and LocalStack, whose receive scans their whole queue")
+    parser.add_argument("--dir", default=None, help="parent of spoolq's data dirs (default: beside the checkout)")
     parser.add_argument("--canned-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.canned_server:
         serve_canned(args.canned_server)
         return
+    skip = set(filter(None, args.skip.split(",")))
     bin_dir = Path(sys.executable).parent
-    results: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory(prefix="sqs-bench-") as tmp:
+    targets: dict[str, tuple[str, int]] = {}  # name -> (url, prefill)
+    rates: dict[tuple[str, str], list[float]] = {}
+    loads: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="sqs-bench-", dir=args.dir or CHECKOUT.parent) as tmp, \
+            ExitStack() as servers:
         tmpdir = Path(tmp)
-        print(f"boto3 {boto3.__version__}, {args.clients} client thread(s), {args.runs} x {args.seconds}s runs",
-              flush=True)
-        port = _free_port()
-        with _process([sys.executable, __file__, "--canned-server", str(port)], f"http://127.0.0.1:{port}/",
-                      tmpdir / "canned.log"):
-            results["ceiling"] = measure("ceiling", f"http://127.0.0.1:{port}", args, prefill=0)
-        port = _free_port()
-        root = tmpdir / "root"
-        root.mkdir()
-        with _process([sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
-                       "--root", str(root), "--port", str(port), "--workers", str(args.workers),
-                       "--fsync", "always"], f"http://127.0.0.1:{port}/healthz", tmpdir / "spoolq.log"):
-            results["spoolq"] = measure("spoolq", f"http://127.0.0.1:{port}", args, prefill=args.prefill)
-        port = _free_port()
-        with _process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                      f"http://127.0.0.1:{port}/moto-api/", tmpdir / "moto.log"):
-            # moto's receive scans its whole queue, so it gets a small queue (fair to it)
-            results["moto"] = measure("moto", f"http://127.0.0.1:{port}", args, prefill=400)
-    print()
-    for metric in ("send", "recv+del"):
-        s, m, c = results["spoolq"][metric], results["moto"][metric], results["ceiling"][metric]
-        print(f"{metric:9s} spoolq/ceiling {s / c:5.2f}   spoolq/moto {s / m:6.1f}x   "
-              f"(spoolq {s:.0f}, moto {m:.0f}, ceiling {c:.0f})")
+        print(f"boto3 {boto3.__version__}, {args.clients} client thread(s), {args.runs} x {args.seconds:g} s "
+              f"alternating cells; {load()}", flush=True)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.service, os.environ.get("PYTHONPATH", "")])}
+        for mode in args.spoolq_fsync.split(","):
+            port = _free_port()
+            root = tmpdir / f"root-{mode}"
+            root.mkdir()
+            servers.enter_context(_process(
+                [sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
+                 "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode],
+                f"http://127.0.0.1:{port}/healthz", tmpdir / f"spoolq-{mode}.log", env=env))
+            targets[f"spoolq fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill)
+        if "localstack" not in skip:
+            port = _free_port()
+            servers.enter_context(_process(
+                [str(CHECKOUT / "bench" / "localstack-sqs"), "serve", str(port), str(tmpdir / "localstack")],
+                f"http://127.0.0.1:{port}/_localstack/health", tmpdir / "localstack.log", timeout=300))
+            targets["localstack"] = (f"http://127.0.0.1:{port}", args.small_prefill)
+        if "moto" not in skip:
+            port = _free_port()
+            servers.enter_context(_process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                                           f"http://127.0.0.1:{port}/moto-api/", tmpdir / "moto.log"))
+            targets["moto"] = (f"http://127.0.0.1:{port}", args.small_prefill)
+        if "ceiling" not in skip:
+            port = _free_port()
+            servers.enter_context(_process([sys.executable, __file__, "--canned-server", str(port)],
+                                           f"http://127.0.0.1:{port}/", tmpdir / "canned.log"))
+            targets["ceiling"] = (f"http://127.0.0.1:{port}", 0)
+        for run in range(args.runs):
+            loads.append(load())
+            print(f"run {run + 1}/{args.runs}", flush=True)
+            for workload in WORKLOADS:
+                for name, (url, prefill) in targets.items():
+                    rates.setdefault((name, workload), []).append(measure(name, workload, url, args, prefill))
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"\n## sqs_bench: {args.clients} boto3 threads, {args.runs} x {args.seconds:g} s alternating cells, "
+          f"median msgs/s; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print("load at the start of each run: " + "; ".join(loads))
+    names = list(targets)
+    print("\n| workload | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for workload in WORKLOADS:
+        print(f"| {workload} | " + " | ".join(f"{med[(n, workload)]:,.0f}" for n in names) + " |")
+    print("\n| ratio | " + " | ".join(WORKLOADS) + " |\n|---|" + "---|" * len(WORKLOADS))
+    for name in names:
+        if not name.startswith("spoolq"):
+            continue
+        for other in ("localstack", "moto", "ceiling"):
+            if other in targets:
+                print(f"| {name} / {other} | "
+                      + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in WORKLOADS) + " |")
 
 
 if __name__ == "__main__":
