@@ -74,11 +74,11 @@ def test_send_peek_purge_with_confirmation(keyed: Flask, root: Path, file_store:
     file_store.create_queue("work")
     r = call(keyed, "POST", "/queues/work/messages", json={"body": '{"hello": "world"}'})
     assert r.status_code == 200
-    call(keyed, "POST", "/queues/work/messages", json={"body": "caf\u00e9"})
+    call(keyed, "POST", "/queues/work/messages", json={"body": "caf\u00e9", "format": "text"})
     file_store.send("work", _msg(b"\xff\x00"))
     peeked = call(keyed, "GET", "/queues/work/messages?limit=10").get_json()["messages"]
     assert [(m["body"], m["encoding"]) for m in peeked] == [
-        ('{"hello": "world"}', "utf-8"), ("caf\u00e9", "utf-8"), ("/wA=", "base64")]
+        ('{"hello":"world"}', "utf-8"), ("caf\u00e9", "utf-8"), ("/wA=", "base64")]
     assert call(keyed, "POST", "/queues/nope/messages", json={"body": "x"}).status_code == 404
     before = tree(root)
     for bad in ({"confirm": "wrok"}, {}, {"confirm": ""}):
@@ -186,3 +186,31 @@ def test_sqs_queues_follow_the_sqs_permission_rules(tmp_path: Path) -> None:
     assert call(app, "POST", f"/queues/{sqs}/purge", key="k-sqs-admin", json={"confirm": "jobs"}).status_code == 200
     assert store.size(sqs) == 0
     store.close()
+
+
+def test_a_test_send_is_json_unless_the_user_chose_text(keyed: Flask, root: Path, file_store: FileStore) -> None:
+    """Invalid JSON is refused with where it fails and nothing is stored; text is sent only when
+    asked for. EmoDB queues store the compact form their door stores (so dedup collapses it)."""
+    file_store.create_queue("work")
+    file_store.create_queue("__dedupq:events", QueueKind.DEDUP)
+    file_store.create_queue("mq:raw")
+    before = tree(root)
+    for queue, body in [("work", '{"broken": '), ("mq:raw", "{'single': 1}"), ("work", "NaN"), ("work", "null"),
+                        ("work", ""), ("__dedupq:events", "[1, 2")]:
+        r = call(keyed, "POST", f"/queues/{queue}/messages", json={"body": body})
+        assert r.status_code == 400, (queue, body)
+        assert "JSON" in r.get_json()["message"] or "null" in r.get_json()["message"], r.get_json()
+    r = call(keyed, "POST", "/queues/work/messages", json={"body": '{"broken": ', "format": "xml"})
+    assert r.status_code == 400
+    assert tree(root) == before
+    assert "line 1, column 12" in call(keyed, "POST", "/queues/work/messages",
+                                        json={"body": '{"broken": '}).get_json()["message"]
+
+    assert call(keyed, "POST", "/queues/work/messages", json={"body": '{"broken": ', "format": "text"}
+                ).get_json()["format"] == "text"
+    assert call(keyed, "POST", "/queues/mq:raw/messages", json={"body": '{\n  "a": 1\n}'}).status_code == 200
+    for body in ('{ "event" : "signup" }', '{"event":"signup"}'):
+        assert call(keyed, "POST", "/queues/__dedupq:events/messages", json={"body": body}).status_code == 200
+    assert [m.body for m in file_store.peek("work")] == [b'{"broken": ']
+    assert [m.body for m in file_store.peek("mq:raw")] == [b'{\n  "a": 1\n}']
+    assert [m.body for m in file_store.peek("__dedupq:events")] == [b'{"event":"signup"}']

@@ -7,7 +7,10 @@ Screenshots go to ``test-artifacts/console/`` in the checkout (gitignored), kept
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,12 +53,13 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-def _server(tmp: Path, config: str | None) -> Iterator[Server]:
+def _server(tmp: Path, config: str | None, extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
     path = None
     if config is not None:
         path = tmp / "console.yaml"
         path.write_text(config)
-    server = Server(root=tmp / "root", port=free_port(), config=path, workers=2, threads=8, log=tmp / "server.log")
+    server = Server(root=tmp / "root", port=free_port(), config=path, workers=2, threads=8, log=tmp / "server.log",
+                    extra_args=extra_args)
     server.start()
     try:
         yield server
@@ -71,6 +75,34 @@ def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from _server(tmp_path_factory.mktemp("console-keys"), KEYS_CONFIG)
+
+
+def data_state(root: Path) -> dict[str, str]:
+    """Every file under the data directory with the SHA-256 of its content, and every queue
+    directory: what a refused console action must leave exactly as it was. (Empty state and
+    bucket directories come and go with maintenance; they hold nothing.)"""
+    out: dict[str, str] = {}
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        if os.path.dirname(rel) == "queues":
+            out[rel + "/"] = "queue"
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            with contextlib.suppress(FileNotFoundError):
+                out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    return out
+
+
+def settled_state(root: Path, timeout: float = 15.0) -> dict[str, str]:
+    """:func:`data_state` once two looks half a second apart agree (trash sweeps, maintenance done)."""
+    deadline = time.monotonic() + timeout
+    last = data_state(root)
+    while True:
+        time.sleep(0.5)
+        now = data_state(root)
+        if now == last or time.monotonic() > deadline:
+            return now
+        last = now
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -18,18 +18,19 @@ the name users know. Lists come from the cached :class:`~spoolq.http.overview.Ov
 from __future__ import annotations
 
 import base64
+import json
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flask import Response, json, request
+from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError
 
 from spoolq import __version__
 from spoolq.errors import QueueNotFound, SpoolqError
-from spoolq.http import apidoc
+from spoolq.http import apidoc, emodb_wire
 from spoolq.http.auth import Principal
 from spoolq.http.console import schemas as cs
 from spoolq.http.context import Services
@@ -58,6 +59,40 @@ def _errors(*codes: int) -> dict[str, Any]:
             503: "storage unavailable; retry"}
     return {str(c): {"description": text[c], "content": apidoc.json_content(cs.ConsoleErrorSchema)}
             for c in codes}
+
+
+def message_body(text: str, fmt: str, door: str) -> bytes:
+    """The bytes a test send stores. ``text``: as typed. ``json``: the text must be one JSON value
+    (refused with where it fails otherwise); EmoDB queues get the compact form their own door
+    stores, so a dedup queue collapses it with the same payload sent through ``/dedupq/1``."""
+    if fmt == "text":
+        return text.encode("utf-8")
+    try:
+        json.loads(text, parse_constant=_no_constant)
+    except ValueError as e:
+        where = f" (line {e.lineno}, column {e.colno}: {e.msg})" if isinstance(e, json.JSONDecodeError) else f" ({e})"
+        raise ConsoleError(400, f"the body is not valid JSON{where}; correct it, or send it as text") from None
+    except RecursionError:
+        raise ConsoleError(400, "the body is not valid JSON (nested too deeply)") from None
+    if door not in ("queue", "dedupq"):
+        return text.encode("utf-8")
+    try:
+        return emodb_wire.message_bytes(emodb_wire.parse_body(text.encode("utf-8")))
+    except emodb_wire.EmoHttpError as e:
+        raise ConsoleError(400, f"EmoDB refuses this payload: {_emodb_reason(e)}") from None
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not JSON")
+
+
+def _emodb_reason(e: emodb_wire.EmoHttpError) -> str:
+    if e.status == 422:
+        return "null is not a message"
+    try:
+        return str(json.loads(e.body).get("message") or e.body)
+    except (ValueError, AttributeError):
+        return e.body
 
 
 class ConsoleApi:
@@ -209,11 +244,12 @@ class ConsoleApi:
         group = data.get("group_id")
         if info.kind is QueueKind.FIFO and not group:
             raise ConsoleError(400, "a FIFO queue needs a message group id")
-        message = OutgoingMessage(body=data["body"].encode("utf-8"), group_id=group or None,
+        body = message_body(data["body"], data["format"], door_and_name(name)[0])
+        message = OutgoingMessage(body=body, group_id=group or None,
                                   dedup_id=os.urandom(16).hex() if info.kind is QueueKind.FIFO else None)
         result = self.services.store().send(name, message)
         self.services.overview.invalidate()
-        return _json({"id": result.id}, cs.ConsoleSentSchema())
+        return _json({"id": result.id, "format": data["format"]}, cs.ConsoleSentSchema())
 
     def purge(self, name: str) -> Response:
         who = self.principal()

@@ -115,11 +115,15 @@ class ConsolePeekQuery(Schema):
 
 class ConsoleSendBodySchema(Schema):
     body = fields.String(required=True, metadata={"description": "the message body (UTF-8)"})
+    format = fields.String(load_default="json", validate=validate.OneOf(["json", "text"]), metadata={
+        "description": "`json` (default): the body must be one JSON value, else 400 and nothing is sent "
+                       "(EmoDB queues store its compact form, as their door does); `text`: sent as typed"})
     group_id = fields.String(load_default=None, allow_none=True, metadata={"description": "FIFO queues"})
 
 
 class ConsoleSentSchema(Schema):
     id = fields.String(required=True)
+    format = fields.String(required=True, validate=validate.OneOf(["json", "text"]))
 
 
 class ConsolePurgeBodySchema(Schema):

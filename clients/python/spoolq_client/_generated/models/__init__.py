@@ -25,7 +25,9 @@ from .console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLett
 from .console_queue_row_door import ConsoleQueueRowDoor
 from .console_queue_row_kind import ConsoleQueueRowKind
 from .console_send_body import ConsoleSendBody
+from .console_send_body_format import ConsoleSendBodyFormat
 from .console_sent import ConsoleSent
+from .console_sent_format import ConsoleSentFormat
 from .console_server import ConsoleServer
 from .console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets
 from .console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets
@@ -99,7 +101,9 @@ __all__ = (
     "ConsoleQueueRowDoor",
     "ConsoleQueueRowKind",
     "ConsoleSendBody",
+    "ConsoleSendBodyFormat",
     "ConsoleSent",
+    "ConsoleSentFormat",
     "ConsoleServer",
     "ConsoleServerFlushBatchBuckets",
     "ConsoleServerFlushSecondsBuckets",

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.console_send_body_format import check_console_send_body_format
+from ..models.console_send_body_format import ConsoleSendBodyFormat
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -25,10 +27,13 @@ class ConsoleSendBody:
     """ 
         Attributes:
             body (str): the message body (UTF-8)
+            format_ (ConsoleSendBodyFormat | Unset): `json` (default): the body must be one JSON value, else 400 and nothing
+                is sent (EmoDB queues store its compact form, as their door does); `text`: sent as typed Default: 'json'.
             group_id (None | str | Unset): FIFO queues
      """
 
     body: str
+    format_: ConsoleSendBodyFormat | Unset = 'json'
     group_id: None | str | Unset = UNSET
 
 
@@ -37,6 +42,11 @@ class ConsoleSendBody:
 
     def to_dict(self) -> dict[str, Any]:
         body = self.body
+
+        format_: str | Unset = UNSET
+        if not isinstance(self.format_, Unset):
+            format_ = self.format_
+
 
         group_id: None | str | Unset
         if isinstance(self.group_id, Unset):
@@ -50,6 +60,8 @@ class ConsoleSendBody:
         field_dict.update({
             "body": body,
         })
+        if format_ is not UNSET:
+            field_dict["format"] = format_
         if group_id is not UNSET:
             field_dict["group_id"] = group_id
 
@@ -61,6 +73,16 @@ class ConsoleSendBody:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         body = d.pop("body")
+
+        _format_ = d.pop("format", UNSET)
+        format_: ConsoleSendBodyFormat | Unset
+        if isinstance(_format_,  Unset):
+            format_ = UNSET
+        else:
+            format_ = check_console_send_body_format(_format_)
+
+
+
 
         def _parse_group_id(data: object) -> None | str | Unset:
             if data is None:
@@ -74,6 +96,7 @@ class ConsoleSendBody:
 
         console_send_body = cls(
             body=body,
+            format_=format_,
             group_id=group_id,
         )
 

@@ -8,6 +8,9 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.console_sent_format import check_console_sent_format
+from ..models.console_sent_format import ConsoleSentFormat
+from typing import cast
 
 
 
@@ -23,9 +26,11 @@ class ConsoleSent:
     """ 
         Attributes:
             id (str):
+            format_ (ConsoleSentFormat):
      """
 
     id: str
+    format_: ConsoleSentFormat
 
 
 
@@ -34,11 +39,14 @@ class ConsoleSent:
     def to_dict(self) -> dict[str, Any]:
         id = self.id
 
+        format_: str = self.format_
+
 
         field_dict: dict[str, Any] = {}
 
         field_dict.update({
             "id": id,
+            "format": format_,
         })
 
         return field_dict
@@ -50,8 +58,14 @@ class ConsoleSent:
         d = dict(src_dict)
         id = d.pop("id")
 
+        format_ = check_console_sent_format(d.pop("format"))
+
+
+
+
         console_sent = cls(
             id=id,
+            format_=format_,
         )
 
         return console_sent

@@ -276,7 +276,12 @@ function renderQueue(q, messages) {
           ${Object.keys(q.tags).length ? `<dt>Tags</dt><dd>${Object.entries(q.tags).map(([k, v]) => `<code>${esc(k)}=${esc(v)}</code>`).join(" ")}</dd>` : ""}
         </dl></div></div>
         <div class="card"><h3>Send a test message</h3><div class="body">
+          <div class="row seg" role="radiogroup" aria-label="body format" data-testid="send-format">
+            <label><input type="radio" name="send-format" value="json" data-testid="send-format-json" checked> JSON</label>
+            <label><input type="radio" name="send-format" value="text" data-testid="send-format-text"> Text</label>
+            <span class="hint">${q.door === "queue" || q.door === "dedupq" ? "EmoDB stores JSON; text arrives as a JSON string." : "Text is sent exactly as typed."}</span></div>
           <textarea id="send-body" data-testid="send-body" placeholder='{"hello": "world"}' ${q.can.post ? "" : "disabled"}></textarea>
+          <div class="check" id="send-check" data-testid="send-check"></div>
           <div class="row" style="margin-top:8px">
             ${s.fifo ? `<input id="send-group" placeholder="message group id" value="console">` : ""}
             <button class="primary" id="send" data-testid="send" ${q.can.post ? "" : "disabled"}>Send</button> ${why("post")}</div></div></div>
@@ -316,6 +321,20 @@ function messagesHtml(list) {
     <pre>${m.encoding === "base64" ? esc(m.body) : highlight(m.body)}</pre></div>`).join("");
 }
 
+// The test send's body: JSON unless the user chose text; a body that does not parse is refused
+// here with where it fails (the server checks again), never sent as a string behind their back.
+function jsonProblem(text) {
+  try { JSON.parse(text); return ""; } catch (e) { return e.message; }
+}
+function showBodyCheck(text, format) {
+  const el = $("#send-check");
+  const problem = format === "json" && text.trim() ? jsonProblem(text) : "";
+  el.className = "check" + (problem ? " bad" : text.trim() && format === "json" ? " ok" : "");
+  el.textContent = problem ? `Not valid JSON: ${problem}. Correct it, or choose Text to send it as typed.`
+    : text.trim() && format === "json" ? "Valid JSON" : "";
+  return problem ? `Not sent: the body is not valid JSON (${problem})` : "";
+}
+
 function act(button, fn) {
   button.addEventListener("click", async () => {
     if (state.busy) return;
@@ -333,12 +352,18 @@ function wireQueueActions(q) {
     $("#messages").innerHTML = state.peeked;
   };
   if ($("#peek")) act($("#peek"), peek);
+  const format = () => document.querySelector("input[name=send-format]:checked").value;
+  const check = () => showBodyCheck($("#send-body").value, format());
+  $("#send-body").addEventListener("input", check);
+  document.querySelectorAll("input[name=send-format]").forEach((r) => r.addEventListener("change", check));
   act($("#send"), async () => {
     const body = $("#send-body").value;
     if (!body) { toast("Type a message body first", true); return; }
+    const problem = check();
+    if (problem) { toast(problem, true); return; }
     const group = $("#send-group");
-    const r = await api(`/queues/${name}/messages`, { method: "POST", body: { body, group_id: group ? group.value : null } });
-    toast(`Sent ${r.id.slice(0, 12)}…`);
+    const r = await api(`/queues/${name}/messages`, { method: "POST", body: { body, format: format(), group_id: group ? group.value : null } });
+    toast(`Sent ${r.format === "text" ? "as text " : ""}${r.id.slice(0, 12)}…`);
     await showQueue(q.store_name, true);
   });
   const confirm = $("#purge-confirm");
@@ -377,6 +402,7 @@ async function showQueue(storeName, keepMessages, gen = state.gen) {
   // keep what the user typed across refreshes
   const same = state.rendered === storeName;
   const typed = { body: same ? $("#send-body")?.value : undefined, confirm: $("#purge-confirm")?.value, to: $("#move-to")?.value,
+                  format: document.querySelector("input[name=send-format]:checked")?.value,
                   rate: $("#move-rate")?.value, limit: $("#peek-limit")?.value };
   const focus = document.activeElement && document.activeElement.id;
   renderQueue(q, keepMessages ? state.peeked : "");
@@ -385,6 +411,9 @@ async function showQueue(storeName, keepMessages, gen = state.gen) {
     $("#send-body").value = typed.body; $("#purge-confirm").value = typed.confirm || "";
     $("#move-to").value = typed.to || ""; $("#move-rate").value = typed.rate || ""; $("#peek-limit").value = typed.limit || "20";
     $("#purge").disabled = !q.can.manage || $("#purge-confirm").value !== q.name;
+    const fmt = document.querySelector(`input[name=send-format][value=${typed.format || "json"}]`);
+    if (fmt) fmt.checked = true;
+    showBodyCheck(typed.body, typed.format || "json");
   }
   if (focus && $("#" + focus)) $("#" + focus).focus();
 }
