@@ -14,7 +14,8 @@ of 5 rounds (per poll and per ack: the median request), so the figures move far 
 load of the machine than wall-clock request rates do. ``trivial`` is ``POST /hello`` answering
 ``{"success":true}`` from a bare Flask app: what Flask and werkzeug cost by themselves.
 
-Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage``,
+Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage`` and
+``SendMessageBatch`` (10 entries),
 EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), 1 KiB bodies, open mode; and
 ``store_send``, the store's ``send`` of the same message called directly (its share of a send). A few
 hundred requests of each run first (warm-up: children of labelled metrics, caches, imports).
@@ -91,12 +92,16 @@ def requests_of(op: str) -> Callable[[], dict[str, Any]]:
     batch = json.dumps([BODY] * 10).encode()
     sqs_body = json.dumps({"QueueUrl": "http://127.0.0.1:8000/123456789012/sq", "MessageBody": BODY}).encode()
     sqs_headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.SendMessage"}
+    sqs_batch = json.dumps({"QueueUrl": "http://127.0.0.1:8000/123456789012/sq", "Entries": [
+        {"Id": str(i), "MessageBody": BODY} for i in range(10)]}).encode()
+    sqs_batch_headers = {**sqs_headers, "X-Amz-Target": "AmazonSQS.SendMessageBatch"}
     makers: dict[str, Callable[[], dict[str, Any]]] = {
         "trivial": lambda: environ("POST", "/hello", one, headers=js),
         "emodb_send": lambda: environ("POST", "/queue/1/q/send", one, headers=js),
         "emodb_sendbatch": lambda: environ("POST", "/queue/1/qb/sendbatch", batch, headers=js),
         "mq_send": lambda: environ("POST", "/mq/m/messages", BODY.encode(), headers={"Content-Type": "text/plain"}),
         "sqs_send": lambda: environ("POST", "/", sqs_body, headers=sqs_headers),
+        "sqs_sendbatch": lambda: environ("POST", "/", sqs_batch, headers=sqs_batch_headers),
     }
     return makers[op]
 
@@ -108,7 +113,8 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> 
                          headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"})
     assert call(app, sqs_create)[0].startswith("200"), "CreateQueue failed"
     assert call(app, environ("PUT", "/mq/m"))[0][:1] == "2"
-    for op in [o for o in ("trivial", "emodb_send", "emodb_sendbatch", "mq_send", "sqs_send") if o in ops]:
+    for op in [o for o in ("trivial", "emodb_send", "emodb_sendbatch", "mq_send", "sqs_send", "sqs_sendbatch")
+               if o in ops]:
         make = requests_of(op)
         target = trivial if op == "trivial" else app
         for _ in range(300):
@@ -135,12 +141,19 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> 
         store = app.extensions["spoolq"].store().wrapped
         message = OutgoingMessage(body=json.dumps(BODY).encode())
         rounds = []
+        prof = cProfile.Profile(time.thread_time) if profile == "store_send" else None
         for _ in range(ROUNDS):
             started = time.thread_time()
+            if prof:
+                prof.enable()
             for _ in range(n // ROUNDS):
                 store.send("q", message, create=QueueKind.STANDARD)
+            if prof:
+                prof.disable()
             rounds.append((time.thread_time() - started) / (n // ROUNDS) * 1e6)
         out["store_send"] = statistics.median(rounds)
+        if prof:
+            report(prof, "store_send")
     if "poll" not in ops:
         return out
     # poll 10 + ack 10 against the messages sent above (queue "q" holds n + 300)
@@ -188,8 +201,8 @@ def main() -> None:
     ap.add_argument("--service", type=Path, default=Path(__file__).resolve().parents[1] / "service",
                     help="the service/ directory whose code is measured")
     ap.add_argument("--profile", help="print a cProfile of one operation (trivial, emodb_send, "
-                    "emodb_sendbatch, mq_send, sqs_send, poll, ack)")
-    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,store_send,poll",
+                    "emodb_sendbatch, mq_send, sqs_send, sqs_sendbatch, store_send, poll, ack)")
+    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,sqs_sendbatch,store_send,poll",
                     help="comma list of operations (poll: poll then ack the ids; needs emodb_send; "
                          "store_send: the store's send alone, in this thread, no HTTP)")
     args = ap.parse_args()
