@@ -219,7 +219,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma-separated targets to leave out: localstack, moto, ceiling")
     parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
     parser.add_argument("--small-prefill", type=int, default=2_000,
-                        help="the same for moto and LocalStack, whose receive scans their whole queue")
+                        help="the same for moto, whose receive scans its whole queue")
     parser.add_argument("--dir", default=None, help="parent of spoolq's data dirs (default: beside the checkout)")
     parser.add_argument("--canned-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -251,7 +251,7 @@ def main() -> None:
             servers.enter_context(_process(
                 [str(CHECKOUT / "bench" / "localstack-sqs"), "serve", str(port), str(tmpdir / "localstack")],
                 f"http://127.0.0.1:{port}/_localstack/health", tmpdir / "localstack.log", timeout=300))
-            targets["localstack"] = (f"http://127.0.0.1:{port}", args.small_prefill)
+            targets["localstack"] = (f"http://127.0.0.1:{port}", args.prefill)
         if "moto" not in skip:
             port = _free_port()
             servers.enter_context(_process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
