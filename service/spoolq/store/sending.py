@@ -251,13 +251,15 @@ class Sending(StoreCore):
 
     def _write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:
         """Write (or replace) a small record under the queue directory; a purge that is replacing
-        ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`)."""
+        ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`). Flushed with
+        the send's messages: with per-file fsync its data now and its directory by the group's flush."""
         try:
-            t = self.tmp.write(data)
+            t = self.tmp.write(data, fsync_file=self.commit.per_file)
         except OSError as e:
             raise storage_error(e, "writing a dedup marker") from e
         try:
             rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
+            self.commit.note_paths(os.path.dirname(marker))
         except OSError as e:
             with contextlib.suppress(OSError):
                 os.unlink(t)
