@@ -66,12 +66,16 @@ def run_check_config(args: argparse.Namespace) -> int:
 def check_config_file(settings: Settings) -> None:
     """Raise :class:`SettingsError` for an unreadable or invalid config or listen policy."""
     from spoolq.http.auth import Authenticator, check_listen_policy
+    from spoolq.queue_settings import format_duration, load_queue_defaults
 
     auth = Authenticator.from_settings(settings)  # identities: API keys and SigV4 credentials
     if settings.config is not None:
         print(f"ok: config {settings.config} ({auth.summary()})")
     else:
         print("ok: no config file (open mode)")
+    defaults = load_queue_defaults(settings)
+    if defaults.archive:
+        print(f"ok: new queues keep an archive for {format_duration(defaults.archive_retention)}")
     check_listen_policy(settings, auth, (settings.disque_host,) if settings.disque_port else ())
     print(f"ok: listen policy for {settings.host}")
 

@@ -5,6 +5,7 @@
 ``spoolq check-config`` validate settings, config and root without serving (:mod:`spoolq.check_config`)
 ``spoolq send | poll | ack | peek | size | purge | move | tail | queues``
                       client commands over HTTP (:mod:`spoolq.cli_client`)
+``spoolq settings``   print or change a queue's settings (:mod:`spoolq.cli_settings`)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from spoolq.check_config import add_check_config
 from spoolq.cli_client import CliError, add_client_commands
 from spoolq.cli_pipeline import add_pipeline_command
+from spoolq.cli_settings import add_settings_command
 from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
 
 Handler = Callable[[argparse.Namespace], int]
@@ -62,8 +64,10 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = load_settings(overrides)
     # Imported late: the metrics mode must be chosen before prometheus_client is imported.
     from spoolq.http.auth import Authenticator, check_listen_policy
+    from spoolq.queue_settings import load_queue_defaults
 
     auth = Authenticator.from_settings(settings)
+    load_queue_defaults(settings)  # a bad queue_defaults stops the start here, not in each worker
     check_listen_policy(settings, auth, (settings.disque_host,) if settings.disque_port else ())
     for note in auth.notes:
         print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
@@ -121,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_serve, _add_hash_key, add_check_config):
         add(sub)
     add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
+    add_settings_command(sub)  # settings (the same client plumbing)
     add_pipeline_command(sub)  # Spark pipelines (spoolq-spark)
     return parser
 

@@ -27,6 +27,7 @@ import httpx
 from spoolq_client._generated.api.dedupq import (
     dedup_ack,
     dedup_claim_count,
+    dedup_get_settings,
     dedup_move,
     dedup_move_status,
     dedup_peek,
@@ -38,11 +39,13 @@ from spoolq_client._generated.api.dedupq import (
     dedup_send_batches,
     dedup_size,
     dedup_unclaim_all,
+    dedup_update_settings,
 )
 from spoolq_client._generated.api.ops import healthz
 from spoolq_client._generated.api.queue import (
     ack,
     claim_count,
+    get_settings,
     list_queues,
     move,
     move_status,
@@ -55,6 +58,7 @@ from spoolq_client._generated.api.queue import (
     send_batches,
     size,
     unclaim_all,
+    update_settings,
 )
 from spoolq_client._generated.client import AuthenticatedClient
 from spoolq_client._generated.models import (
@@ -62,6 +66,8 @@ from spoolq_client._generated.models import (
     Message,
     MoveRef,
     MoveStatus,
+    QueueSettings,
+    QueueSettingsChange,
     QueueSummary,
     SendBatchesBody,
 )
@@ -69,15 +75,20 @@ from spoolq_client._generated.types import UNSET, Response
 from spoolq_client.errors import error_for
 
 API_KEY_HEADER = "X-BV-API-Key"
+#: the settings ``update_settings`` may change
+SETTING_NAMES = ("visibility_timeout", "delay", "retention", "receive_wait", "max_message_bytes", "dead_letter",
+                 "archive", "archive_retention")
 
 _DOORS = {
     False: SimpleNamespace(send=send, send_batch=send_batch, send_batches=send_batches, poll=poll, peek=peek,
                            renew=renew, ack=ack, size=size, claim_count=claim_count, purge=purge,
-                           unclaim_all=unclaim_all, move=move, move_status=move_status),
+                           unclaim_all=unclaim_all, move=move, move_status=move_status,
+                           get_settings=get_settings, update_settings=update_settings),
     True: SimpleNamespace(send=dedup_send, send_batch=dedup_send_batch, send_batches=dedup_send_batches,
                           poll=dedup_poll, peek=dedup_peek, renew=dedup_renew, ack=dedup_ack, size=dedup_size,
                           claim_count=dedup_claim_count, purge=dedup_purge, unclaim_all=dedup_unclaim_all,
-                          move=dedup_move, move_status=dedup_move_status),
+                          move=dedup_move, move_status=dedup_move_status,
+                          get_settings=dedup_get_settings, update_settings=dedup_update_settings),
 }
 
 
@@ -210,6 +221,21 @@ class SpoolqClient:
 
     def move_status(self, ref: str, *, dedup: bool = False) -> MoveStatus:
         return cast(MoveStatus, self._call(self._door(dedup).move_status, ref))
+
+    def settings(self, queue: str, *, dedup: bool = False) -> QueueSettings:
+        """A queue's settings (visibility timeout, delay, retention, dead-letter queue, archive, ...)."""
+        return cast(QueueSettings, self._call(self._door(dedup).get_settings, queue))
+
+    def update_settings(self, queue: str, changes: Mapping[str, Any], *, dedup: bool = False) -> QueueSettings:
+        """Change the settings ``changes`` names (``{"archive": True, "archive_retention": 2592000}``;
+        ``"dead_letter": {"queue": ..., "max_receives": ...}`` or ``None``); returns every setting after
+        the change. Nothing changes unless every value is accepted."""
+        known = set(SETTING_NAMES)
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ValueError(f"unknown setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
+        body = QueueSettingsChange.from_dict(dict(changes))
+        return cast(QueueSettings, self._call(self._door(dedup).update_settings, queue, body=body))
 
     def list_queues(self, *, prefix: str | None = None, limit: int | None = None) -> list[QueueSummary]:
         """Every queue the key may ``get_status``, with ready / claimed / delayed counts."""

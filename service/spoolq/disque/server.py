@@ -49,8 +49,9 @@ from spoolq.disque.queues import QueueCommands
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.http.auth import OPEN, Authenticator, Principal
 from spoolq.http.metrics import Metrics
+from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
-from spoolq.store import FileStore
+from spoolq.store import FileStore, QueueConfig
 from spoolq.store import layout as L
 
 log = logging.getLogger("spoolq.disque")
@@ -352,7 +353,7 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
     store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, peers=settings.peers,
-                      flush=settings.flush)
+                      flush=settings.flush, default_config=load_queue_defaults(settings).apply(QueueConfig()))
     store.start_background()
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)

@@ -31,7 +31,8 @@ def _x_bv(description: str) -> dict[str, Any]:
     return {"X-BV-Exception": {"description": description, "schema": {"type": "string"}}}
 
 
-def emodb_errors(*, body: bool = False, queue_forbidden: bool = False, move: bool = False) -> dict[str, Any]:
+def emodb_errors(*, body: bool = False, queue_forbidden: bool = False, move: bool = False,
+                 not_found: bool = False) -> dict[str, Any]:
     """The error responses every EmoDB operation may give."""
     responses: dict[str, Any] = {
         "400": {
@@ -64,11 +65,20 @@ def emodb_errors(*, body: bool = False, queue_forbidden: bool = False, move: boo
             "headers": _x_bv("com.bazaarvoice.emodb.queue.api.UnknownMoveException"),
             "content": json_content(s.UnknownMoveSchema),
         }
+    if not_found:
+        responses["404"] = {"description": "no such queue", "content": json_content(s.JsonErrorSchema)}
     return responses
 
 
-def queue_path_param(description: str = "queue name") -> dict[str, Any]:
-    return {"in": "path", "name": "queue", "required": True, "description": description,
+def queue_path_param(*, store_names: bool = False) -> dict[str, Any]:
+    """The ``{queue}`` path parameter; ``store_names``: ``/queue/1``, which also takes the store name
+    of a queue another door made."""
+    if store_names:
+        return {"in": "path", "name": "queue", "required": True,
+                "description": "queue name: lowercase for a queue an EmoDB client creates; the store name of "
+                               "an existing queue another door made (sqs:123456789012:us-east-1:Orders)",
+                "schema": {"type": "string", "pattern": s.STORE_NAME_PATTERN}}
+    return {"in": "path", "name": "queue", "required": True, "description": "queue name",
             "schema": {"type": "string", "pattern": s.QUEUE_NAME_PATTERN}}
 
 

@@ -25,8 +25,9 @@ from spoolq.http.auth import Authenticator
 from spoolq.http.instrumented import InstrumentedStore
 from spoolq.http.metrics import Metrics
 from spoolq.http.overview import Overview
+from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
-from spoolq.store.model import QueueStore
+from spoolq.store.model import QueueConfig, QueueStore
 
 
 class Services:
@@ -63,8 +64,10 @@ class Services:
         from spoolq.store import FileStore  # type: ignore[attr-defined]  # lands with the engine
 
         s = self.settings
+        defaults = load_queue_defaults(s).apply(QueueConfig())
         try:
-            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush)
+            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush,
+                              default_config=defaults)
         except OSError as e:
             raise storage_error(e, f"opening the store at {s.root}") from e
         start = getattr(store, "start_background", None)

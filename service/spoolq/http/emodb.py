@@ -8,6 +8,14 @@ declaration order (400 text), the JSON body (422 / 400 JSON), then the service r
 
 Queue mapping: ``/queue/1/{q}`` is store queue ``q`` (kind standard); ``/dedupq/1/{q}`` is
 store queue ``__dedupq:{q}`` (kind dedup). Both doors share the ``queue|...`` permissions.
+EmoDB's lowercase rule holds for the queues an EmoDB client creates; a queue another door made
+(``sqs:123456789012:us-east-1:Orders``, ``disque:MyJobs``) is reached by its store name, and
+its permissions are checked under the name its own door checks
+(:func:`~spoolq.http.overview.permission_name`).
+
+Extension: ``GET /queue/1/{q}/_settings`` shows a queue's settings and ``POST`` with some of them
+changes them (:mod:`spoolq.queue_settings`): reading needs ``get_status``, changing needs what a
+purge needs (``poll``; ``admin`` as well on an SQS queue) and ``post`` on a new dead-letter queue.
 """
 
 from __future__ import annotations
@@ -20,14 +28,17 @@ from typing import Any
 from flask import Response, request
 from flask_smorest import Blueprint
 
+from spoolq import queue_settings
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.auth import OPEN, Principal
 from spoolq.http.context import Services
+from spoolq.http.overview import manage_action, permission_name
 from spoolq.http.sqs.context import split_store_name
-from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
+from spoolq.store import layout as L
+from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueInfo, QueueKind
 
 JSON = "application/json"
 _SUCCESS = b'{"success":true}'
@@ -74,9 +85,13 @@ class EmoDoor:
             raise wire.not_authorized()
         return who
 
+    def permission(self, queue: str) -> str:
+        """The name a permission on ``queue`` (as the URL names it) is matched against."""
+        return queue if self.dedup else permission_name(queue)
+
     def authorize(self, action: str, queue: str) -> Principal:
         who = self.principal()
-        if not who.can(action, queue):
+        if not who.can(action, self.permission(queue)):
             raise wire.not_authorized()
         return who
 
@@ -85,7 +100,18 @@ class EmoDoor:
         return wire.parse_body(request.get_data(cache=False) if data is None else data)
 
     def store_name(self, queue: str) -> str:
-        return wire.check_queue_name(queue, dedup=self.dedup)
+        """The store queue of a URL's queue name: an EmoDB name, or the store name of an existing
+        queue another door made (``/queue/1`` only); anything else is EmoDB's 400."""
+        try:
+            return wire.check_queue_name(queue, dedup=self.dedup)
+        except wire.EmoHttpError:
+            if self.dedup or queue.startswith(wire.DEDUP_STORE_PREFIX) or not L.QUEUE_NAME_RE.fullmatch(queue):
+                raise
+            try:
+                self.services.store().get_queue(queue)
+            except QueueNotFound:
+                raise wire.illegal_argument(wire.QUEUE_NAME_TEXT) from None
+            return queue
 
     def send_options(self) -> Callable[[bytes], OutgoingMessage]:
         """Extension parameters on send: ``delay``, ``ttl``, ``atMostOnce``."""
@@ -133,7 +159,7 @@ class EmoDoor:
         make = self.send_options()
         batches = wire.batch_map(self.body())
         for queue in batches:
-            if not who.can("post", queue):
+            if not who.can("post", self.permission(queue)):
                 return _json(wire.compact({"queue": queue}), 403)
         prepared: list[tuple[str, list[OutgoingMessage]]] = []
         for queue, values in batches.items():
@@ -282,7 +308,7 @@ class EmoDoor:
         strip = len(wire.DEDUP_STORE_PREFIX)
         for name in store.list_queues():
             shown = name[strip:] if name.startswith(wire.DEDUP_STORE_PREFIX) else name
-            if not shown.startswith(prefix) or not who.can("get_status", shown):
+            if not shown.startswith(prefix) or not who.can("get_status", permission_name(name)):
                 continue
             with contextlib.suppress(QueueNotFound):  # deleted since it was listed
                 kind = store.get_queue(name).kind.value
@@ -299,7 +325,7 @@ class EmoDoor:
             raise wire.illegal_argument("from is required")
         if dest is None:
             raise wire.illegal_argument("to is required")
-        if not (who.can("poll", source) and who.can("post", dest)):
+        if not (who.can("poll", self.permission(source)) and who.can("post", self.permission(dest))):
             raise wire.not_authorized()
         if not source:
             raise wire.illegal_argument("from is required")
@@ -326,11 +352,45 @@ class EmoDoor:
             raise wire.unknown_move(ref)  # a move of the other resource's kind
         strip = len(prefix) if self.dedup else 0
         source, destination = status.source[strip:], status.destination[strip:]
-        if not (who.can("get_status", source) or who.can("get_status", destination)):
+        if not (who.can("get_status", self.permission(source)) or who.can("get_status", self.permission(destination))):
             raise wire.not_authorized()
         state = {MoveState.IN_PROGRESS: "IN_PROGRESS", MoveState.COMPLETE: "COMPLETE"}.get(status.state, "ERROR")
         body = {"from": source, "to": destination, "status": state}
         return _json(wire.compact(body))
+
+    # --- settings (spoolq extension) ----------------------------------------------------------
+
+    def _queue_info(self, name: str) -> QueueInfo:
+        try:
+            return self.services.store().get_queue(name)
+        except QueueNotFound:
+            raise wire.json_error(404, {"message": f"queue {name!r} does not exist"}) from None
+
+    def _lookup(self, name: str) -> QueueInfo | None:
+        if not L.QUEUE_NAME_RE.fullmatch(name):
+            return None
+        try:
+            return self.services.store().get_queue(name)
+        except QueueNotFound:
+            return None
+
+    def get_settings(self, queue: str) -> Response:
+        self.authorize("get_status", queue)
+        info = self._queue_info(self.store_name(queue))
+        return _json(json.dumps(queue_settings.settings_of(info), separators=(",", ":")))
+
+    def update_settings(self, queue: str) -> Response:
+        self.require_json_body()
+        who = self.authorize(manage_action(queue), queue)
+        changes = self.body()
+        name = self.store_name(queue)
+        info = self._queue_info(name)
+        config = queue_settings.changed_config(info, changes, self._lookup)
+        dead = config.dead_letter
+        if dead is not None and dead != info.config.dead_letter and not who.can("post", permission_name(dead.queue)):
+            raise wire.not_authorized()
+        updated = self.services.store().update_queue(name, config)
+        return _json(json.dumps(queue_settings.settings_of(updated), separators=(",", ":")))
 
 
 # --- blueprint -----------------------------------------------------------------------------
@@ -371,6 +431,11 @@ def _routes(dedup: bool) -> list[_Route]:
             ok=success_ok, query=s.PartitionedQuery, errors=errs)),
         ("/_move", "POST", "move", "Start moving every message of one queue to another", dict(
             ok=apidoc.ok_json(s.MoveRefSchema), query=s.MoveQuery, errors=errs)),
+        ("/<queue>/_settings", "GET", "get_settings", "A queue's settings (spoolq extension)", dict(
+            ok=apidoc.ok_json(s.QueueSettingsSchema), errors=apidoc.emodb_errors(not_found=True))),
+        ("/<queue>/_settings", "POST", "update_settings", "Change some of a queue's settings (spoolq extension)",
+         dict(ok=apidoc.ok_json(s.QueueSettingsSchema, "the queue's settings after the change"),
+              body=s.QueueSettingsChangeSchema, errors=apidoc.emodb_errors(body=True, not_found=True))),
         ("/_move/<ref>", "GET", "move_status", "Status of a move", dict(
             ok=apidoc.ok_json(s.MoveStatusSchema), errors=apidoc.emodb_errors(move=True))),
     ]
@@ -392,7 +457,7 @@ def create_blueprint(services: Services, *, dedup: bool) -> Blueprint:
     for rule, method, view, summary, kw in _routes(dedup):
         parameters = []
         if "<queue>" in rule:
-            parameters.append(apidoc.queue_path_param())
+            parameters.append(apidoc.queue_path_param(store_names=not dedup))
         if "<ref>" in rule:
             parameters.append({"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}})
         doc = apidoc.operation(prefix + view, summary, **kw)

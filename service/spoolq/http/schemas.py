@@ -19,6 +19,8 @@ from marshmallow import Schema, fields, validate
 from spoolq.http import emodb_wire as wire
 
 QUEUE_NAME_PATTERN = r"^[a-z0-9:@._-]{1,255}$"
+#: a /queue/1 path also takes the store name of a queue another door made (sqs:...:Orders, disque:MyJobs)
+STORE_NAME_PATTERN = r"^[A-Za-z0-9:@._-]{1,400}$"
 MQ_QUEUE_PATTERN = r"^[A-Za-z0-9:@._-]{1,255}$"
 MOVE_REF_PATTERN = r"^[A-Z2-7]{42}$"
 
@@ -56,6 +58,46 @@ class QueueSummarySchema(Schema):
     claimed = fields.Integer(required=True, metadata={"description": "unexpired claims"})
     delayed = fields.Integer(required=True, metadata={"description": "not visible before their due time"})
     exact = fields.Boolean(required=True, metadata={"description": "false when ready was estimated"})
+
+
+class DeadLetterSchema(Schema):
+    queue = fields.String(required=True, metadata={
+        "description": "the dead-letter queue's store name", "pattern": STORE_NAME_PATTERN})
+    max_receives = fields.Integer(required=True, validate=validate.Range(1, 1_000_000), metadata={
+        "description": "deliveries before the next one moves the message to the dead-letter queue "
+                       "(SQS queues: 1-1000)"})
+
+
+def _settings_fields(required: bool) -> dict[str, fields.Field[Any]]:
+    """The settings of a queue (seconds are whole numbers); all present in an answer, any subset in a change."""
+
+    def seconds(description: str, low: int, high: int) -> fields.Integer:
+        return fields.Integer(required=required, validate=validate.Range(low, high),
+                              metadata={"description": description})
+    return {
+        "visibility_timeout": seconds("seconds a delivery stays claimed when the poll names no time", 0, 43_200),
+        "delay": seconds("seconds before a new message becomes visible (SQS queues: at most 900)", 0, 365 * 86400),
+        "retention": seconds("unconsumed messages older than this many seconds are dropped "
+                             "(SQS queues: 60-1209600)", 60, 365 * 86400),
+        "receive_wait": seconds("long-poll seconds of a poll that names no wait", 0, 20),
+        "max_message_bytes": fields.Integer(required=required, validate=validate.Range(1, 64 * 1024 * 1024),
+                                            metadata={"description": "largest message body in bytes "
+                                                                     "(SQS queues: 1024-1048576)"}),
+        "dead_letter": fields.Nested(DeadLetterSchema, required=required, allow_none=True,
+                                     metadata={"description": "null: no dead-letter queue"}),
+        "archive": fields.Boolean(required=required, metadata={
+            "description": "keep acknowledged messages for audit (spoolq pipeline audit)"}),
+        "archive_retention": seconds("seconds archived messages are kept", 3_600, 100 * 365 * 86400),
+    }
+
+
+#: the settings a change names; every other setting keeps its value
+QueueSettingsChangeSchema = Schema.from_dict(_settings_fields(required=False), name="QueueSettingsChange")
+#: every setting of a queue, whichever door made it
+QueueSettingsSchema = Schema.from_dict({
+    "queue": fields.String(required=True, metadata={"description": "the store name"}),
+    "kind": fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"])),
+    **_settings_fields(required=True)}, name="QueueSettings")
 
 
 class NotAuthorizedSchema(Schema):

@@ -96,8 +96,10 @@ class FileStore(Sending, JobLookup):
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
-                 flush: str = "syncfs") -> None:
+                 flush: str = "syncfs", default_config: QueueConfig | None = None) -> None:
         self.root = Path(root)
+        #: the config of a queue created without one (the config file's ``queue_defaults``)
+        self.default_config = validate_config(default_config) if default_config is not None else QueueConfig()
         self.node_id = node_id or os.uname().nodename or "node"
         self.clock = clock
         self.peers = peers
@@ -147,7 +149,7 @@ class FileStore(Sending, JobLookup):
         if existing is not None:
             return self._existing(existing, kind, config, exist_ok)
         now = self.clock()
-        info = QueueInfo(name=name, kind=kind, config=config or QueueConfig(), tags=tags,
+        info = QueueInfo(name=name, kind=kind, config=config or self.default_config, tags=tags,
                          created_at=now, updated_at=now)
         staging = f"{self.queues_dir}/.new~{L.new_token()}"
         try:

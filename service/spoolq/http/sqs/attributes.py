@@ -18,14 +18,19 @@ KmsDataKeyReusePeriodSeconds,
 SqsManagedSseEnabled,
 DeduplicationScope,
 FifoThroughputLimit
+spoolq:Archive                     ``archive``                     true / false (false)
+spoolq:ArchiveRetentionPeriod      ``archive_retention``           3,600..3,153,600,000 (2,592,000)
 CreatedTimestamp,                  ``QueueInfo.created_at`` /      read only, epoch seconds
 LastModifiedTimestamp              ``updated_at``
 ApproximateNumberOfMessages[...]   ``counts()`` ready / claimed /  read only
                                    delayed
 =================================  ==============================  ========================
 
-``extra`` keys starting with ``spoolq:`` are the door's own bookkeeping (the last
-purge time) and never shown.
+``spoolq:Archive`` and ``spoolq:ArchiveRetentionPeriod`` are spoolq's own attributes (keep
+acknowledged messages for audit): settable like any other, shown by GetQueueAttributes only when
+named (``All`` lists Amazon's attributes alone). A queue created without them takes the server's
+``queue_defaults``. ``extra`` keys starting with ``spoolq:`` are the door's own bookkeeping (the
+last purge time) and never shown.
 """
 
 from __future__ import annotations
@@ -61,7 +66,11 @@ ENUM_VALUES = {"DeduplicationScope": ("messageGroup", "queue"),
                "FifoThroughputLimit": ("perQueue", "perMessageGroupId")}
 READ_ONLY = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
              "ApproximateNumberOfMessagesNotVisible", "CreatedTimestamp", "LastModifiedTimestamp", "QueueArn")
-SETTABLE = (*INT_ATTRIBUTES, "RedrivePolicy", *EXTRA_ATTRIBUTES, *FIFO_ONLY, "FifoQueue")
+#: spoolq's own attributes: (QueueConfig field, low, high); true/false for the archive switch
+ARCHIVE = "spoolq:Archive"
+ARCHIVE_RETENTION = ("spoolq:ArchiveRetentionPeriod", "archive_retention", 3_600, 3_153_600_000)
+SPOOLQ_ATTRIBUTES = (ARCHIVE, ARCHIVE_RETENTION[0])
+SETTABLE = (*INT_ATTRIBUTES, "RedrivePolicy", *EXTRA_ATTRIBUTES, *FIFO_ONLY, "FifoQueue", *SPOOLQ_ATTRIBUTES)
 ALL_NAMES = frozenset({"All", *SETTABLE, *READ_ONLY})
 DEFAULT_RETENTION = 345_600
 PURGE_KEY = "spoolq:last_purge"
@@ -69,10 +78,13 @@ PURGE_KEY = "spoolq:last_purge"
 DlqLookup = Callable[[str], QueueInfo]
 
 
-def defaults() -> QueueConfig:
-    """The config of a queue created without attributes (AWS defaults)."""
+def defaults(server: QueueConfig | None = None) -> QueueConfig:
+    """The config of a queue created without attributes: AWS defaults, and the archive setting of
+    ``server`` (the store's config for new queues: the config file's ``queue_defaults``)."""
+    base = server if server is not None else QueueConfig()
     return QueueConfig(claim_ttl=30.0, delay=0.0, retention=float(DEFAULT_RETENTION),
-                       max_message_bytes=1_048_576, receive_wait=0.0)
+                       max_message_bytes=1_048_576, receive_wait=0.0, archive=base.archive,
+                       archive_retention=base.archive_retention)
 
 
 def _int_value(name: str, value: str, low: int, high: int) -> int:
@@ -201,6 +213,12 @@ def apply(attributes: Mapping[str, str], config: QueueConfig, kind: QueueKind, s
             if value.lower() not in ("true", "false"):
                 raise InvalidAttributeValue(name)
             changes["content_based_dedup"] = value.lower() == "true"
+        elif name == ARCHIVE:
+            if value.lower() not in ("true", "false"):
+                raise InvalidAttributeValue(name)
+            changes["archive"] = value.lower() == "true"
+        elif name == ARCHIVE_RETENTION[0]:
+            changes["archive_retention"] = float(_int_value(name, value, *ARCHIVE_RETENTION[2:]))
         elif name == "FifoQueue":
             if value.lower() not in ("true", "false"):
                 raise InvalidAttributeValue(name)
@@ -258,6 +276,8 @@ def render(info: QueueInfo, counts: QueueCounts | None, caller: Caller, queue_na
     if extra.get("KmsMasterKeyId"):
         out["KmsMasterKeyId"] = extra["KmsMasterKeyId"]
         out["KmsDataKeyReusePeriodSeconds"] = extra.get("KmsDataKeyReusePeriodSeconds", "300")
+    out[ARCHIVE] = "true" if config.archive else "false"
+    out[ARCHIVE_RETENTION[0]] = str(int(config.archive_retention))
     return out
 
 

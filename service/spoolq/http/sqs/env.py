@@ -22,7 +22,7 @@ from spoolq.errors import QueueNotFound
 from spoolq.http.auth import Principal
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
-from spoolq.store import QueueInfo, QueueStore
+from spoolq.store import QueueConfig, QueueInfo, QueueStore
 
 ATTEMPT_TTL = 300.0
 ATTEMPT_CAPACITY = 10_000
@@ -66,6 +66,12 @@ class Env:
     clock: Callable[[], float] = field(default=time.time)
     #: who signed the request (``None``: open mode, everything allowed); see :mod:`.access`
     principal: Principal | None = None
+
+    @property
+    def new_queue_config(self) -> QueueConfig:
+        """The store's config of a queue created without one (the config file's ``queue_defaults``)."""
+        default = getattr(self.store, "default_config", None)
+        return default if isinstance(default, QueueConfig) else QueueConfig()
 
     def may(self, permission: str, store_name: str) -> bool:
         """Whether the caller holds ``permission`` on the queue (listings filter with this)."""

@@ -76,7 +76,7 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     kind = QueueKind.FIFO if fifo else QueueKind.STANDARD
     store_name = env.caller.store_name(name)
     settable = {k: v for k, v in attrs.items() if k != "FifoQueue"}
-    config = attributes.apply(settable, attributes.defaults(), kind, store_name, env.queue)
+    config = attributes.apply(settable, attributes.defaults(env.new_queue_config), kind, store_name, env.queue)
     try:
         info = env.store.get_queue(store_name)
     except QueueNotFound:
@@ -146,6 +146,8 @@ def get_queue_attributes(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     rendered = attributes.render(info, counts, env.caller, queue_name_of(store_name))
     if "All" not in names:
         rendered = {k: v for k, v in rendered.items() if k in names}
+    else:  # spoolq's own attributes only when named
+        rendered = {k: v for k, v in rendered.items() if k in names or k not in attributes.SPOOLQ_ATTRIBUTES}
     return {"Attributes": rendered} if rendered else {}
 
 

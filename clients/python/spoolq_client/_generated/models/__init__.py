@@ -34,6 +34,7 @@ from .console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBucke
 from .console_session import ConsoleSession
 from .console_settings import ConsoleSettings
 from .console_totals import ConsoleTotals
+from .dead_letter import DeadLetter
 from .dedup_ack_partitioned import DedupAckPartitioned
 from .dedup_claim_count_partitioned import DedupClaimCountPartitioned
 from .dedup_peek_meta import DedupPeekMeta
@@ -62,6 +63,11 @@ from .poll_meta import PollMeta
 from .poll_partitioned import PollPartitioned
 from .purge_partitioned import PurgePartitioned
 from .queue_forbidden import QueueForbidden
+from .queue_settings import QueueSettings
+from .queue_settings_change import QueueSettingsChange
+from .queue_settings_change_dead_letter_type_1_type_0 import QueueSettingsChangeDeadLetterType1Type0
+from .queue_settings_dead_letter_type_1_type_0 import QueueSettingsDeadLetterType1Type0
+from .queue_settings_kind import QueueSettingsKind
 from .queue_summary import QueueSummary
 from .queue_summary_kind import QueueSummaryKind
 from .renew_partitioned import RenewPartitioned
@@ -110,6 +116,7 @@ __all__ = (
     "ConsoleSession",
     "ConsoleSettings",
     "ConsoleTotals",
+    "DeadLetter",
     "DedupAckPartitioned",
     "DedupClaimCountPartitioned",
     "DedupPeekMeta",
@@ -138,6 +145,11 @@ __all__ = (
     "PollPartitioned",
     "PurgePartitioned",
     "QueueForbidden",
+    "QueueSettings",
+    "QueueSettingsChange",
+    "QueueSettingsChangeDeadLetterType1Type0",
+    "QueueSettingsDeadLetterType1Type0",
+    "QueueSettingsKind",
     "QueueSummary",
     "QueueSummaryKind",
     "RenewPartitioned",

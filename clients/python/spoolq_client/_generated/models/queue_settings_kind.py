@@ -1,0 +1,10 @@
+from typing import Literal
+
+QueueSettingsKind = Literal['dedup', 'fifo', 'standard']
+
+QUEUE_SETTINGS_KIND_VALUES: set[QueueSettingsKind] = { 'dedup', 'fifo', 'standard',  }
+
+def check_queue_settings_kind(value: str) -> QueueSettingsKind:
+    if value in QUEUE_SETTINGS_KIND_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {QUEUE_SETTINGS_KIND_VALUES!r}")

@@ -1,0 +1,127 @@
+"""``spoolq settings QUEUE``: print a queue's settings, or change some of them.
+
+Without a change flag it prints every setting (``--json``: the settings API's JSON). Each change
+flag names one setting; durations take a unit (``90s``, ``15m``, ``12h``, ``30d``, ``2w``; a bare
+number is seconds). All the flags of one call are one change: the server checks every value before
+it writes any, so a refused change (exit 1, the reason on stderr) leaves the queue as it was.
+It works for any queue, whichever door made it: name it as ``spoolq queues`` lists it (the store
+name, e.g. ``sqs:123456789012:us-east-1:Orders``), with ``--dedup`` for a dedup queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from spoolq.cli_client import CliError, _common, _parser, _print_json, _run
+from spoolq.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from spoolq_client import SpoolqClient
+
+#: flag dest -> settings name, for the duration flags
+_DURATIONS = {"visibility_timeout": "visibility timeout", "delay": "delay", "retention": "retention",
+              "receive_wait": "receive wait", "archive_retention": "archive retention"}
+
+
+def _changes(args: argparse.Namespace, current: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+    """The settings JSON of the change the flags ask for (``current``: the settings now, fetched only
+    when a dead-letter flag needs the half the user did not give)."""
+    from spoolq.queue_settings import parse_duration  # imports the store's model: not for every command
+
+    out: dict[str, Any] = {}
+    for dest, label in _DURATIONS.items():
+        raw = getattr(args, dest)
+        if raw is not None:
+            try:
+                out[dest] = parse_duration(raw, label)
+            except InvalidArgument as e:
+                raise CliError(str(e), 2) from None
+    if args.max_message_bytes is not None:
+        out["max_message_bytes"] = args.max_message_bytes
+    if args.archive is not None:
+        out["archive"] = args.archive in ("on", "true", "yes")
+    if args.no_dead_letter:
+        if args.dead_letter_queue is not None or args.max_receives is not None:
+            raise CliError("--no-dead-letter cannot be combined with --dead-letter-queue or --max-receives", 2)
+        out["dead_letter"] = None
+    elif args.dead_letter_queue is not None or args.max_receives is not None:
+        now = current()
+        queue = args.dead_letter_queue or (now["queue"] if now else None)
+        count = args.max_receives if args.max_receives is not None else (now["max_receives"] if now else None)
+        if queue is None:
+            raise CliError("this queue has no dead-letter queue yet: give --dead-letter-queue too", 2)
+        if count is None:
+            raise CliError("this queue has no dead-letter queue yet: give --max-receives too", 2)
+        out["dead_letter"] = {"queue": queue, "max_receives": count}
+    return out
+
+
+def _print(settings: dict[str, Any]) -> None:
+    from spoolq.queue_settings import format_duration
+
+    dead = settings["dead_letter"]
+    rows = [
+        ("queue", settings["queue"]),
+        ("kind", settings["kind"]),
+        ("visibility timeout", format_duration(settings["visibility_timeout"])),
+        ("delay", format_duration(settings["delay"])),
+        ("retention", format_duration(settings["retention"])),
+        ("receive wait", format_duration(settings["receive_wait"])),
+        ("max message bytes", str(settings["max_message_bytes"])),
+        ("dead-letter queue", f"{dead['queue']} (after {dead['max_receives']} receives)" if dead else "none"),
+        ("archive", "on" if settings["archive"] else "off"),
+        ("archive retention", format_duration(settings["archive_retention"])),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+def run_settings(args: argparse.Namespace) -> int:
+    def body(c: SpoolqClient) -> int:
+        def current() -> dict[str, Any] | None:
+            dead = c.settings(args.queue, dedup=args.dedup).to_dict().get("dead_letter")
+            return dead if isinstance(dead, dict) else None
+
+        changes = _changes(args, current)
+        if changes:
+            settings = c.update_settings(args.queue, changes, dedup=args.dedup).to_dict()
+        else:
+            settings = c.settings(args.queue, dedup=args.dedup).to_dict()
+        if args.json:
+            _print_json(settings)
+        else:
+            _print(settings)
+        return 0
+    return _run(args, body)
+
+
+def add_settings_command(sub: Any) -> None:
+    p = _parser(sub, "settings", "print a queue's settings, or change some of them", """
+spoolq settings orders                                   # every setting
+spoolq settings orders --archive on --archive-retention 30d
+spoolq settings orders --dead-letter-queue orders-dlq --max-receives 5
+spoolq settings sqs:123456789012:us-east-1:Orders --visibility-timeout 2m --json""")
+    p.add_argument("queue", help="the queue, as `spoolq queues` lists it (any door's); with --dedup a dedup queue")
+    p.add_argument("--visibility-timeout", dest="visibility_timeout", metavar="DURATION",
+                   help="how long a delivery stays claimed when the poll names no time (e.g. 30s, 5m)")
+    p.add_argument("--delay", metavar="DURATION", help="delay of new messages that name none")
+    p.add_argument("--retention", metavar="DURATION", help="drop unconsumed messages older than this (e.g. 4d)")
+    p.add_argument("--receive-wait", dest="receive_wait", metavar="DURATION",
+                   help="long-poll wait of polls that name none (0-20s)")
+    p.add_argument("--max-message-bytes", dest="max_message_bytes", type=int, metavar="N",
+                   help="largest message body in bytes")
+    p.add_argument("--dead-letter-queue", dest="dead_letter_queue", metavar="QUEUE",
+                   help="move a message there once it was received --max-receives times (the queue must exist)")
+    p.add_argument("--max-receives", dest="max_receives", type=int, metavar="N",
+                   help="deliveries before a message goes to the dead-letter queue")
+    p.add_argument("--no-dead-letter", dest="no_dead_letter", action="store_true",
+                   help="remove the dead-letter queue")
+    p.add_argument("--archive", choices=["on", "off"], help="keep acknowledged messages for `spoolq pipeline audit`")
+    p.add_argument("--archive-retention", dest="archive_retention", metavar="DURATION",
+                   help="how long archived messages are kept (e.g. 30d)")
+    _common(p)
+    p.set_defaults(handler=run_settings)
+
