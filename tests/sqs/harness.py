@@ -4,7 +4,8 @@
   loopback port in its own process group, so a test can ``kill -9`` the whole tree.
 * :func:`moto_server` runs moto's in-process server (``ThreadedMotoServer``) on loopback.
 * :func:`client` builds a boto3 SQS client that always has an ``endpoint_url`` on
-  127.0.0.1, dummy credentials and a region, and never retries.
+  127.0.0.1, dummy credentials and a region, and never retries; ``protocol="query"`` gives
+  one that speaks the Query protocol (:mod:`tests.sqs.query_model`).
 * :func:`normalise` turns a boto3 reply or error into the fields that must agree
   between moto and spoolq: ids, receipt handles, sequence numbers and timestamps are
   replaced by placeholders, queue URLs lose their host.
@@ -18,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore
 import requests
 from botocore.config import Config
 from botocore.exceptions import ClientError
@@ -118,12 +121,17 @@ def moto_server() -> Iterator[str]:
 
 
 def client(endpoint_url: str, region: str = REGION, access_key: str = "testing",
-           secret_key: str = "testing", read_timeout: float = 40.0) -> Any:
+           secret_key: str = "testing", read_timeout: float = 40.0, protocol: str = "json") -> Any:
     assert endpoint_url.startswith("http://127.0.0.1:"), "tests talk to loopback only"
+    config = Config(retries={"max_attempts": 1, "mode": "standard"}, read_timeout=read_timeout, connect_timeout=5)
+    if protocol == "query":
+        from tests.sqs.query_model import query_client
+
+        cache = Path(tempfile.gettempdir()) / f"spoolq-botocore-{botocore.__version__}"
+        return query_client(endpoint_url, cache, region, access_key, secret_key, config)
+    assert protocol == "json", protocol
     return boto3.client("sqs", endpoint_url=endpoint_url, region_name=region, aws_access_key_id=access_key,
-                        aws_secret_access_key=secret_key,
-                        config=Config(retries={"max_attempts": 1, "mode": "standard"},
-                                      read_timeout=read_timeout, connect_timeout=5))
+                        aws_secret_access_key=secret_key, config=config)
 
 
 def _scrub(value: Any, base_url: str) -> Any:

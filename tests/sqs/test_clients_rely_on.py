@@ -5,13 +5,13 @@ each rejected request can be shown to leave the data directory unchanged.
 * VisibilityTimeout 0 (on ReceiveMessage, on the queue, ChangeMessageVisibility to 0)
   makes the message receivable again at once: the "release" idiom.
 * ChangeMessageVisibility(+Batch) accepts any handle of the message while it is in
-  flight (AWS: the visibility is the message's, not the receipt's), and answers
-  MessageNotInflight when it is not in flight at all.
+  flight (AWS: the visibility is the message's, not the receipt's), and once its visibility
+  ended it hides the message again (AWS, recorded), unless asked for 0: MessageNotInflight.
 * DeleteMessage with the most recent handle deletes, even after visibility 0.
 * SendMessageBatch to a FIFO queue: a missing MessageGroupId (or MessageDeduplicationId
   without content-based deduplication) fails the whole request.
 * GetQueueUrl/CreateQueue with an empty or missing QueueName, ``FifoQueue`` on a standard
-  queue's name.
+  queue's name (``true``: InvalidParameterValue, as AWS answers it).
 * Query protocol: CR survives the XML; an empty ``Entries=`` is EmptyBatchRequest.
 """
 
@@ -134,15 +134,20 @@ def test_change_visibility_with_a_handle_from_an_earlier_receive(server: SpoolqP
     fourth = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=3, VisibilityTimeout=300)["Messages"]
     assert [m["Body"] for m in fourth] == ["m"]
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=fourth[0]["ReceiptHandle"], VisibilityTimeout=0)
-    # not in flight at all (made visible by its current handle): AWS's MessageNotInflight, nothing changes
+    # not in flight at all (made visible by its current handle): releasing it again is AWS's
+    # MessageNotInflight and changes nothing ...
     latest = sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)["Messages"][0]["ReceiptHandle"]
     for handle in (first, third["ReceiptHandle"], latest):
         err = _unchanged(server, lambda h=handle: _error(
-            lambda: sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=h, VisibilityTimeout=30)))
+            lambda: sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=h, VisibilityTimeout=0)))
         assert err["Code"] == "AWS.SimpleQueueService.MessageNotInflight", err
     reply = sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-        {"Id": "x", "ReceiptHandle": first, "VisibilityTimeout": 30}])
+        {"Id": "x", "ReceiptHandle": first, "VisibilityTimeout": 0}])
     assert reply["Failed"][0]["Code"] == "MessageNotInflight"  # batch entries carry the short code
+    # ... while a timeout hides it again, with any of its handles (recorded from AWS:
+    # test_extend_message_visibility_timeout_set_in_queue)
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first, VisibilityTimeout=30)
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
 
 
 def test_missing_queue_is_reported_before_the_handle(server: SpoolqProcess, sqs: Any) -> None:
@@ -200,8 +205,12 @@ def test_empty_or_missing_queue_name(server: SpoolqProcess, sqs: Any) -> None:
 
 def test_fifo_queue_attribute_on_a_standard_name(server: SpoolqProcess, sqs: Any) -> None:
     url = sqs.create_queue(QueueName="plain")["QueueUrl"]
+    # FifoQueue=true on a name without .fifo is AWS's InvalidParameterValue (recorded:
+    # test_fifo_queue_requires_suffix); any other use is InvalidAttributeName
+    err = _unchanged(server, lambda: _error(
+        lambda: sqs.create_queue(QueueName="plain3", Attributes={"FifoQueue": "true"})))
+    assert (err["Code"], err["status"]) == ("InvalidParameterValue", 400), err
     calls = [lambda: sqs.create_queue(QueueName="plain2", Attributes={"FifoQueue": "false"}),
-             lambda: sqs.create_queue(QueueName="plain3", Attributes={"FifoQueue": "true"}),
              lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"FifoQueue": "false"}),
              lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"FifoQueue": "true"})]
     for call in calls:

@@ -149,7 +149,10 @@ def test_visibility_limit_counts_from_receipt(sqs: Any, qname: Callable[[str], s
     assert "beyond the limit [43200 seconds]" in err["Message"]
     sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
     err = _error(lambda: sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=5))
-    assert err["QueryErrorCode"] == "MessageNotInflight"
+    # recorded from AWS: test_change_visibility_on_deleted_message_raises_invalid_parameter_value
+    assert (err["Code"], err["Message"]) == ("InvalidParameterValue", f"Value {handle} for parameter ReceiptHandle "
+                                             "is invalid. Reason: Message does not exist or is not available for "
+                                             "visibility timeout change.")
     sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)  # a stale handle succeeds, as in AWS
 
 

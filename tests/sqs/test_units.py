@@ -89,7 +89,8 @@ def test_sigv4_accepts_botocore_signatures_and_rejects_others(app: Flask) -> Non
     data, headers = _signed("CreateQueue", {"QueueName": "q"})
     reply = client.post("/", data=data, headers=headers)
     assert reply.status_code == 200, reply.data
-    assert json.loads(reply.data) == {"QueueUrl": "http://localhost/123456789012/q"}
+    # signed for eu-central-1, not the default region: the URL names the region
+    assert json.loads(reply.data) == {"QueueUrl": "http://localhost/eu-central-1/123456789012/q"}
     data, headers = _signed("ListQueues", {}, secret="nope")
     reply = client.post("/", data=data, headers=headers)
     assert reply.status_code == 403

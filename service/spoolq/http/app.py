@@ -105,16 +105,16 @@ def door_of(path: str) -> str:
         return "dedupq"
     if path.startswith("/mq/") or path == "/mq":
         return "mq"
-    if path == "/":
+    if is_sqs_path(path):
         return "sqs"
     return "service"
 
 
-_SQS_QUEUE_PATH = re.compile(r"^/[0-9]{12}/[^/]*$")
+_SQS_QUEUE_PATH = re.compile(r"^/(?:[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}/)?[0-9]{12}/[^/]*$")
 
 
 def is_sqs_path(path: str) -> bool:
-    """Whether a path is the SQS door's: ``/`` or a queue URL path ``/<12-digit account>/<name>``."""
+    """Whether a path is the SQS door's: ``/`` or a queue URL path ``[/<region>]/<12-digit account>/<name>``."""
     return path == "/" or bool(_SQS_QUEUE_PATH.match(path))
 
 

@@ -4,8 +4,13 @@
 
 * ``POST /`` -- JSON protocol (``X-Amz-Target: AmazonSQS.<Action>``) or Query
   protocol (form-encoded ``Action=``), chosen per request (see :mod:`.wire`);
-* ``POST /<12-digit account>/<queue name>`` -- Query protocol posted to a queue URL
-  (Java SDK v1 style); the path supplies ``QueueUrl`` when the form lacks it.
+* ``GET /?Action=...`` -- the Query protocol's GET form (parameters, and optionally a
+  presigned SigV4 signature, in the query string), answered like the POST;
+* ``GET|POST /<12-digit account>/<queue name>`` and ``/<region>/<account>/<queue name>`` --
+  a queue URL (Java SDK v1 style, PHP's JSON calls, GETs); the path supplies ``QueueUrl``
+  when the request lacks it. A queue URL without any action answers 404
+  ``UnknownOperationException``; CreateQueue and ListQueues are not actions of a queue URL
+  (``InvalidAction``), as in AWS.
 
 All 23 actions of the 2012-11-05 model are dispatched from one table to thin
 handlers in :mod:`.queues`, :mod:`.messages` and :mod:`.moves` (parse, one store
@@ -19,17 +24,20 @@ Nothing is built at import; the blueprint owns only a per-process attempt cache.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Blueprint, Response, g, request
+from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import BaseConverter
 
 from spoolq.errors import SpoolqError
 from spoolq.http import framing
 from spoolq.http.auth import Authenticator
 from spoolq.http.sqs import access, messages, moves, queues, sigv4, wire
-from spoolq.http.sqs.context import caller_of
+from spoolq.http.sqs.context import REGION, caller_of
 from spoolq.http.sqs.env import AttemptCache, Env
 from spoolq.http.sqs.errors import InternalError, InvalidAction
 from spoolq.settings import Settings
@@ -68,6 +76,25 @@ ACTIONS: dict[str, Handler] = {
 }
 
 
+#: actions that name no queue, which AWS refuses on a queue URL (recorded: test_get_create_queue_fails,
+#: test_get_list_queues_fails)
+NOT_ON_QUEUE_URL = frozenset({"CreateQueue", "ListQueues"})
+
+
+class RegionConverter(BaseConverter):
+    """A path segment that is an AWS region name (the region segment of a queue URL)."""
+
+    regex = REGION.pattern.strip("^$")
+
+
+def _names_action() -> bool:
+    return bool(request.headers.get("X-Amz-Target") or request.values.get("Action"))
+
+
+def _register_region_converter(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters.setdefault("sqs_region", RegionConverter)
+
+
 def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator | None = None) -> Blueprint:
     """The SQS blueprint over ``store``; register it at the application root.
 
@@ -75,20 +102,24 @@ def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator 
     authenticator = auth if auth is not None else Authenticator.from_settings(settings)
     attempts = AttemptCache()
     bp = Blueprint("sqs", __name__)
+    bp.record_once(_register_region_converter)
 
     def dispatch(path_queue_url: str | None) -> Response:
+        g.sqs_request_id = wire.new_request_id()
         g.sqs_protocol = wire.guess_protocol(request)
         principal = sigv4.verify(request, authenticator)
-        req = wire.parse_request(request)
-        g.sqs_protocol, g.sqs_request_id = req.protocol, req.request_id
+        if path_queue_url is not None and not _names_action():
+            return wire.render_unknown_operation(g.sqs_request_id)
+        req = wire.parse_request(request, g.sqs_request_id)
+        g.sqs_protocol = req.protocol
         handler = ACTIONS.get(req.action)
         request.environ[framing.OPERATION_KEY] = req.action if handler is not None else "unknown"  # metrics label
-        if handler is None:
-            raise InvalidAction(f"The action {req.action} is not valid for this web service.")
+        if handler is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
+            raise InvalidAction(f"The action {req.action} is not valid for this endpoint.")
         params = req.params
         if path_queue_url is not None and "QueueUrl" not in params:
             params = {**params, "QueueUrl": path_queue_url}
-        caller = caller_of(request, settings)
+        caller = caller_of(request, settings, principal.name if principal is not None else None)
         access.authorize(principal, req.action, params, caller)
         env = Env(store, caller, attempts, principal=principal)
         return wire.render(req, handler(env, params))
@@ -97,10 +128,27 @@ def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator 
     def sqs_root() -> Response:
         return dispatch(None)
 
+    @bp.before_app_request
+    def sqs_root_get() -> Response | None:
+        """``GET /?Action=...``: ``GET /`` is otherwise the service's (the console's redirect)."""
+        if request.method != "GET" or request.path != "/" or not _names_action():
+            return None
+        request.environ.setdefault(framing.STARTED_KEY, time.perf_counter())  # the request is observed
+        try:
+            return dispatch(None)
+        except SpoolqError as exc:
+            return spoolq_error(exc)
+        except Exception as exc:  # rendered as the SQS error it is
+            return unexpected_error(exc)
+
     # only a 12-digit account segment routes here, so /queue/1/..., /mq/... never reach this rule
-    @bp.post("/<int(fixed_digits=12):account>/<queue_name>")
+    @bp.route("/<int(fixed_digits=12):account>/<queue_name>", methods=["GET", "POST"])
     def sqs_queue_path(account: int, queue_name: str) -> Response:
         return dispatch(f"{request.host_url.rstrip('/')}/{account:012d}/{queue_name}")
+
+    @bp.route("/<sqs_region:region>/<int(fixed_digits=12):account>/<queue_name>", methods=["GET", "POST"])
+    def sqs_region_queue_path(region: str, account: int, queue_name: str) -> Response:
+        return dispatch(f"{request.host_url.rstrip('/')}/{region}/{account:012d}/{queue_name}")
 
     @bp.errorhandler(SpoolqError)
     def spoolq_error(exc: SpoolqError) -> Response:

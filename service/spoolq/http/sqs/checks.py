@@ -9,8 +9,10 @@ body                            1 character at least; XML characters only (#x9, 
                                 #x20-#xD7FF, #xE000-#xFFFD, #x10000-#x10FFFF)
 message size                    body + attribute names, types and values <= the queue's
                                 MaximumMessageSize (1 KiB..1 MiB, default 1 MiB)
-message attributes              <= 10; names <= 256 of [A-Za-z0-9_.-], no leading,
-                                trailing or double ``.``, not ``AWS.``/``Amazon.``; type
+message attributes              <= 10; names <= 256 letters or digits (any script, as AWS
+                                accepts ``attr.1øßä``) and ``_.-``, no leading,
+                                trailing or double ``.``, not ``AWS.``/``Amazon.``; values
+                                XML characters (else InvalidParameterValue); type
                                 String, Number or Binary with an optional ``.label``
 system attributes               only ``AWSTraceHeader`` (String)
 DelaySeconds                    0..900 (FIFO: per-message delay not allowed)
@@ -49,7 +51,7 @@ MAX_MESSAGE_ATTRIBUTES = 10
 MAX_MESSAGE_BYTES = 1_048_576
 
 _BAD_BODY_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ATTRIBUTE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
+_ATTRIBUTE_NAME = re.compile(r"^[\w.-]{1,256}$")
 _BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _FIFO_ID = re.compile(r"^[!-~]{1,128}$")
 _DATA_TYPE = re.compile(r"^(String|Number|Binary)(\.[^\s]{1,250})?$")
@@ -117,12 +119,25 @@ def string_map(params: Mapping[str, Any], name: str) -> dict[str, str]:
     return out
 
 
+_ALLOWED_CHARACTERS = ("the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | "
+                       "#x10000 to #x10FFFF")
+
+
 def check_body(body: str) -> None:
     bad = _BAD_BODY_CHAR.search(body)
     if bad:
         raise InvalidMessageContents(
-            f"Invalid binary character '#x{ord(bad.group()):X}' was found in the message body, the set of "
-            "allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
+            f"Invalid binary character '#x{ord(bad.group()):X}' was found in the message body, {_ALLOWED_CHARACTERS}")
+
+
+def _check_attribute_string(name: str, value: str) -> None:
+    """A string attribute value: XML characters only, InvalidParameterValue as AWS answers it
+    (recorded: test_invalid_string_attributes_cause_invalid_parameter_value_error)."""
+    bad = _BAD_BODY_CHAR.search(value)
+    if bad:
+        raise InvalidParameterValue(
+            f"Invalid binary character '#x{ord(bad.group()):X}' was found in the message attribute '{name}', "
+            f"{_ALLOWED_CHARACTERS}")
 
 
 def check_message_attributes(raw: object, system: bool = False) -> dict[str, dict[str, str]]:
@@ -140,7 +155,7 @@ def check_message_attributes(raw: object, system: bool = False) -> dict[str, dic
             if name != "AWSTraceHeader":
                 raise InvalidParameterValue(f"Message system attribute name '{name}' is invalid.")
         elif (not _ATTRIBUTE_NAME.match(name) or name.startswith(".") or name.endswith(".")
-              or ".." in name):
+              or ".." in name or not name.isprintable()):
             raise InvalidParameterValue(
                 f"The message attribute name '{name}' is invalid. Attribute name can contain A-Z, a-z, 0-9, "
                 "underscore (_), hyphen (-), and period (.) characters.")
@@ -179,8 +194,9 @@ def _check_attribute_value(name: str, value: object, system: bool) -> dict[str, 
         return {"DataType": data_type, "BinaryValue": binary}
     string = value.get("StringValue")
     if not isinstance(string, str) or not string:
-        raise empty
-    check_body(string)
+        raise InvalidParameterValue(f"Message (user) attribute '{name}' must contain a non-empty value of type "
+                                    f"'{data_type}'.")
+    _check_attribute_string(name, string)
     if data_type.startswith("Number") and not _NUMBER.match(string):
         raise InvalidParameterValue(f"Can't cast the value of message (user) attribute '{name}' to a number.")
     return {"DataType": data_type, "StringValue": string}
@@ -234,11 +250,11 @@ def check_entries(params: Mapping[str, Any], entry_name: str) -> list[Mapping[st
 
 
 def filter_names(names: Sequence[str], available: Mapping[str, Any]) -> dict[str, Any]:
-    """``MessageAttributeNames`` filtering: ``All``, ``.*``, exact names and ``prefix.*``
+    """``MessageAttributeNames`` filtering: ``All``, ``*``, ``.*``, exact names and ``prefix.*``
     (every name starting with ``prefix``: ``Custom.*`` selects ``Custom1`` and ``Custom.x``)."""
     if not names:
         return {}
-    if "All" in names or ".*" in names:
+    if "All" in names or ".*" in names or "*" in names:
         return dict(available)
     prefixes = tuple(n[:-2] for n in names if n.endswith(".*"))
     exact = set(names)

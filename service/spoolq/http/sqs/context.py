@@ -2,16 +2,26 @@
 
 Scoping
     SQS queues live per account and region. The region comes from the SigV4
-    credential scope (``Credential=<key>/<date>/<region>/sqs/aws4_request``), falling
-    back to ``settings.sqs_region``; the account is ``settings.sqs_account_id``
+    credential scope (``Credential=<key>/<date>/<region>/sqs/aws4_request``, in the
+    Authorization header or the ``X-Amz-Credential`` query parameter), falling back to
+    ``settings.sqs_region`` (the default region); the account is ``settings.sqs_account_id``
     (default 123456789012, as moto uses).
 
 Names
     SQS queue ``<QueueName>`` of account ``A`` in region ``R`` is the store queue
     ``sqs:A:R:<QueueName>`` (always within the store's ``^[A-Za-z0-9._:@-]{1,400}$``).
-    Its URL is ``<scheme>://<Host header>/<A>/<QueueName>`` and its ARN
-    ``arn:aws:sqs:R:A:<QueueName>``. A ``QueueUrl`` is resolved by its last path
-    segment only (the host is never used), and a bare queue name is accepted too.
+    Its URL is ``<scheme>://<Host header>/<A>/<QueueName>`` in the default region and
+    ``<scheme>://<Host header>/<R>/<A>/<QueueName>`` in any other (the same name in two
+    regions is two queues with two URLs), and its ARN ``arn:aws:sqs:R:A:<QueueName>``.
+    A ``QueueUrl`` is resolved by its path: the last segment is the name, and a region
+    segment before the account, when there is one, is the region (without one, the
+    request's region: URLs handed out before regions were in them keep working). The
+    host is never used, and a bare queue name is accepted too.
+
+Sender ids
+    SenderId is the caller's identity id as AWS shows one: the account id in open mode
+    (as for an account's root credentials), else ``AIDA`` and 17 characters derived from
+    the identity's name (as for an IAM user), the same on every server.
 
 Receipt handles
     ``base64url("<store queue>\\n<received at, ms>\\n<store receipt>")``: the store's
@@ -23,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -35,6 +46,8 @@ QUEUE_NAME = re.compile(r"^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$")
 STORE_PREFIX = "sqs"
 _CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})$")
+#: an AWS region name (``us-east-1``, ``us-gov-west-1``, ``eu-central-2``)
+REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$")
 _STORE_NAME = re.compile(r"^sqs:(\d{12}):([a-z0-9-]+):([A-Za-z0-9_.-]{1,80})$")
 
 
@@ -46,12 +59,18 @@ class Caller:
     region: str
     access_key: str | None
     base_url: str
+    #: the server's default region: its queue URLs carry no region segment
+    default_region: str = "us-east-1"
+    #: SenderId of the messages this caller sends
+    sender_id: str = ""
 
     def store_name(self, queue_name: str) -> str:
         return f"{STORE_PREFIX}:{self.account}:{self.region}:{queue_name}"
 
     def url(self, queue_name: str) -> str:
-        return f"{self.base_url}/{self.account}/{queue_name}"
+        if self.region == self.default_region:
+            return f"{self.base_url}/{self.account}/{queue_name}"
+        return f"{self.base_url}/{self.region}/{self.account}/{queue_name}"
 
     def arn(self, queue_name: str) -> str:
         return f"arn:aws:sqs:{self.region}:{self.account}:{queue_name}"
@@ -61,18 +80,32 @@ class Caller:
 
     def queue_from_url(self, queue_url: str) -> str:
         """The store name of the queue a ``QueueUrl`` (or bare name) designates."""
-        name = queue_url.rstrip("/").rsplit("/", 1)[-1] if queue_url else ""
+        parts = queue_url.rstrip("/").split("/") if queue_url else [""]
+        name = parts[-1]
         if not QUEUE_NAME.match(name):
             raise QueueDoesNotExist()
+        if len(parts) >= 3 and REGION.match(parts[-3]) and parts[-2].isdigit():
+            return f"{STORE_PREFIX}:{self.account}:{parts[-3]}:{name}"
         return self.store_name(name)
 
 
-def caller_of(request: Request, settings: Settings) -> Caller:
-    match = _CREDENTIAL.search(request.headers.get("Authorization", ""))
+def sender_id_of(account: str, identity: str | None) -> str:
+    """SenderId for a caller: the account id in open mode, else an IAM-user-like id of the identity."""
+    if identity is None:
+        return account
+    digest = base64.b32encode(hashlib.sha256(identity.encode("utf-8")).digest()).decode("ascii")
+    return f"AIDA{digest[:17]}"
+
+
+def caller_of(request: Request, settings: Settings, identity: str | None = None) -> Caller:
+    """The caller of ``request``; ``identity`` is the name of who signed it (``None``: open mode)."""
+    match = _CREDENTIAL.search(request.headers.get("Authorization", "")) \
+        or _CREDENTIAL.search("Credential=" + request.args.get("X-Amz-Credential", ""))
     region = match.group(3) if match else settings.sqs_region
     access_key = match.group(1) if match else None
     base = f"{request.scheme}://{request.host}"
-    return Caller(settings.sqs_account_id, region, access_key, base)
+    return Caller(settings.sqs_account_id, region, access_key, base, settings.sqs_region,
+                  sender_id_of(settings.sqs_account_id, identity))
 
 
 def credential_scope(authorization: str) -> tuple[str, str, str, str] | None:

@@ -26,7 +26,9 @@ class SqsError(SpoolqError):
 
 
 class InvalidParameterValue(SqsError):
-    sqs_type = "InvalidParameterValue"
+    # AWS's JSON type is the exception shape, the legacy code stays (recorded: QueryErrorCode
+    # "InvalidParameterValueException", Code "InvalidParameterValue")
+    sqs_type = "InvalidParameterValueException"
     sqs_query_code = "InvalidParameterValue"
 
 
@@ -48,11 +50,16 @@ class InvalidParameterCombination(SqsError):
     sqs_query_code = "InvalidParameterCombination"
 
 
+NO_SUCH_QUEUE = "The specified queue does not exist."
+#: the Query protocol's wording of the same error (recorded from AWS)
+NO_SUCH_QUEUE_QUERY = "The specified queue does not exist for this wsdl version."
+
+
 class QueueDoesNotExist(SqsError):
     sqs_type = "QueueDoesNotExist"
     sqs_query_code = "AWS.SimpleQueueService.NonExistentQueue"
 
-    def __init__(self, message: str = "The specified queue does not exist.") -> None:
+    def __init__(self, message: str = NO_SUCH_QUEUE) -> None:
         super().__init__(message)
 
 
@@ -81,8 +88,8 @@ class InvalidAttributeName(SqsError):
     sqs_type = "InvalidAttributeName"
     sqs_query_code = "InvalidAttributeName"
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"Unknown Attribute {name}.")
+    def __init__(self, name: str, message: str | None = None) -> None:
+        super().__init__(message or f"Unknown Attribute {name}.")
 
 
 class InvalidAttributeValue(SqsError):
@@ -236,14 +243,14 @@ class MalformedRequest(SqsError):
 
 
 class MethodNotAllowed(SqsError):
-    """An HTTP method other than POST on the SQS door."""
+    """An HTTP method other than GET and POST on the SQS door."""
 
     sqs_type = "com.amazon.coral.service#UnknownOperationException"
     sqs_query_code = "InvalidAction"
     sqs_status = 405
 
     def __init__(self) -> None:
-        super().__init__("The SQS endpoint accepts POST requests only.")
+        super().__init__("The SQS endpoint accepts GET and POST requests only.")
 
 
 class InternalError(SqsError):
@@ -256,11 +263,12 @@ class InternalError(SqsError):
         super().__init__("We encountered an internal error. Please try again.")
 
 
-def sqs_message(exc: SpoolqError) -> str:
+def sqs_message(exc: SpoolqError, protocol: str = "json") -> str:
     """The message an SQS client sees for ``exc`` (AWS's wording for store errors it knows)."""
-    if isinstance(exc, QueueNotFound):
-        return "The specified queue does not exist."
-    return exc.message
+    message = NO_SUCH_QUEUE if isinstance(exc, QueueNotFound) else exc.message
+    if protocol == "query" and message == NO_SUCH_QUEUE:
+        return NO_SUCH_QUEUE_QUERY
+    return message
 
 
 def sqs_fault(exc: SpoolqError) -> str:

@@ -5,9 +5,13 @@ What a message keeps in the store's opaque ``attributes``::
 
     {"ma": {name: {DataType, StringValue | BinaryValue(base64)}},   # MessageAttributes
      "sa": {"AWSTraceHeader": {...}},                                # MessageSystemAttributes
-     "sender": "<access key id>",                                    # SenderId
+     "sender": "<caller's identity id>",                             # SenderId
      "src": "<store queue it was sent to>",                          # DeadLetterQueueSourceArn
      "dd": "<dedup id as the client gave it>"}                       # only with messageGroup scope
+
+MessageId is the store id in AWS's form: a UUID derived from it (:func:`message_id`), so a
+send and every receive of the message agree without keeping a second id; the store id itself
+travels inside the receipt handle. SenderId is the caller's identity id (:meth:`Caller.sender_id`).
 
 Batch sends validate each entry on its own: a bad entry goes to ``Failed`` (HTTP 200)
 and the good ones are written with one ``send_batch``; request-level problems (empty,
@@ -17,6 +21,7 @@ more than 10, bad or repeated ids, over 1 MiB in total) fail the whole call.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +46,8 @@ from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
 from spoolq.store.layout import parse_ref
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
+#: the X-Ray header AWS keeps as the AWSTraceHeader system attribute when the sender passes none
+TRACE_HEADER = "X-Amzn-Trace-Id"
 SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
                      "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
                      "DeadLetterQueueSourceArn")
@@ -48,8 +55,21 @@ SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "Ap
 #: "peek" (EmoDB), not "claim and release".
 MIN_CLAIM = 0.001
 NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
+EXPIRED_HANDLE = "The receipt handle has expired."
+GONE_HANDLE = "Message does not exist or is not available for visibility timeout change."
 NO_DEDUP_ID = ("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId "
                "provided explicitly")
+
+
+def message_id(store_id: str) -> str:
+    """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from it."""
+    return str(uuid.UUID(bytes=hashlib.sha256(store_id.encode("ascii")).digest()[:16], version=4))
+
+
+def _trace_header() -> dict[str, dict[str, str]]:
+    """``AWSTraceHeader`` from the request's X-Ray header (AWS keeps it when the sender passes none)."""
+    value = request.headers.get(TRACE_HEADER) if has_request_context() else None
+    return {"AWSTraceHeader": {"DataType": "String", "StringValue": value}} if value else {}
 
 
 def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
@@ -64,12 +84,15 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
     delay = optional_int(entry, "DelaySeconds", 0, checks.MAX_DELAY, "DelaySeconds must be >= 0 and <= 900.")
     if fifo and delay:
         raise invalid_value("DelaySeconds", delay, NOT_FOR_QUEUE_TYPE)
+    if fifo:
+        delay = None  # 0 on a FIFO queue means "the queue's DelaySeconds" (recorded from AWS)
     attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
     system = checks.check_message_attributes(entry.get("MessageSystemAttributes"), system=True)
     checks.check_size(body, attrs, info.config.max_message_bytes)
+    header_trace = {} if system else _trace_header()
     group = checks.check_fifo_id("MessageGroupId", optional_str(entry, "MessageGroupId"))
     dedup = checks.check_fifo_id("MessageDeduplicationId", optional_str(entry, "MessageDeduplicationId"))
-    stored: dict[str, Any] = {"sender": env.caller.access_key or ANONYMOUS_SENDER, "src": info.name}
+    stored: dict[str, Any] = {"sender": env.caller.sender_id or env.caller.account, "src": info.name}
     if fifo:
         if group is None:
             raise MissingParameter("MessageGroupId")
@@ -84,8 +107,8 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
         raise invalid_value("MessageDeduplicationId", dedup, NOT_FOR_QUEUE_TYPE)
     if attrs:
         stored["ma"] = attrs
-    if system:
-        stored["sa"] = system
+    if system or header_trace:
+        stored["sa"] = system or header_trace
     reply: dict[str, Any] = {"MD5OfMessageBody": md5_of_body(body)}
     if attrs:
         reply["MD5OfMessageAttributes"] = md5_of_attributes(attrs)
@@ -101,7 +124,7 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     info = env.queue(store_name)
     message, reply = _prepare(env, info, p)
     result = env.store.send(store_name, message)
-    reply["MessageId"] = result.id
+    reply["MessageId"] = message_id(result.id)
     if info.kind is QueueKind.FIFO and result.sequence_number is not None:
         reply["SequenceNumber"] = result.sequence_number
     return reply
@@ -117,14 +140,25 @@ def _entry_size(entry: Mapping[str, Any]) -> int:
     return size + checks.attributes_size(attrs)
 
 
+#: batch entries word a too-long message as AWS does there (recorded: test_send_batch_message_size)
+_BATCH_WORDING = ("One or more parameters are invalid.", "One or more parameters cannot be validated.")
+
+
 def _failure(entry_id: str, exc: SpoolqError) -> dict[str, Any]:
-    code = exc.sqs_type if "#" not in exc.sqs_type else exc.sqs_query_code
-    return {"Id": entry_id, "SenderFault": exc.sqs_status < 500, "Code": code, "Message": exc.message}
+    code = exc.sqs_query_code if isinstance(exc, InvalidParameterValue) or "#" in exc.sqs_type else exc.sqs_type
+    return {"Id": entry_id, "SenderFault": exc.sqs_status < 500, "Code": code,
+            "Message": exc.message.replace(*_BATCH_WORDING)}
+
+
+def _batch_reply(successful: list[dict[str, Any]], failed: list[dict[str, Any]]) -> dict[str, Any]:
+    """AWS omits an empty ``Failed`` list; ``Successful`` is always there."""
+    return {"Successful": successful, "Failed": failed} if failed else {"Successful": successful}
 
 
 def _check_fifo_entries(info: QueueInfo, entries: Sequence[Mapping[str, Any]]) -> None:
     """On a FIFO queue a missing group id, or a missing dedup id without content-based
-    deduplication, fails the whole batch (AWS), unlike the per-entry problems."""
+    deduplication, fails the whole batch, unlike the per-entry problems: InvalidParameterValue,
+    not SendMessage's MissingParameter (recorded: test_send_batch_missing_message_group_id_for_fifo_queue)."""
     if info.kind is not QueueKind.FIFO:
         return
     for entry in entries:
@@ -156,11 +190,11 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     if ready:
         results = env.store.send_batch(store_name, [m for _, m, _ in ready])
         for (entry_id, _, reply), result in zip(ready, results, strict=True):
-            item = {"Id": entry_id, "MessageId": result.id, **reply}
+            item = {"Id": entry_id, "MessageId": message_id(result.id), **reply}
             if info.kind is QueueKind.FIFO and result.sequence_number is not None:
                 item["SequenceNumber"] = result.sequence_number
             successful.append(item)
-    return {"Successful": successful, "Failed": failed}
+    return _batch_reply(successful, failed)
 
 
 def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names: set[str],
@@ -168,7 +202,7 @@ def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names
     msg = delivery.message
     body = msg.body.decode("utf-8", errors="replace")
     stored = msg.attributes or {}
-    out: dict[str, Any] = {"MessageId": msg.id, "ReceiptHandle": wrap_receipt(info.name, delivery.receipt, now),
+    out: dict[str, Any] = {"MessageId": message_id(msg.id), "ReceiptHandle": wrap_receipt(info.name, delivery.receipt, now),
                            "MD5OfBody": md5_of_body(body), "Body": body}
     selected = checks.filter_names(attribute_names, stored.get("ma") or {})
     if selected:
@@ -223,11 +257,21 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
-    env.queue(store_name)  # a missing queue is reported before the handle is looked at
-    receipt, _ = unwrap_receipt(store_name, required_str(p, "ReceiptHandle"))
-    # the most recent handle deletes (even once visible again); an older one "succeeds but may not delete"
-    env.store.ack(store_name, [receipt], released_too=True)
+    info = env.queue(store_name)  # a missing queue is reported before the handle is looked at
+    handle = required_str(p, "ReceiptHandle")
+    receipt, _ = unwrap_receipt(store_name, handle)
+    if info.kind is QueueKind.FIFO and not _in_flight(env, store_name, receipt):
+        # FIFO: a handle whose visibility ended no longer deletes (recorded from AWS)
+        raise invalid_value("ReceiptHandle", handle, EXPIRED_HANDLE)
+    # standard: the most recent handle deletes (even once visible again); an older one "succeeds but may
+    # not delete"
+    env.store.ack(store_name, [receipt], released_too=info.kind is not QueueKind.FIFO)
     return {}
+
+
+def _in_flight(env: Env, store_name: str, receipt: str) -> bool:
+    """Whether the claim ``receipt`` names is still live (a 1 ms extend-only renew changes nothing else)."""
+    return env.store.renew(store_name, [receipt], MIN_CLAIM, extend_only=True, live_only=True)[0]
 
 
 def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,7 +294,7 @@ def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         receipts.append((entry["Id"], receipt))
     if receipts:
         env.store.ack(store_name, [r for _, r in receipts], released_too=True)
-    return {"Successful": [{"Id": i} for i, _ in receipts], "Failed": failed}
+    return _batch_reply([{"Id": i} for i, _ in receipts], failed)
 
 
 def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> None:
@@ -265,15 +309,21 @@ def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> N
         raise invalid_value("VisibilityTimeout", timeout,
                             "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
     # the handle's own claim, else the message's current claim (received again since): AWS applies
-    # any handle of the message while it is in flight, and answers MessageNotInflight when it is not
-    for ref in (receipt, parse_ref(receipt, store_name).id):
+    # any handle of the message while it is in flight
+    message = parse_ref(receipt, store_name).id
+    for ref in (receipt, message):
         if timeout == 0:
             done = env.store.release(store_name, [ref], live_only=True)
         else:
             done = env.store.renew(store_name, [ref], float(timeout), extend_only=False, live_only=True)
         if done[0]:
             return
-    raise MessageNotInflight()
+    if timeout == 0:
+        raise MessageNotInflight()
+    # its visibility ended and nobody received it since: AWS hides it again for the new timeout
+    # (recorded: test_extend_message_visibility_timeout_set_in_queue); a deleted message is refused
+    if not env.store.renew(store_name, [message], float(timeout), extend_only=False, claim_unclaimed=True)[0]:
+        raise invalid_value("ReceiptHandle", handle, GONE_HANDLE)
 
 
 def change_message_visibility(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -298,4 +348,4 @@ def change_message_visibility_batch(env: Env, p: Mapping[str, Any]) -> dict[str,
             continue
         successful.append({"Id": entry["Id"]})
     env.attempts.forget(store_name)
-    return {"Successful": successful, "Failed": failed}
+    return _batch_reply(successful, failed)

@@ -63,11 +63,12 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     name = _queue_name(p, BAD_NAME)
     attrs = string_map(p, "Attributes")
     tags = string_map(p, "tags") or string_map(p, "Tags")
-    if "FifoQueue" in attrs and not name.endswith(".fifo"):
-        raise InvalidAttributeName("FifoQueue")  # AWS: any value, on a standard queue's name
     fifo = attrs.get("FifoQueue", "false").lower() == "true"
     if fifo and not name.endswith(".fifo"):
-        raise InvalidParameterValue("Queue name must end in .fifo for FIFO queues")
+        raise InvalidParameterValue("Queue name must end in .fifo for FIFO queues")  # the code is AWS's
+    if "FifoQueue" in attrs and not name.endswith(".fifo"):
+        # FifoQueue=false on a standard queue's name (recorded: test_create_standard_queue_with_fifo_attribute...)
+        raise InvalidAttributeName("FifoQueue")
     if not QUEUE_NAME.match(name) or (name.endswith(".fifo") and not fifo):
         raise InvalidParameterValue(BAD_NAME)
     if len(tags) > MAX_TAGS:
@@ -85,9 +86,11 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
             return {"QueueUrl": env.caller.url(name)}
         except QueueAlreadyExists:  # created meanwhile by another request
             info = env.store.get_queue(store_name)
-    if info.kind is not kind or not attributes.same_as_existing(
-            attrs, attributes.render(info, None, env.caller, name)):
-        raise QueueNameExists("The specified queue already exists.")
+    differs = "FifoQueue" if info.kind is not kind else attributes.differing_attribute(
+        attrs, attributes.render(info, None, env.caller, name))
+    if differs is not None:
+        raise QueueNameExists(f"A queue already exists with the same name and a different value for attribute "
+                              f"{differs}")
     return {"QueueUrl": env.caller.url(name)}
 
 
@@ -246,7 +249,7 @@ def _policy(env: Env, store_name: str, extra: Mapping[str, str]) -> dict[str, An
         parsed.setdefault("Statement", [])
         return parsed
     arn = env.caller.arn(queue_name_of(store_name))
-    return {"Version": "2012-10-17", "Id": f"{arn}/SQSDefaultPolicy", "Statement": []}
+    return {"Version": "2008-10-17", "Id": f"{arn}/SQSDefaultPolicy", "Statement": []}  # AWS's, as recorded
 
 
 def add_permission(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -290,7 +293,7 @@ def remove_permission(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     kept = [s for s in policy["Statement"] if s.get("Sid") != label]
     if len(kept) == len(policy["Statement"]):
         raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. "
-                                    "Reason: can't find label on existing policy.")
+                                    "Reason: can't find label.")
     policy["Statement"] = kept
     return _save_policy(env, store_name, policy)
 

@@ -13,6 +13,12 @@ whose access key id belongs to a configured identity (:mod:`spoolq.http.auth`), 
   that hash (``UNSIGNED-PAYLOAD`` is refused);
 * the HMAC must match, compared in constant time.
 
+The same signature may instead travel in the query string (a presigned ``GET``, as botocore's
+``SigV4QueryAuth`` makes one): ``X-Amz-Algorithm``, ``X-Amz-Credential``, ``X-Amz-Date``,
+``X-Amz-SignedHeaders``, ``X-Amz-Signature`` and ``X-Amz-Expires`` (at most 7 days; the request
+is refused once it has passed, and the 15-minute window does not apply). The canonical query
+string is every parameter but ``X-Amz-Signature``.
+
 Failures answer 403 with AWS's codes: ``MissingAuthenticationToken`` (no or malformed
 Authorization), ``InvalidClientTokenId`` (unknown key), ``SignatureDoesNotMatch`` and
 ``RequestExpired``.
@@ -63,12 +69,17 @@ def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
     return _hmac(key, "aws4_request")
 
 
+MAX_PRESIGN_EXPIRES = 7 * 24 * 3600
+
+
 def _canonical_query(query: bytes) -> str:
     pairs: list[tuple[str, str]] = []
     for part in query.decode("utf-8").split("&"):
         if not part:
             continue
         key, _, value = part.partition("=")
+        if unquote(key) == "X-Amz-Signature":
+            continue  # a presigned request signs every parameter but its signature
         pairs.append((quote(unquote(key), safe="-_.~"), quote(unquote(value), safe="-_.~")))
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
 
@@ -95,10 +106,23 @@ def verify(request: Request, auth: Authenticator, now: float | None = None) -> P
     if auth.open:
         return None
     header = request.headers.get("Authorization", "")
+    expires: int | None = None
+    if not header and request.args.get("X-Amz-Algorithm") == ALGORITHM:
+        args = request.args
+        header = (f"{ALGORITHM} Credential={args.get('X-Amz-Credential', '')}, "
+                  f"SignedHeaders={args.get('X-Amz-SignedHeaders', '')}, Signature={args.get('X-Amz-Signature', '')}")
+        try:
+            expires = int(args.get("X-Amz-Expires", ""))
+        except ValueError:
+            raise MissingAuthenticationToken() from None
+        if not 1 <= expires <= MAX_PRESIGN_EXPIRES:
+            raise MissingAuthenticationToken()
+        amz_date = args.get("X-Amz-Date", "")
+    else:
+        amz_date = request.headers.get("X-Amz-Date", "")
     cred = _CREDENTIAL.search(header)
     signed = _SIGNED_HEADERS.search(header)
     sig = _SIGNATURE.search(header)
-    amz_date = request.headers.get("X-Amz-Date", "")
     if not header.startswith(ALGORITHM) or not (cred and signed and sig and amz_date):
         raise MissingAuthenticationToken()
     access_key, date, region, service = cred.groups()
@@ -109,7 +133,11 @@ def verify(request: Request, auth: Authenticator, now: float | None = None) -> P
         signed_at = timegm(time.strptime(amz_date, "%Y%m%dT%H%M%SZ"))
     except ValueError:
         raise SignatureDoesNotMatch() from None
-    if abs((time.time() if now is None else now) - signed_at) > MAX_SKEW:
+    clock = time.time() if now is None else now
+    if expires is not None:
+        if not signed_at - MAX_SKEW <= clock <= signed_at + expires:
+            raise RequestExpired()
+    elif abs(clock - signed_at) > MAX_SKEW:
         raise RequestExpired()
     signed_headers = signed.group(1).split(";")
     if amz_date[:8] != date or "host" not in signed_headers or service != "sqs":

@@ -9,11 +9,17 @@ JSON (awsJson1_0, every botocore since 1.34.90)
 
 Query (older SDKs)
     ``application/x-www-form-urlencoded`` with ``Action=<Action>``, sent to ``/`` or to
-    the queue URL's path. Flattened members (``Attribute.1.Name``,
+    the queue URL's path, or the same parameters in the query string of a ``GET`` (or a
+    ``POST``) as AWS accepts them. Flattened members (``Attribute.1.Name``,
     ``SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.StringValue``, ...)
     are folded into the JSON protocol's shapes by :func:`parse_query`, so handlers
     see one request shape. Replies are ``<ActionResponse><ActionResult>`` XML in
-    the 2012-11-05 namespace; errors are ``<ErrorResponse>`` with the legacy code.
+    the 2012-11-05 namespace; errors are ``<ErrorResponse>`` with the legacy code. A Query
+    request whose ``Accept`` prefers ``application/json`` gets the same reply as JSON,
+    ``{"<Action>Response": {"<Action>Result": {...}, "ResponseMetadata": {...}}}``, as AWS
+    negotiates it.
+
+Every reply, errors included, carries a fresh request id in ``x-amzn-RequestId``.
 
 The protocol is chosen by ``X-Amz-Target`` (JSON) or ``Content-Type`` (form → Query).
 """
@@ -85,11 +91,17 @@ class SqsRequest:
     params: Mapping[str, Any]
     protocol: str  # "json" or "query"
     request_id: str
+    #: a Query request whose client asked for JSON (``Accept: application/json``)
+    json_reply: bool = False
 
 
-def parse_request(request: Request) -> SqsRequest:
+def new_request_id() -> str:
+    return str(uuid.uuid4())
+
+
+def parse_request(request: Request, request_id: str | None = None) -> SqsRequest:
     """Parse a Flask request into an :class:`SqsRequest` (JSON or Query)."""
-    request_id = str(uuid.uuid4())
+    request_id = request_id or new_request_id()
     target = request.headers.get("X-Amz-Target")
     if target is not None:
         if not target.startswith(TARGET_PREFIX):
@@ -112,8 +124,12 @@ def parse_request(request: Request) -> SqsRequest:
     if not action:
         raise InvalidAction("The request must contain X-Amz-Target or the parameter Action.")
     merged.pop("Version", None)
+    for auth_param in ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires",
+                       "X-Amz-SignedHeaders", "X-Amz-Signature", "X-Amz-Security-Token"):
+        merged.pop(auth_param, None)
     params = parse_query(merged)
-    return SqsRequest(action, params, "query", request_id)
+    json_reply = request.accept_mimetypes.best_match(["text/xml", "application/json"]) == "application/json"
+    return SqsRequest(action, params, "query", request_id, json_reply)
 
 
 def _set_path(tree: dict[str, Any], parts: list[str], value: str) -> None:
@@ -204,6 +220,10 @@ def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
     if req.protocol == "json":
         # content_type, not mimetype: the same header (no charset) without working it out
         return Response(json.dumps(result, separators=(",", ":")), 200, headers, content_type=JSON_CONTENT_TYPE)
+    if req.json_reply:
+        doc = {f"{req.action}Response": {f"{req.action}Result": result or None,
+                                         "ResponseMetadata": {"RequestId": req.request_id}}}
+        return Response(json.dumps(doc, separators=(",", ":")), 200, headers, mimetype="application/json")
     body = "".join(_xml(k, v, req.action) for k, v in result.items())
     xml = (f'<?xml version="1.0"?><{req.action}Response xmlns="{XML_NAMESPACE}">'
            f"<{req.action}Result>{body}</{req.action}Result>"
@@ -214,8 +234,9 @@ def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
 
 def render_error(exc: SpoolqError, protocol: str, request_id: str) -> Response:
     """The one place an error becomes an SQS reply."""
-    message = sqs_message(exc)
+    message = sqs_message(exc, protocol)
     fault = sqs_fault(exc)
+    request_id = request_id or new_request_id()
     headers = {"x-amzn-RequestId": request_id, "x-amzn-query-error": f"{exc.sqs_query_code};{fault}"}
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None:
@@ -248,9 +269,16 @@ def sqs_error_of(exc: BaseException) -> SpoolqError:
 def render_http_error(exc: BaseException, request: Request) -> Response:
     """Any error on an SQS path, in the request's SQS protocol (never ``{"message": ...}``, never HTML)."""
     response = render_error(sqs_error_of(exc), guess_protocol(request), "")
-    if isinstance(exc, HTTPException) and exc.code == 405 and request.method != "POST":
-        response.headers["Allow"] = "POST"
+    if isinstance(exc, HTTPException) and exc.code == 405 and request.method not in ("GET", "POST"):
+        response.headers["Allow"] = "GET, POST"
     return response
+
+
+def render_unknown_operation(request_id: str) -> Response:
+    """A queue URL fetched with no action at all: AWS answers 404 ``<UnknownOperationException/>``
+    (in XML whatever the client accepts)."""
+    return Response('<?xml version="1.0"?><UnknownOperationException/>', 404,
+                    {"x-amzn-RequestId": request_id}, mimetype="text/xml")
 
 
 def guess_protocol(request: Request) -> str:
