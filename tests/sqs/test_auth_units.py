@@ -20,6 +20,7 @@ from spoolq.cli import main
 from spoolq.http.app import create_app
 from spoolq.http.auth import Authenticator, check_listen_policy
 from spoolq.http.sqs import sigv4
+from spoolq.http.sqs.moves import task_id
 from spoolq.settings import Settings, SettingsError
 from spoolq.store import FileStore
 from tests.conftest import tree
@@ -188,15 +189,16 @@ def test_move_tasks_are_sqs_only_and_admin_only(make_client: Any, tmp_path: Path
     reply = client.post(f"/queue/1/_move?from=sqs:{ACCOUNT}:us-east-1:dlq&to=plain",
                         headers={"X-BV-API-Key": "k-admin"})
     assert reply.status_code == 400, reply.data
-    # an EmoDB move's ref wrapped as a task handle is not a task
+    # an EmoDB move's ref wrapped as a task handle (AWS's format) is not a task
     reply = client.post("/queue/1/_move?from=emo-a&to=emo-b", headers={"X-BV-API-Key": "k-admin"})
     assert reply.status_code == 200, reply.data
     emo_ref = json.loads(reply.data)["id"]
     for src in (f"arn:aws:sqs:us-east-1:{ACCOUNT}:dlq", "arn:aws:sqs:::emo-a"):
-        forged = base64.urlsafe_b64encode(json.dumps({"ref": emo_ref, "src": src}).encode()).decode()
-        data, headers = _signed("CancelMessageMoveTask", {"TaskHandle": forged}, "AKIDADMIN", "admin-secret")
-        reply = client.post("/", data=data, headers=headers)
-        assert reply.status_code == 400 and _error(reply) == "ResourceNotFoundException", reply.data
+        for task in (emo_ref, task_id(emo_ref)):
+            forged = base64.b64encode(json.dumps({"taskId": task, "sourceArn": src}).encode()).decode()
+            data, headers = _signed("CancelMessageMoveTask", {"TaskHandle": forged}, "AKIDADMIN", "admin-secret")
+            reply = client.post("/", data=data, headers=headers)
+            assert reply.status_code == 404 and _error(reply) == "ResourceNotFoundException", reply.data
     # only an admin of the source queue cancels the SQS task
     data, headers = _signed("CancelMessageMoveTask", {"TaskHandle": handle}, "AKIDWORKER", "worker-secret")
     reply = client.post("/", data=data, headers=headers)

@@ -166,6 +166,7 @@ class OverLimit(SqsError):
 class ResourceNotFound(SqsError):
     sqs_type = "ResourceNotFoundException"
     sqs_query_code = "ResourceNotFoundException"
+    sqs_status = 404  # recorded: test_destination_needs_to_exist
 
 
 class UnsupportedOperation(SqsError):

@@ -6,10 +6,17 @@ Without ``DestinationArn`` AWS returns each message to the queue it came from; t
 store moves queue to queue, so spoolq moves to the one source queue and refuses
 (InvalidParameterValue) when the dead-letter queue has several (docs/sqs.md).
 
-``TaskHandle`` is ``base64url(json {"ref": store move ref, "src": source ARN})``. A handle
-cancels only a move whose source is an SQS queue and is the handle's ``src`` (so an EmoDB
-move ref wrapped in a handle is not a task: the EmoDB door cannot move SQS queues), and
-only for a caller with ``admin`` on that source queue (:mod:`.access`).
+``TaskHandle`` is AWS's format: ``base64(json {"taskId": <UUID>, "sourceArn": <source ARN>})``
+(recorded: test_basic_move_task_workflow decodes it so). The task id is a UUID derived from
+the store's move ref; a handle is resolved among the moves of its source queue, so it cancels
+only a move whose source is that SQS queue, and only for a caller with ``admin`` on it
+(:mod:`.access`). A handle that does not decode is InvalidParameterValue; a source queue that
+does not exist, or a task it does not have, is 404 ResourceNotFoundException, as AWS answers.
+
+A task started without ``DestinationArn`` is listed without one, as AWS lists it; the door
+remembers such tasks in the dead-letter queue's own bookkeeping (``spoolq:default_moves``).
+``ApproximateNumberOfMessagesToMove`` is the moved count plus what the source still holds
+(all of it once the task completed).
 Store move states map to SQS task statuses: IN_PROGRESS -> RUNNING,
 COMPLETE -> COMPLETED, ERROR -> FAILED, CANCELLED -> CANCELLED.
 """
@@ -18,8 +25,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
+import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from spoolq.errors import InvalidArgument, UnknownMove
@@ -27,40 +37,50 @@ from spoolq.http.sqs.access import require
 from spoolq.http.sqs.checks import optional_int, optional_str, required_str
 from spoolq.http.sqs.context import arn_of_store_name, split_store_name, store_name_of_arn
 from spoolq.http.sqs.env import Env
-from spoolq.http.sqs.errors import InvalidParameterValue, ResourceNotFound
+from spoolq.http.sqs.errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFound
 from spoolq.http.sqs.queues import dead_letter_sources
 from spoolq.store import MoveState, MoveStatus
 
+#: the dead-letter queue's bookkeeping of the moves started without DestinationArn (newest last)
+DEFAULT_MOVES_KEY = "spoolq:default_moves"
+KEEP_DEFAULT_MOVES = 20
 STATUS = {MoveState.IN_PROGRESS: "RUNNING", MoveState.COMPLETE: "COMPLETED", MoveState.ERROR: "FAILED",
           MoveState.CANCELLED: "CANCELLED"}
 
 
-def _queue_of_arn(env: Env, arn: str) -> str:
+def _queue_of_arn(env: Env, arn: str, parameter: str = "SourceArn") -> str:
     store_name = store_name_of_arn(arn)
     if store_name is None:
-        raise InvalidParameterValue(f"Value {arn} for parameter SourceArn is invalid. Reason: Invalid ARN.")
+        raise InvalidParameterValue(f"Value {arn} for parameter {parameter} is invalid. Reason: Invalid ARN.")
     try:
         env.queue(store_name)
-    except Exception:
-        raise ResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist.") from None
+    except QueueDoesNotExist:
+        raise ResourceNotFound(f"The resource that you specified for the {parameter} parameter doesn't exist.") \
+            from None
     return store_name
 
 
+def task_id(ref: str) -> str:
+    """The UUID an SQS client sees as the task id of a store move."""
+    return str(uuid.UUID(bytes=hashlib.sha256(ref.encode("utf-8")).digest()[:16], version=4))
+
+
 def _handle(ref: str, source_arn: str) -> str:
-    raw = json.dumps({"ref": ref, "src": source_arn}, separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii")
+    raw = json.dumps({"taskId": task_id(ref), "sourceArn": source_arn}, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(raw).decode("ascii")
 
 
 def _parse_handle(handle: str) -> tuple[str, str]:
-    """``(store move ref, source ARN)`` of a TaskHandle."""
+    """``(task id, source ARN)`` of a TaskHandle."""
+    invalid = InvalidParameterValue("Value for parameter TaskHandle is invalid.")
     try:
-        parsed = json.loads(base64.urlsafe_b64decode(handle.encode("ascii")))
-        ref, src = parsed["ref"], parsed["src"]
+        parsed = json.loads(base64.b64decode(handle.encode("ascii"), validate=True))
+        task, src = parsed["taskId"], parsed["sourceArn"]
     except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
-        raise ResourceNotFound("Task does not exist.") from None
-    if not isinstance(ref, str) or not isinstance(src, str):
-        raise ResourceNotFound("Task does not exist.")
-    return ref, src
+        raise invalid from None
+    if not isinstance(task, str) or not isinstance(src, str):
+        raise invalid
+    return task, src
 
 
 def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,11 +93,7 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     if not origins:
         raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
     if destination_arn is not None:
-        destination = store_name_of_arn(destination_arn)
-        if destination is None:
-            raise InvalidParameterValue(
-                f"Value {destination_arn} for parameter DestinationArn is invalid. Reason: Invalid ARN.")
-        env.queue(destination)
+        destination = _queue_of_arn(env, destination_arn, "DestinationArn")
     elif len(origins) == 1:
         destination = origins[0]
     else:
@@ -87,31 +103,41 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidParameterValue("There is already a task running. Only one active task is allowed for a "
                                     "source queue arn at a given time.")
     ref = env.store.move(source, destination, max_per_second=rate)
-    return {"TaskHandle": _handle(ref, source_arn)}
+    if destination_arn is None:
+        info = env.queue(source)
+        kept = [r for r in info.config.extra.get(DEFAULT_MOVES_KEY, "").split(",") if r][-KEEP_DEFAULT_MOVES + 1:]
+        extra = {**info.config.extra, DEFAULT_MOVES_KEY: ",".join([*kept, ref])}
+        env.store.update_queue(source, config=replace(info.config, extra=extra))
+    return {"TaskHandle": _handle(ref, arn_of_store_name(source))}
 
 
 def cancel_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
-    ref, source_arn = _parse_handle(required_str(p, "TaskHandle"))
+    task, source_arn = _parse_handle(required_str(p, "TaskHandle"))
+    if store_name_of_arn(source_arn) is None:
+        raise ResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist.")
+    source = _queue_of_arn(env, source_arn)
+    found = [m for m in env.store.list_moves(source) if task_id(m.ref) == task and m.source == source]
+    if not found or split_store_name(source) is None:
+        raise ResourceNotFound("Task does not exist.")
+    require(env.principal, "admin", "CancelMessageMoveTask", source)
     try:
-        status = env.store.move_status(ref)
+        status = env.store.cancel_move(found[0].ref)
     except (UnknownMove, InvalidArgument):
         raise ResourceNotFound("Task does not exist.") from None
-    if split_store_name(status.source) is None or arn_of_store_name(status.source) != source_arn:
-        raise ResourceNotFound("Task does not exist.")
-    require(env.principal, "admin", "CancelMessageMoveTask", status.source)
-    status = env.store.cancel_move(ref)
     return {"ApproximateNumberOfMessagesMoved": status.moved}
 
 
-def _render(env: Env, status: MoveStatus) -> dict[str, Any]:
+def _render(env: Env, status: MoveStatus, default_moves: set[str]) -> dict[str, Any]:
     source_arn = arn_of_store_name(status.source)
     out: dict[str, Any] = {"Status": STATUS[status.state], "SourceArn": source_arn,
-                           "DestinationArn": arn_of_store_name(status.destination),
                            "ApproximateNumberOfMessagesMoved": status.moved,
                            "StartedTimestamp": int(status.started_at * 1000)}
+    if status.ref not in default_moves:
+        out["DestinationArn"] = arn_of_store_name(status.destination)
+    left = 0 if status.state is MoveState.COMPLETE else env.store.size(status.source)
+    out["ApproximateNumberOfMessagesToMove"] = status.moved + left
     if status.state is MoveState.IN_PROGRESS:
         out["TaskHandle"] = _handle(status.ref, source_arn)
-        out["ApproximateNumberOfMessagesToMove"] = status.moved + env.store.size(status.source)
     if status.max_per_second is not None:
         out["MaxNumberOfMessagesPerSecond"] = status.max_per_second
     if status.error:
@@ -124,4 +150,5 @@ def list_message_move_tasks(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     limit = optional_int(p, "MaxResults", 1, 10, "MaxResults must be between 1 and 10.") or 1
     source = _queue_of_arn(env, source_arn)
     moves = sorted(env.store.list_moves(source), key=lambda m: m.started_at, reverse=True)[:limit]
-    return {"Results": [_render(env, m) for m in moves]}
+    default_moves = set(env.queue(source).config.extra.get(DEFAULT_MOVES_KEY, "").split(","))
+    return {"Results": [_render(env, m, default_moves) for m in moves]}

@@ -1,0 +1,137 @@
+"""Message move tasks checked against answers recorded from real AWS (LocalStack's AWS-validated
+``tests/aws/services/sqs/test_sqs_move_task.py`` and its snapshot; each test names the one it
+follows), through boto3 against the session's gunicorn."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.sqs.harness import ACCOUNT
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _arn(name: str) -> str:
+    return f"arn:aws:sqs:us-east-1:{ACCOUNT}:{name}"
+
+
+def _error(call: Callable[[], Any]) -> tuple[str, str, int]:
+    with pytest.raises(ClientError) as info:
+        call()
+    err = info.value.response["Error"]
+    return err["Code"], err["Message"], info.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+def _handle(task_id: str, source_arn: str) -> str:
+    return base64.b64encode(json.dumps({"taskId": task_id, "sourceArn": source_arn}).encode()).decode()
+
+
+def _dlq_pipe(sqs: Any, qname: Callable[[str], str], messages: int) -> tuple[str, str]:
+    """source queue -> dead-letter queue after one receive, with ``messages`` dead letters in it"""
+    dlq = sqs.create_queue(QueueName=qname("dlq"))["QueueUrl"]
+    src = sqs.create_queue(QueueName=qname("src"), Attributes={"RedrivePolicy": json.dumps(
+        {"deadLetterTargetArn": _arn(qname("dlq")), "maxReceiveCount": 1})})["QueueUrl"]
+    sqs.send_message_batch(QueueUrl=src, Entries=[{"Id": str(i), "MessageBody": f"message-{i}"}
+                                                  for i in range(messages)])
+    for _ in range(2):
+        sqs.receive_message(QueueUrl=src, VisibilityTimeout=0, MaxNumberOfMessages=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        count = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])
+        if count["Attributes"]["ApproximateNumberOfMessages"] == str(messages):
+            break
+        sqs.receive_message(QueueUrl=src, VisibilityTimeout=0, MaxNumberOfMessages=10)
+    return src, dlq
+
+
+def _finished(sqs: Any, source_arn: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        task = sqs.list_message_move_tasks(SourceArn=source_arn)["Results"][0]
+        if task["Status"] != "RUNNING" or time.monotonic() > deadline:
+            return dict(task)
+        time.sleep(0.2)
+
+
+def test_basic_move_task_workflow(sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_basic_move_task_workflow: the handle decodes to {"taskId": <uuid>, "sourceArn": ...}
+    _, dlq = _dlq_pipe(sqs, qname, 2)
+    destination = sqs.create_queue(QueueName=qname("dest"))["QueueUrl"]
+    handle = sqs.start_message_move_task(SourceArn=_arn(qname("dlq")), DestinationArn=_arn(qname("dest")))["TaskHandle"]
+    decoded = json.loads(base64.b64decode(handle))
+    assert uuid.UUID(decoded["taskId"]) and decoded["sourceArn"] == _arn(qname("dlq"))
+    task = _finished(sqs, _arn(qname("dlq")))
+    task.pop("StartedTimestamp")
+    assert task == {"ApproximateNumberOfMessagesMoved": 2, "ApproximateNumberOfMessagesToMove": 2,
+                    "DestinationArn": _arn(qname("dest")), "SourceArn": _arn(qname("dlq")), "Status": "COMPLETED"}
+    got = sqs.receive_message(QueueUrl=destination, MaxNumberOfMessages=10, WaitTimeSeconds=1)["Messages"]
+    assert {m["Body"] for m in got} == {"message-0", "message-1"}
+    assert not sqs.receive_message(QueueUrl=dlq).get("Messages")
+
+
+def test_move_task_workflow_with_default_destination(sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_move_task_workflow_with_default_destination: listed without DestinationArn
+    src, _ = _dlq_pipe(sqs, qname, 2)
+    handle = sqs.start_message_move_task(SourceArn=_arn(qname("dlq")))["TaskHandle"]
+    assert json.loads(base64.b64decode(handle))["sourceArn"] == _arn(qname("dlq"))
+    task = _finished(sqs, _arn(qname("dlq")))
+    task.pop("StartedTimestamp")
+    assert task == {"ApproximateNumberOfMessagesMoved": 2, "ApproximateNumberOfMessagesToMove": 2,
+                    "SourceArn": _arn(qname("dlq")), "Status": "COMPLETED"}
+    got = sqs.receive_message(QueueUrl=src, MaxNumberOfMessages=10, WaitTimeSeconds=1)["Messages"]
+    assert {m["Body"] for m in got} == {"message-0", "message-1"}
+
+
+def test_move_task_cancel(sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_move_task_cancel: a running task lists its handle and what it has to move; cancelled, it keeps both counts
+    _dlq_pipe(sqs, qname, 10)
+    sqs.create_queue(QueueName=qname("dest"))
+    handle = sqs.start_message_move_task(SourceArn=_arn(qname("dlq")), DestinationArn=_arn(qname("dest")),
+                                         MaxNumberOfMessagesPerSecond=1)["TaskHandle"]
+    time.sleep(1.5)
+    running = sqs.list_message_move_tasks(SourceArn=_arn(qname("dlq")))["Results"][0]
+    assert (running["Status"], running["TaskHandle"], running["ApproximateNumberOfMessagesToMove"],
+            running["MaxNumberOfMessagesPerSecond"]) == ("RUNNING", handle, 10, 1)
+    moved = sqs.cancel_message_move_task(TaskHandle=handle)["ApproximateNumberOfMessagesMoved"]
+    after = sqs.list_message_move_tasks(SourceArn=_arn(qname("dlq")))["Results"][0]
+    assert after["Status"] == "CANCELLED" and "TaskHandle" not in after
+    assert after["ApproximateNumberOfMessagesMoved"] == moved
+    assert after["ApproximateNumberOfMessagesToMove"] == 10
+
+
+def test_move_task_errors(sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_cancel_with_invalid_task_handle, test_cancel_with_invalid_source_arn_in_task_handle,
+    # test_cancel_with_invalid_task_id_in_task_handle, test_source_needs_redrive_policy,
+    # test_destination_needs_to_exist, test_start_multiple_move_tasks
+    assert _error(lambda: sqs.cancel_message_move_task(TaskHandle="foobared")) == (
+        "InvalidParameterValue", "Value for parameter TaskHandle is invalid.", 400)
+    gone = _handle("10f57157-fc38-4da9-a113-4de7e12d05dd", _arn(qname("doesnt-exist")))
+    assert _error(lambda: sqs.cancel_message_move_task(TaskHandle=gone)) == (
+        "ResourceNotFoundException", "The resource that you specified for the SourceArn parameter doesn't exist.", 404)
+    sqs.create_queue(QueueName=qname("plain"))
+    no_task = _handle("10f57157-fc38-4da9-a113-4de7e12d05aa", _arn(qname("plain")))
+    assert _error(lambda: sqs.cancel_message_move_task(TaskHandle=no_task)) == (
+        "ResourceNotFoundException", "Task does not exist.", 404)
+    sqs.create_queue(QueueName=qname("dest"))
+    assert _error(lambda: sqs.start_message_move_task(SourceArn=_arn(qname("plain")),
+                                                      DestinationArn=_arn(qname("dest")))) == (
+        "InvalidParameterValue", "Source queue must be configured as a Dead Letter Queue.", 400)
+    _dlq_pipe(sqs, qname, 3)
+    assert _error(lambda: sqs.start_message_move_task(SourceArn=_arn(qname("dlq")),
+                                                      DestinationArn=_arn(qname("dest")) + "doesntexist")) == (
+        "ResourceNotFoundException", "The resource that you specified for the DestinationArn parameter doesn't exist.",
+        404)
+    sqs.start_message_move_task(SourceArn=_arn(qname("dlq")), DestinationArn=_arn(qname("dest")),
+                                MaxNumberOfMessagesPerSecond=1)
+    assert _error(lambda: sqs.start_message_move_task(SourceArn=_arn(qname("dlq")),
+                                                      DestinationArn=_arn(qname("dest")))) == (
+        "InvalidParameterValue", "There is already a task running. Only one active task is allowed for a source "
+                                 "queue arn at a given time.", 400)
