@@ -338,3 +338,44 @@ def test_every_answer_carries_a_request_id(spoolq_url: str) -> None:
         request_id = reply.headers.get("x-amzn-RequestId", "")
         assert uuid.UUID(request_id) and request_id not in seen, (reply.status_code, reply.headers)
         seen.add(request_id)
+
+
+# ---------------------------------------------------------------- FIFO deduplication scope
+
+
+def test_deduplication_keeps_the_scope_the_queue_was_created_with(aws_sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_fifo_change_to_high_throughput_after_creation, test_fifo_change_to_regular_throughput_after_creation:
+    # switching DeduplicationScope later changes the attribute, not how AWS deduplicates
+    def bodies(url: str, **kwargs: Any) -> list[str]:
+        got = aws_sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1, **kwargs).get("Messages", [])
+        for m in got:
+            if not kwargs:
+                aws_sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        return [m["Body"] for m in got]
+
+    queue = _fifo(aws_sqs, qname("q"), ContentBasedDeduplication="false", DeduplicationScope="queue")
+    aws_sqs.send_message(QueueUrl=queue, MessageBody="Test1", MessageGroupId="group1", MessageDeduplicationId="same")
+    assert bodies(queue) == ["Test1"]
+    aws_sqs.send_message(QueueUrl=queue, MessageBody="Test2", MessageGroupId="group2", MessageDeduplicationId="same")
+    assert bodies(queue, VisibilityTimeout=0) == []
+    aws_sqs.set_queue_attributes(QueueUrl=queue, Attributes={"DeduplicationScope": "messageGroup",
+                                                             "FifoThroughputLimit": "perMessageGroupId"})
+    shown = aws_sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"]
+    assert (shown["DeduplicationScope"], shown["FifoThroughputLimit"]) == ("messageGroup", "perMessageGroupId")
+    aws_sqs.send_message(QueueUrl=queue, MessageBody="Test3", MessageGroupId="group3", MessageDeduplicationId="same")
+    assert bodies(queue) == []
+    aws_sqs.send_message(QueueUrl=queue, MessageBody="Test4", MessageGroupId="group4", MessageDeduplicationId="d2")
+    assert bodies(queue) == ["Test4"]
+    aws_sqs.send_message(QueueUrl=queue, MessageBody="Test5", MessageGroupId="group5", MessageDeduplicationId="d2")
+    assert bodies(queue) == []
+
+    group = _fifo(aws_sqs, qname("g"), ContentBasedDeduplication="false", DeduplicationScope="messageGroup",
+                  FifoThroughputLimit="perMessageGroupId")
+    aws_sqs.send_message(QueueUrl=group, MessageBody="Test1", MessageGroupId="group1", MessageDeduplicationId="same")
+    assert bodies(group) == ["Test1"]
+    aws_sqs.send_message(QueueUrl=group, MessageBody="Test2", MessageGroupId="group2", MessageDeduplicationId="same")
+    assert bodies(group) == ["Test2"]
+    aws_sqs.set_queue_attributes(QueueUrl=group, Attributes={"DeduplicationScope": "queue",
+                                                             "FifoThroughputLimit": "perQueue"})
+    aws_sqs.send_message(QueueUrl=group, MessageBody="Test3", MessageGroupId="group3", MessageDeduplicationId="same")
+    assert bodies(group) == ["Test3"]

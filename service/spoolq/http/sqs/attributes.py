@@ -30,7 +30,7 @@ ApproximateNumberOfMessages[...]   ``counts()`` ready / claimed /  read only
 acknowledged messages for audit): settable like any other, shown by GetQueueAttributes only when
 named (``All`` lists Amazon's attributes alone). A queue created without them takes the server's
 ``queue_defaults``. ``extra`` keys starting with ``spoolq:`` are the door's own bookkeeping (the
-last purge time) and never shown.
+last purge time, a DeduplicationScope set after creation) and never shown.
 """
 
 from __future__ import annotations
@@ -79,6 +79,28 @@ SETTABLE = (*INT_ATTRIBUTES, "RedrivePolicy", *EXTRA_ATTRIBUTES, *FIFO_ONLY, "Fi
 ALL_NAMES = frozenset({"All", *SETTABLE, *READ_ONLY})
 DEFAULT_RETENTION = 345_600
 PURGE_KEY = "spoolq:last_purge"
+#: AWS keeps deduplicating a FIFO queue by the DeduplicationScope it was created with when the
+#: attribute is changed later (recorded: test_fifo_change_to_high_throughput_after_creation,
+#: test_fifo_change_to_regular_throughput_after_creation): ``extra["DeduplicationScope"]``, which
+#: the store deduplicates by, keeps the created scope, and a later value is kept here to be shown
+SHOWN_DEDUP_SCOPE_KEY = "spoolq:dedup_scope_shown"
+
+
+def dedup_scope(config: QueueConfig) -> str:
+    """The scope a FIFO queue deduplicates in: the one it was created with."""
+    return config.extra.get("DeduplicationScope") or "queue"
+
+
+def keep_created_dedup_scope(before: QueueConfig, after: QueueConfig) -> QueueConfig:
+    """``after`` (SetQueueAttributes applied to ``before``) deduplicating in ``before``'s scope still."""
+    wanted = after.extra.get("DeduplicationScope") or "queue"
+    created = dedup_scope(before)
+    extra = {**after.extra, "DeduplicationScope": created}
+    if wanted == created:
+        extra.pop(SHOWN_DEDUP_SCOPE_KEY, None)
+    else:
+        extra[SHOWN_DEDUP_SCOPE_KEY] = wanted
+    return replace(after, extra=extra)
 
 DlqLookup = Callable[[str], QueueInfo]
 
@@ -241,8 +263,9 @@ def apply(attributes: Mapping[str, str], config: QueueConfig, kind: QueueKind, s
                 extra.pop(name, None)
         else:
             raise InvalidAttributeName(name)
-    if fifo and extra.get("FifoThroughputLimit") == "perMessageGroupId" \
-            and extra.get("DeduplicationScope", "queue") != "messageGroup":
+    shown_scope = attributes.get("DeduplicationScope") or extra.get(SHOWN_DEDUP_SCOPE_KEY) \
+        or extra.get("DeduplicationScope", "queue")
+    if fifo and extra.get("FifoThroughputLimit") == "perMessageGroupId" and shown_scope != "messageGroup":
         raise InvalidAttributeValue("FifoThroughputLimit",
                                     "perMessageGroupId requires DeduplicationScope messageGroup.")
     return replace(config, extra=extra, **changes)
@@ -279,7 +302,7 @@ def render(info: QueueInfo, counts: QueueCounts | None, caller: Caller, queue_na
         out["RedriveAllowPolicy"] = extra["RedriveAllowPolicy"]
     if info.kind is QueueKind.FIFO:
         out["ContentBasedDeduplication"] = "true" if config.content_based_dedup else "false"
-        out["DeduplicationScope"] = extra.get("DeduplicationScope", "queue")
+        out["DeduplicationScope"] = extra.get(SHOWN_DEDUP_SCOPE_KEY) or extra.get("DeduplicationScope", "queue")
         out["FifoQueue"] = "true"
         out["FifoThroughputLimit"] = extra.get("FifoThroughputLimit", "perQueue")
     if extra.get("KmsMasterKeyId"):

@@ -29,7 +29,7 @@ from flask import has_request_context, request
 
 from spoolq.errors import SpoolqError
 from spoolq.http import parking
-from spoolq.http.sqs import checks
+from spoolq.http.sqs import attributes, checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
 from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt
 from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
@@ -100,7 +100,7 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
             if not info.config.content_based_dedup:
                 raise InvalidParameterValue(NO_DEDUP_ID)
             dedup = hashlib.sha256(body.encode("utf-8")).hexdigest()
-        if info.config.extra.get("DeduplicationScope") == "messageGroup":
+        if attributes.dedup_scope(info.config) == "messageGroup":
             stored["dd"] = dedup
             dedup = hashlib.sha256(f"{group}\n{dedup}".encode()).hexdigest()
     elif dedup is not None:

@@ -162,6 +162,8 @@ def set_queue_attributes(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if name not in attributes.SETTABLE or name == "FifoQueue":
             raise InvalidAttributeName(name)
     config = attributes.apply(attrs, info.config, info.kind, store_name, env.queue)
+    if info.kind is QueueKind.FIFO:
+        config = attributes.keep_created_dedup_scope(info.config, config)
     env.store.update_queue(store_name, config=config)
     return {}
 
