@@ -71,6 +71,18 @@ class QueueAlreadyExists(SpoolqError):
     sqs_query_code = "QueueAlreadyExists"
 
 
+class QueueNotEmpty(SpoolqError):
+    """``delete_queue(if_empty=True)`` of a queue that holds messages: the queue stays as it was."""
+
+    http_status = 409
+    sqs_type = "ResourceInUse"
+    sqs_query_code = "ResourceInUse"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"queue {name!r} is not empty")
+        self.name = name
+
+
 class QueueKindMismatch(InvalidArgument):
     """An operation that the queue's kind does not support (e.g. no group id on a FIFO queue)."""
 

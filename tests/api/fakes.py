@@ -20,7 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spoolq.errors import InvalidMessageId, MessageIdChecksumMismatch, QueueNotFound, UnknownMove
+from spoolq.errors import (
+    InvalidMessageId,
+    MessageIdChecksumMismatch,
+    QueueNotEmpty,
+    QueueNotFound,
+    UnknownMove,
+)
 from spoolq.store.model import (
     Delivery,
     Message,
@@ -104,11 +110,15 @@ class FakeStore:
         with self.lock:
             return self._queue(name, None).info
 
-    def delete_queue(self, name: str) -> None:
+    def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
         self._check("delete_queue")
         with self.lock:
-            if self.queues.pop(name, None) is None:
+            q = self.queues.get(name)
+            if q is None:
                 raise QueueNotFound(name)
+            if if_empty and q.messages:
+                raise QueueNotEmpty(name)
+            del self.queues[name]
 
     # messages
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:

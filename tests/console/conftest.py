@@ -73,6 +73,15 @@ def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def disque_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """Open mode with the Disque door on (its port in ``server.disque_port``)."""
+    port = free_port()
+    for server in _server(tmp_path_factory.mktemp("console-disque"), None, ("--disque-port", str(port))):
+        server.disque_port = port  # type: ignore[attr-defined]
+        yield server
+
+
+@pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from _server(tmp_path_factory.mktemp("console-keys"), KEYS_CONFIG)
 

@@ -37,7 +37,7 @@ from spoolq.http.context import Services
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
 
 PREFIX = "mq:"
-_NAME_RE = re.compile(r"[A-Za-z0-9:@._-]{1,255}")
+NAME_RE = re.compile(r"[A-Za-z0-9:@._-]{1,255}")
 _NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
 
@@ -71,7 +71,7 @@ def render_error(exc: BaseException) -> Response:
 
 
 def _store_name(queue: str) -> str:
-    if not _NAME_RE.fullmatch(queue) or queue in (".", ".."):
+    if not NAME_RE.fullmatch(queue) or queue in (".", ".."):
         raise MqError(400, "invalid queue name: use 1-255 of A-Z a-z 0-9 : @ . _ - (not . or ..)")
     return PREFIX + queue
 

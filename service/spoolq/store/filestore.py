@@ -16,6 +16,7 @@ claimed/<s>/<n> -> trash/ack~...            ack (unlinked later, in batches); ar
 ready|claimed|delayed -> other queue ready  move, dead-letter (with a new id)
 ready/ claimed/ delayed/ -> trash/          purge (whole directories at once)
 queues/<q> -> trash/                        delete queue
+queues/<q> -> .del~<t>~<q> -> trash/        delete queue if empty (put back if a message landed)
 ==========================================  =========================================
 
 Concurrency never refuses work: directories come and go under every operation. Any process may
@@ -72,6 +73,7 @@ from spoolq.store import layout as L
 from spoolq.store.config import check_kind, config_to_json, validate_config
 from spoolq.store.core import Clock, QueueHandle
 from spoolq.store.cursor import ReadyCursor
+from spoolq.store.deleting import delete_if_empty
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
@@ -160,16 +162,20 @@ class FileStore(Sending, JobLookup):
                 for shard in "0123456789abcdef":
                     os.mkdir(f"{staging}/claimed/{shard}")
             write_json_atomic(Path(staging) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
-            try:
-                os.rename(staging, self._qpath(name))
-            except OSError as e:
-                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                    raise
-                shutil.rmtree(staging, ignore_errors=True)
-                found = self._find(name)
-                if found is None:
-                    raise
-                return self._existing(found, kind, config, exist_ok)
+            for attempt in range(5):
+                try:
+                    os.rename(staging, self._qpath(name))
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                        raise
+                    found = self._find(name)
+                    if found is None and attempt < 4:
+                        continue  # deleted since the rename failed: take its place
+                    shutil.rmtree(staging, ignore_errors=True)
+                    if found is None:
+                        raise
+                    return self._existing(found, kind, config, exist_ok)
             self.commit.note_paths(self.queues_dir)
             self.commit.flush()
         except OSError as e:
@@ -211,7 +217,7 @@ class FileStore(Sending, JobLookup):
             raise InvalidArgument("prefix must be a string")
         names = []
         for entry in listdir(self.queues_dir):
-            if entry.startswith(".new~"):
+            if entry.startswith("."):  # .new~ (being created), .del~ (being deleted)
                 continue
             if "~" in entry:
                 data = read_json(Path(self.queues_dir) / entry / "meta.json")
@@ -222,7 +228,9 @@ class FileStore(Sending, JobLookup):
                 names.append(name)
         return sorted(names)
 
-    def delete_queue(self, name: str) -> None:
+    def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
+        if if_empty:
+            return delete_if_empty(self, name)  # see spoolq.store.deleting
         q = self._require(name)
         try:
             os.rename(q.path, f"{self.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")

@@ -266,6 +266,9 @@ def maintain_all(store: FileStore, now_ms: int, shared_interval: float | None = 
     totals["journals_retired"], totals["journal_restored"] = store.recover_journals()
     totals["trash_swept"] = sweep_trash(store)
     totals["staging_swept"] = sweep_staging(store, time.time())
+    from spoolq.store.deleting import sweep_deleting
+
+    totals["deletions_finished"] = sweep_deleting(store, time.time())
     totals["moves_resumed"] = store.moves.resume_stale(now_ms)
     from spoolq.store.archive import expire_segments
 

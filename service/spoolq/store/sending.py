@@ -30,6 +30,7 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.core import QueueHandle, StoreCore
+from spoolq.store.deleting import wait_for_comeback
 from spoolq.store.files import (
     encode_message,
     read_file,
@@ -67,6 +68,10 @@ class _Prepared:
     message: OutgoingMessage
     meta: dict[str, Any]
     due_ms: int  # 0 = ready now
+
+
+#: a send whose queue is deleted under it (and made again, or put back) tries this often
+SEND_ATTEMPTS = 10
 
 
 class Sending(StoreCore):
@@ -118,6 +123,8 @@ class Sending(StoreCore):
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
         q = self._find(queue)
+        if q is None and create is None and wait_for_comeback(self, queue):
+            q = self._find(queue)  # a delete-if-empty had it aside for an instant
         now_ms = self.now_ms()
         if q is None:
             if create is None:
@@ -129,20 +136,38 @@ class Sending(StoreCore):
                 self._prepare(probe, m, now_ms)
             if not messages:
                 return []
-            self.create_queue(queue, create)
-            q = self._require(queue)
-        prepared = [self._prepare(q, m, now_ms) for m in messages]
-        if not prepared:
-            return []
-        if q.kind is QueueKind.FIFO:
-            with self._fifo_lock(q):
-                results = self._write_fifo(q, prepared, now_ms)
-        elif q.kind is QueueKind.DEDUP:
-            results = self._write_dedup(q, prepared)
+        for attempt in range(1, SEND_ATTEMPTS + 1):
+            if q is None:
+                assert create is not None  # checked above
+                self.create_queue(queue, create)
+                q = self._find(queue)
+                if q is None:  # deleted again at once
+                    continue
+            prepared = [self._prepare(q, m, now_ms) for m in messages]
+            if not prepared:
+                return []
+            try:
+                results = self._write_kind(q, prepared, now_ms)
+                break
+            except QueueNotFound:
+                # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
+                # delete-if-empty put it back, see deleting.py) or that this send may create
+                # takes the messages; a queue that stays deleted refuses them
+                q = self._find(queue) if wait_for_comeback(self, queue) else None
+                if attempt == SEND_ATTEMPTS or (q is None and create is None):
+                    raise
         else:
-            results = self._write(q, [(p, self._ids.new_id(q.name, now_ms)) for p in prepared])
+            raise QueueNotFound(queue)
         self.watcher.notify(q.path)
         return results
+
+    def _write_kind(self, q: QueueHandle, prepared: list[_Prepared], now_ms: int) -> list[SendResult]:
+        if q.kind is QueueKind.FIFO:
+            with self._fifo_lock(q):
+                return self._write_fifo(q, prepared, now_ms)
+        if q.kind is QueueKind.DEDUP:
+            return self._write_dedup(q, prepared)
+        return self._write(q, [(p, self._ids.new_id(q.name, now_ms)) for p in prepared])
 
     def _target(self, q: QueueHandle, p: _Prepared, message_id: str) -> tuple[str, str]:
         bucket = L.fifo_bucket(p.meta["g"]) if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(message_id))

@@ -126,8 +126,37 @@ class ConsoleSentSchema(Schema):
     format = fields.String(required=True, validate=validate.OneOf(["json", "text"]))
 
 
-class ConsolePurgeBodySchema(Schema):
+class ConsoleConfirmBodySchema(Schema):
     confirm = fields.String(required=True, metadata={"description": "the queue's name, typed to confirm"})
+
+
+class ConsoleCreateBodySchema(Schema):
+    door = fields.String(required=True, validate=validate.OneOf(DOORS), metadata={
+        "description": "whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque"})
+    name = fields.String(required=True, metadata={"description": "the name users of that door know"})
+    fifo = fields.Boolean(load_default=False, metadata={"description": "SQS: a FIFO queue (the name ends in .fifo)"})
+    content_based_dedup = fields.Boolean(load_default=False, metadata={"description": "SQS FIFO queues"})
+    region = fields.String(load_default=None, allow_none=True, metadata={
+        "description": "SQS: the region (default: the service's SQS region)"})
+
+
+class ConsoleCreatedSchema(Schema):
+    store_name = fields.String(required=True)
+    door = fields.String(required=True, validate=validate.OneOf(DOORS))
+    name = fields.String(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+
+
+class ConsoleDeleteEmptyBodySchema(Schema):
+    queues = fields.List(fields.String(), required=True, validate=validate.Length(1, 1000),
+                         metadata={"description": "store names; each is deleted only if it holds no message"})
+
+
+class ConsoleDeleteEmptySchema(Schema):
+    deleted = fields.List(fields.String(), required=True)
+    not_empty = fields.List(fields.String(), required=True, metadata={
+        "description": "kept: they held messages (perhaps sent a moment ago)"})
+    missing = fields.List(fields.String(), required=True)
 
 
 class ConsoleMoveBodySchema(Schema):

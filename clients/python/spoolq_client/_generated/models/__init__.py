@@ -3,7 +3,15 @@
 from .ack_partitioned import AckPartitioned
 from .claim_count_partitioned import ClaimCountPartitioned
 from .console_can import ConsoleCan
+from .console_confirm_body import ConsoleConfirmBody
+from .console_create_body import ConsoleCreateBody
+from .console_create_body_door import ConsoleCreateBodyDoor
+from .console_created import ConsoleCreated
+from .console_created_door import ConsoleCreatedDoor
+from .console_created_kind import ConsoleCreatedKind
 from .console_dead_letter import ConsoleDeadLetter
+from .console_delete_empty import ConsoleDeleteEmpty
+from .console_delete_empty_body import ConsoleDeleteEmptyBody
 from .console_error import ConsoleError
 from .console_move import ConsoleMove
 from .console_move_body import ConsoleMoveBody
@@ -13,7 +21,6 @@ from .console_peek import ConsolePeek
 from .console_peeked import ConsolePeeked
 from .console_peeked_attributes import ConsolePeekedAttributes
 from .console_peeked_encoding import ConsolePeekedEncoding
-from .console_purge_body import ConsolePurgeBody
 from .console_queue_detail import ConsoleQueueDetail
 from .console_queue_detail_dead_letter_type_0_type_0 import ConsoleQueueDetailDeadLetterType0Type0
 from .console_queue_detail_door import ConsoleQueueDetailDoor
@@ -85,7 +92,15 @@ __all__ = (
     "AckPartitioned",
     "ClaimCountPartitioned",
     "ConsoleCan",
+    "ConsoleConfirmBody",
+    "ConsoleCreateBody",
+    "ConsoleCreateBodyDoor",
+    "ConsoleCreated",
+    "ConsoleCreatedDoor",
+    "ConsoleCreatedKind",
     "ConsoleDeadLetter",
+    "ConsoleDeleteEmpty",
+    "ConsoleDeleteEmptyBody",
     "ConsoleError",
     "ConsoleMove",
     "ConsoleMoveBody",
@@ -95,7 +110,6 @@ __all__ = (
     "ConsolePeeked",
     "ConsolePeekedAttributes",
     "ConsolePeekedEncoding",
-    "ConsolePurgeBody",
     "ConsoleQueueDetail",
     "ConsoleQueueDetailDeadLetterType0Type0",
     "ConsoleQueueDetailDoor",

@@ -8,9 +8,9 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
+from ...models.console_confirm_body import ConsoleConfirmBody
 from ...models.console_error import ConsoleError
 from ...models.console_ok import ConsoleOk
-from ...models.console_purge_body import ConsolePurgeBody
 from typing import cast
 
 
@@ -18,7 +18,7 @@ from typing import cast
 def _get_kwargs(
     name: str,
     *,
-    body: ConsolePurgeBody,
+    body: ConsoleConfirmBody,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -104,14 +104,14 @@ def sync_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-    body: ConsolePurgeBody,
+    body: ConsoleConfirmBody,
 
 ) -> Response[ConsoleError | ConsoleOk]:
     """ Delete every message (the name typed to confirm)
 
     Args:
         name (str):
-        body (ConsolePurgeBody):
+        body (ConsoleConfirmBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -138,14 +138,14 @@ def sync(
     name: str,
     *,
     client: AuthenticatedClient,
-    body: ConsolePurgeBody,
+    body: ConsoleConfirmBody,
 
 ) -> ConsoleError | ConsoleOk | None:
     """ Delete every message (the name typed to confirm)
 
     Args:
         name (str):
-        body (ConsolePurgeBody):
+        body (ConsoleConfirmBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -167,14 +167,14 @@ async def asyncio_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-    body: ConsolePurgeBody,
+    body: ConsoleConfirmBody,
 
 ) -> Response[ConsoleError | ConsoleOk]:
     """ Delete every message (the name typed to confirm)
 
     Args:
         name (str):
-        body (ConsolePurgeBody):
+        body (ConsoleConfirmBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -201,14 +201,14 @@ async def asyncio(
     name: str,
     *,
     client: AuthenticatedClient,
-    body: ConsolePurgeBody,
+    body: ConsoleConfirmBody,
 
 ) -> ConsoleError | ConsoleOk | None:
     """ Delete every message (the name typed to confirm)
 
     Args:
         name (str):
-        body (ConsolePurgeBody):
+        body (ConsoleConfirmBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -14,12 +14,12 @@ from ..types import UNSET, Unset
 
 
 
-T = TypeVar("T", bound="ConsolePurgeBody")
+T = TypeVar("T", bound="ConsoleConfirmBody")
 
 
 
 @_attrs_define
-class ConsolePurgeBody:
+class ConsoleConfirmBody:
     """ 
         Attributes:
             confirm (str): the queue's name, typed to confirm
@@ -50,9 +50,9 @@ class ConsolePurgeBody:
         d = dict(src_dict)
         confirm = d.pop("confirm")
 
-        console_purge_body = cls(
+        console_confirm_body = cls(
             confirm=confirm,
         )
 
-        return console_purge_body
+        return console_confirm_body
 

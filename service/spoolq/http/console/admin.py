@@ -1,0 +1,132 @@
+"""Creating and deleting queues from the console, as the door that owns the queue would.
+
+A queue is created with the name rule, the store name and the permission of its door, so it is
+reachable there exactly like one that door made:
+
+===========  ===============================  =========================  ============  ==========
+door         name rule                        store name                 kind          permission
+===========  ===============================  =========================  ============  ==========
+``queue``    EmoDB's (lowercase, 1-255)       ``<name>``                 standard      ``post``
+``dedupq``   EmoDB's                          ``__dedupq:<name>``        dedup         ``post``
+``sqs``      SQS's (``.fifo`` for FIFO)       ``sqs:<acct>:<region>:<n>``  standard/fifo  ``admin``
+``mq``       MQ's (1-255 of A-Z a-z 0-9 ...)  ``mq:<name>``              standard      ``post``
+``disque``   the store's                      ``disque:<name>``          standard      ``post``
+===========  ===============================  =========================  ============  ==========
+
+(EmoDB and Disque make a queue on its first send, hence ``post``; MQ's ``PUT`` asks ``post``; SQS's
+``CreateQueue`` asks ``admin``.) Deleting asks what purging asks (:func:`~spoolq.http.overview.
+manage_action`: ``admin`` on SQS queues, as ``DeleteQueue`` does, ``poll`` elsewhere, as MQ's
+``DELETE`` does) and the name typed to confirm. "Delete empty queues" deletes each named queue
+only if it holds no message at that moment (``delete_queue(if_empty=True)``: a message sent
+meanwhile keeps its queue); every queue is authorised before any is touched, so one refusal
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Response
+
+from spoolq.errors import QueueAlreadyExists, QueueNotEmpty, QueueNotFound
+from spoolq.http import emodb_wire, mq
+from spoolq.http.console import schemas as cs
+from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
+from spoolq.http.overview import door_and_name, manage_action
+from spoolq.http.sqs.context import QUEUE_NAME as SQS_QUEUE_NAME
+from spoolq.store import layout as L
+from spoolq.store.model import QueueConfig, QueueKind
+
+_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
+RULES = {
+    "queue": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
+    "dedupq": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
+    "sqs": "SQS queue names are 1-80 characters of A-Z a-z 0-9 - _ ; a FIFO queue's name ends in .fifo",
+    "mq": "MQ queue names are 1-255 characters of A-Z a-z 0-9 : @ . _ - (not . or ..)",
+    "disque": "Disque queue names are 1-393 characters of A-Z a-z 0-9 . _ : @ -",
+}
+
+
+def new_queue(api: ConsoleApi, door: str, name: str, fifo: bool, content_based_dedup: bool,
+              region: str | None) -> tuple[str, QueueKind, QueueConfig | None]:
+    """(store name, kind, config) of the queue ``door`` would make as ``name``; 400 if it would not."""
+    if door in ("queue", "dedupq"):
+        ok = emodb_wire.is_legal_queue_name(name) and not name.startswith(emodb_wire.DEDUP_STORE_PREFIX)
+        store_name = emodb_wire.DEDUP_STORE_PREFIX + name if door == "dedupq" else name
+        kind = QueueKind.DEDUP if door == "dedupq" else QueueKind.STANDARD
+    elif door == "sqs":
+        region = region or api.services.settings.sqs_region
+        if not _REGION.fullmatch(region):
+            raise ConsoleError(400, f"{region!r} is not an AWS region name (like us-east-1)")
+        ok = bool(SQS_QUEUE_NAME.match(name)) and name.endswith(".fifo") == fifo
+        store_name = f"sqs:{api.services.settings.sqs_account_id}:{region}:{name}"
+        kind = QueueKind.FIFO if fifo else QueueKind.STANDARD
+    elif door == "mq":
+        ok = bool(mq.NAME_RE.fullmatch(name)) and name not in (".", "..")
+        store_name, kind = mq.PREFIX + name, QueueKind.STANDARD
+    else:
+        store_name, kind = "disque:" + name, QueueKind.STANDARD
+        ok = bool(L.QUEUE_NAME_RE.fullmatch(store_name))
+    if not ok:
+        raise ConsoleError(400, f"{name!r} is not a {DOOR_NAMES[door]} queue name: {RULES[door]}")
+    if (fifo or content_based_dedup) and door != "sqs":
+        raise ConsoleError(400, "FIFO and content-based deduplication are SQS queue settings")
+    if content_based_dedup and not fifo:
+        raise ConsoleError(400, "content-based deduplication is for FIFO queues")
+    return store_name, kind, QueueConfig(content_based_dedup=True) if content_based_dedup else None
+
+
+def create_action(store_name: str) -> str:
+    return "admin" if door_and_name(store_name)[0] == "sqs" else "post"
+
+
+def create(api: ConsoleApi) -> Response:
+    who = api.principal()
+    data = api.body(cs.ConsoleCreateBodySchema())
+    door = data["door"]
+    store_name, kind, config = new_queue(api, door, data["name"], data["fifo"], data["content_based_dedup"],
+                                         data.get("region"))
+    api.require(who, create_action(store_name), store_name, doing="create")
+    try:
+        api.services.store().create_queue(store_name, kind, config, exist_ok=False)
+    except QueueAlreadyExists:
+        raise ConsoleError(409, f"the {DOOR_NAMES[door]} queue {data['name']!r} already exists") from None
+    api.services.overview.invalidate()
+    return json_response({"store_name": store_name, "door": door, "name": data["name"], "kind": kind.value},
+                         cs.ConsoleCreatedSchema())
+
+
+def delete(api: ConsoleApi, name: str) -> Response:
+    who = api.principal()
+    api.require(who, manage_action(name), name, doing="delete")
+    api.existing(name)
+    typed = api.body(cs.ConsoleConfirmBodySchema())["confirm"]
+    if typed != door_and_name(name)[1]:
+        raise ConsoleError(400, "type the queue's name to confirm the deletion")
+    try:
+        api.services.store().delete_queue(name)
+    except QueueNotFound:
+        raise ConsoleError(404, f"no queue {door_and_name(name)[1]!r}") from None
+    api.services.overview.invalidate()
+    return json_response({"ok": True}, cs.ConsoleOkSchema())
+
+
+def delete_empty(api: ConsoleApi) -> Response:
+    who = api.principal()
+    names: list[str] = api.body(cs.ConsoleDeleteEmptyBodySchema())["queues"]
+    for name in names:  # every one first: a refusal changes nothing
+        L.check_queue_name(name)
+        api.require(who, manage_action(name), name, doing="delete")
+    out: dict[str, list[Any]] = {"deleted": [], "not_empty": [], "missing": []}
+    store = api.services.store()
+    for name in dict.fromkeys(names):
+        try:
+            store.delete_queue(name, if_empty=True)
+            out["deleted"].append(name)
+        except QueueNotEmpty:
+            out["not_empty"].append(name)
+        except QueueNotFound:
+            out["missing"].append(name)
+    api.services.overview.invalidate()
+    return json_response(out, cs.ConsoleDeleteEmptySchema())

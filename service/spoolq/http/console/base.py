@@ -1,0 +1,130 @@
+"""What every view of the console's JSON API shares: the key, permissions, bodies, rows.
+
+See :mod:`spoolq.http.console.api` for the API itself and the permission each call needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Response, request
+from marshmallow import Schema, ValidationError
+
+from spoolq.errors import QueueNotFound
+from spoolq.http import apidoc
+from spoolq.http.auth import Principal
+from spoolq.http.console import schemas as cs
+from spoolq.http.context import Services
+from spoolq.http.overview import QueueRow, door_and_name, manage_action, permission_name
+from spoolq.store.model import MoveState, MoveStatus, QueueInfo
+
+#: the console's lists may be this old (seconds; the cached overview)
+LIST_MAX_AGE = 1.0
+DOOR_NAMES = {"queue": "EmoDB", "dedupq": "EmoDB dedup", "sqs": "SQS", "mq": "MQ", "disque": "Disque"}
+
+
+class ConsoleError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def json_response(value: Mapping[str, Any], schema: Schema, status: int = 200) -> Response:
+    return Response(schema.dumps(value), status=status, mimetype="application/json")
+
+
+def errors_doc(*codes: int) -> dict[str, Any]:
+    """The OpenAPI responses of these error statuses."""
+    text = {400: "invalid input", 401: "an API key is required (or the key is unknown)",
+            403: "the key may not do this", 404: "no such queue, message or move",
+            409: "the queue exists already, or is not empty", 503: "storage unavailable; retry"}
+    return {str(c): {"description": text[c], "content": apidoc.json_content(cs.ConsoleErrorSchema)}
+            for c in codes}
+
+
+class ConsoleApi:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    # --- request pieces -------------------------------------------------------------------
+
+    def principal(self) -> Principal:
+        who = self.services.auth.principal(request.headers.get("X-BV-API-Key"), None)
+        if who is None:
+            raise ConsoleError(401, "an API key is required" if not request.headers.get("X-BV-API-Key")
+                               else "this API key is not known")
+        return who
+
+    @staticmethod
+    def can(who: Principal, store_name: str) -> dict[str, bool]:
+        name = permission_name(store_name)
+        can = {a: who.can(a, name) for a in ("get_status", "post", "poll")}
+        can["manage"] = who.can(manage_action(store_name), name)
+        return can
+
+    def require(self, who: Principal, action: str, store_name: str, doing: str | None = None) -> None:
+        """403 unless ``who`` holds ``action`` on the queue; ``doing`` names what was asked when
+        it is not the permission's own word (``delete`` needs ``poll``, or ``admin`` on SQS)."""
+        if not who.can(action, permission_name(store_name)):
+            door, name = door_and_name(store_name)
+            what = f"{doing} the {DOOR_NAMES[door]} queue {name!r} (that needs {action})" if doing \
+                else f"{action} on the {DOOR_NAMES[door]} queue {name!r}"
+            raise ConsoleError(403, f"this key may not {what}")
+
+    def body(self, schema: Schema) -> dict[str, Any]:
+        raw = request.get_json(silent=True)
+        if not isinstance(raw, dict):
+            raise ConsoleError(400, "the body must be a JSON object")
+        try:
+            loaded: dict[str, Any] = schema.load(raw)
+        except ValidationError as e:
+            raise ConsoleError(400, f"invalid body: {e.messages}") from None
+        return loaded
+
+    def existing(self, store_name: str) -> QueueInfo:
+        try:
+            return self.services.store().get_queue(store_name)
+        except QueueNotFound:
+            raise ConsoleError(404, f"no queue {door_and_name(store_name)[1]!r}") from None
+
+    def totals(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for labels, value in self.services.metrics.samples("spoolq_queue_messages_total"):
+            out.setdefault(labels["queue"], {})[labels["operation"]] = value
+        return out
+
+    def row(self, row: QueueRow, rows: Mapping[str, QueueRow], totals: Mapping[str, Mapping[str, float]],
+            who: Principal) -> dict[str, Any]:
+        t = totals.get(row.store_name, {})
+        dlq = row.config.dead_letter
+        dead = None
+        if dlq is not None:
+            target = rows.get(dlq.queue)
+            dead = {"queue": dlq.queue, "max_receives": dlq.max_receives,
+                    "messages": target.ready + target.delayed if target else 0}
+        return {"store_name": row.store_name, "door": row.door, "name": row.name, "kind": row.kind,
+                "ready": row.ready, "claimed": row.claimed, "delayed": row.delayed, "exact": row.exact,
+                "oldest_age": round(row.oldest_age(time.time()), 3), "dead_letter": dead,
+                "dead_letter_sources": list(row.dead_letter_sources),
+                "totals": {k: t.get(k, 0.0) for k in ("send", "poll", "ack")},
+                "can": self.can(who, row.store_name)}
+
+    def move_json(self, m: MoveStatus) -> dict[str, Any]:
+        remaining = 0
+        if m.state is MoveState.IN_PROGRESS:
+            remaining = self.services.store().counts(m.source, limit=100_000).total
+        return {"ref": m.ref, "source": m.source, "destination": m.destination, "state": m.state.value,
+                "moved": m.moved, "remaining": remaining, "started_at": m.started_at,
+                "finished_at": m.finished_at, "error": m.error, "max_per_second": m.max_per_second}
+
+    def visible_moves(self, who: Principal, queue: str | None = None) -> list[dict[str, Any]]:
+        moves = self.services.store().list_moves()
+        shown = [m for m in moves
+                 if (queue is None or queue in (m.source, m.destination))
+                 and (who.can("get_status", permission_name(m.source))
+                      or who.can("get_status", permission_name(m.destination)))]
+        shown.sort(key=lambda m: m.started_at, reverse=True)
+        return [self.move_json(m) for m in shown[:50]]

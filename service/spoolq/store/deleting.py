@@ -1,0 +1,144 @@
+"""Deleting a queue only if it is empty, without losing a message sent at that moment.
+
+``delete_queue(name, if_empty=True)`` is what removes a queue that looks unused (a misspelled
+EmoDB or Disque queue that a send created, the console's "delete empty queues"). Checking that
+the queue is empty and then deleting it would lose a message sent between the two steps, so the
+queue directory is first moved aside in one rename and only then looked into::
+
+    queues/<q>  ->  queues/.del~<token>~<q>      the queue is gone for every caller
+    no message file under ready/ claimed/ delayed/ acked/:
+    queues/.del~<token>~<q>  ->  trash/<q>~<token>        deleted (the trash sweep unlinks it)
+    any message file (a send landed before the rename):
+    queues/.del~<token>~<q>  ->  queues/<q>                put back; QueueNotEmpty
+    ... unless a send re-created queues/<q> meanwhile: every message file is renamed into the
+    new queue's directory at the same place (claims keep their names, so receipts still work),
+    then the rest goes to trash/ (dedup markers and nack counts stay behind: a later identical
+    send may not collapse into a merged copy, a duplicate rather than a loss)
+
+Whoever fails a rename into the queue while it is aside (a send, a release) sees the queue
+missing: a send that may create its queue (EmoDB, Disque) creates it again and writes there; any
+other send waits for the queue to come back (:func:`being_deleted` tells it that a deletion of
+that queue is in flight) and tries once more, so a concurrent delete-if-empty never refuses a
+send of a queue that stays. Polls see an empty queue for that instant; an ack or release there
+finds nothing to act on (the claim then expires and its message is delivered again: a duplicate,
+never a loss), which needs a message sent and claimed after the emptiness check, within the
+same instant.
+
+Crash rules: a ``.del~`` directory left by a process that died half-way is finished by
+maintenance (:func:`sweep_deleting`) once it is older than a minute: put back (or merged) if it
+holds a message, moved to trash otherwise. ``list_queues`` never lists names starting with ``.``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import time
+from typing import TYPE_CHECKING
+
+from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
+from spoolq.store import layout as L
+from spoolq.store.files import GONE, listdir, rename_into
+
+if TYPE_CHECKING:
+    from spoolq.store.core import StoreCore
+    from spoolq.store.filestore import FileStore
+
+PREFIX = ".del~"
+#: the state directories whose files are messages (``acked/``: archived, not yet compacted)
+MESSAGE_DIRS = ("ready", "claimed", "delayed", "acked")
+#: a ``.del~`` directory older than this (seconds) belongs to a process that died half-way
+ORPHAN_AGE = 60.0
+#: how long a send that found its queue aside waits for it to come back (seconds)
+COMEBACK_WAIT = 2.0
+
+
+def holds_messages(path: str) -> bool:
+    """Whether any file (a message, or a hidden one being made) is under the state directories."""
+    for sub in MESSAGE_DIRS:
+        for _dirpath, _dirnames, filenames in os.walk(f"{path}/{sub}"):
+            if filenames:
+                return True
+    return False
+
+
+def delete_if_empty(store: FileStore, name: str) -> None:
+    """Delete queue ``name`` if it holds no message; else raise :class:`QueueNotEmpty` with the
+    queue as it was (see the module docstring)."""
+    q = store._require(name)
+    if store.counts(name, limit=1).total:
+        raise QueueNotEmpty(name)
+    dirname = L.queue_dir_name(name)
+    aside = f"{store.queues_dir}/{PREFIX}{L.new_token()}~{dirname}"
+    try:
+        os.rename(q.path, aside)
+    except FileNotFoundError:
+        raise QueueNotFound(name) from None
+    except OSError as e:
+        raise storage_error(e, f"deleting queue {name!r}") from e
+    store._queues.pop(name, None)
+    try:
+        if settle(store, aside):
+            raise QueueNotEmpty(name)
+    except OSError as e:
+        raise storage_error(e, f"deleting queue {name!r}") from e
+
+
+def settle(store: FileStore, aside: str) -> bool:
+    """Finish a deletion: put the queue back (True) if it holds a message, else trash it (False)."""
+    dirname = os.path.basename(aside).split("~", 2)[2]
+    if not holds_messages(aside):
+        os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+        return False
+    home = f"{store.queues_dir}/{dirname}"
+    try:
+        os.rename(aside, home)
+        return True
+    except OSError as e:
+        if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+    _merge(aside, home)  # a send made the queue again meanwhile: its messages join ours
+    os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+    return True
+
+
+def _merge(aside: str, home: str) -> None:
+    for sub in MESSAGE_DIRS:
+        for dirpath, _dirnames, filenames in os.walk(f"{aside}/{sub}"):
+            rel = os.path.relpath(dirpath, aside)
+            for n in filenames:
+                with contextlib.suppress(FileNotFoundError):
+                    rename_into(f"{dirpath}/{n}", f"{home}/{rel}", n, base=home)
+
+
+def being_deleted(store: StoreCore, name: str) -> bool:
+    """Whether a delete-if-empty of ``name`` has the queue aside right now."""
+    tail = "~" + L.queue_dir_name(name)
+    return any(n.startswith(PREFIX) and n.endswith(tail) for n in listdir(store.queues_dir))
+
+
+def wait_for_comeback(store: StoreCore, name: str) -> bool:
+    """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside;
+    whether the queue exists now."""
+    deadline = time.monotonic() + COMEBACK_WAIT
+    while being_deleted(store, name) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return store._find(name) is not None
+
+
+def sweep_deleting(store: FileStore, now: float) -> int:
+    """Finish the deletions of processes that died half-way (see the crash rules)."""
+    done = 0
+    for n in listdir(store.queues_dir):
+        if not n.startswith(PREFIX):
+            continue
+        path = f"{store.queues_dir}/{n}"
+        try:
+            if now - os.stat(path).st_ctime > ORPHAN_AGE:
+                settle(store, path)
+                done += 1
+        except OSError as e:
+            if e.errno not in GONE:
+                raise
+    return done
