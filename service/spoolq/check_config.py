@@ -4,21 +4,29 @@ Run before a start (the systemd unit's ``ExecStartPre``) or after editing the co
 the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve`` and checks, in order:
 
 1. the settings (ports, worker counts, flush mode...);
-2. the YAML config: API keys and permissions, SQS credentials when the SQS door reads them;
+2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults;
 3. the listen policy (no open mode on a network address without ``--allow-open``);
-4. the root: it exists or can be created, a file can be written, flushed and removed in its
-   ``tmp/``, and how much space is free.
+4. the root: a directory (created when missing), writable (a file is written, flushed and
+   removed in its ``tmp/``; the store's own directories are writable too), and its free space.
 
-Each check prints one line on stdout. Exit status: 0 all good; 2 a setting or the config is
-invalid; 3 the root is not usable (missing and not creatable, read-only, not a directory).
+Each check prints one line on stdout: ``ok: ...``, ``warning: ...`` or ``FAILED: ...``; the first
+failure ends the run. Exit status: 0 all good (warnings included); 2 a setting or the config is
+invalid (the line names the entry and the bad part); 3 the root is not usable (missing and not
+creatable, a file, read-only). A root whose file system is full is a warning, not a failure: the
+service starts, serves reads, polls and acks, and answers sends with 503 until space is freed.
+
+``spoolq serve`` runs the same checks (:func:`checks`) and refuses to start on the same failures.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +34,50 @@ from spoolq.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
 
+#: the root's directories the store writes into, when they exist already
+STORE_DIRS = ("tmp", "queues", "trash", "moves", "archive", "journal", "corrupt")
+
+DESCRIPTION = """\
+Validate what `spoolq serve` would start with, without serving. Takes the same SPOOLQ_*
+environment and flags as `serve`, and checks in order:
+
+  1. the settings (ports, worker counts, flush mode);
+  2. the config file: API keys, every permission against the grammar
+     queue|<post,poll,get_status,admin>|<queue or pattern>, SQS credentials,
+     queue_defaults;
+  3. the listen policy (no open mode on a network address without --allow-open);
+  4. the data directory: a directory (created when missing), writable (a file is
+     written, flushed and removed), and its free space.
+
+One line per check on stdout: "ok: ...", "warning: ..." or "FAILED: ..."; the first
+failure ends the run. `spoolq serve` refuses to start on the same failures.
+
+exit status:
+  0  all good (a full disk is a warning: sends answer 503 until space is freed)
+  2  a setting or the config file is invalid (the line names the entry and the bad part)
+  3  the data directory is not usable (cannot be created, a file, read-only)"""
+
+
+@dataclass(frozen=True)
+class Check:
+    """The result of one check: what ``check-config`` prints as one line."""
+
+    status: str  # "ok", "warning" or "FAILED"
+    text: str
+    exit_code: int = EXIT_OK  # for a failure: EXIT_CONFIG or EXIT_ROOT
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "FAILED"
+
+    def line(self) -> str:
+        return f"{self.status}: {self.text}"
+
 
 def add_check_config(sub: Any) -> None:
     p = sub.add_parser(
         "check-config", help="validate settings, config file and data directory without serving",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        description=DESCRIPTION,
         epilog="examples:\n  spoolq check-config --root /var/lib/spoolq --config /etc/spoolq/spoolq.yaml\n"
                "  SPOOLQ_ROOT=/srv/q spoolq check-config && spoolq serve",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,66 +85,129 @@ def add_check_config(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="YAML file with api_keys and SQS credentials")
     p.add_argument("--host", help="listen address the service will use (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="listen port the service will use")
-    p.add_argument("--flush", choices=["syncfs", "fsync"], help="group-commit flush mode")
+    p.add_argument("--flush", choices=["syncfs", "journal", "fsync"], help="how sends are made durable")
+    p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
+    p.add_argument("--disque-port", dest="disque_port", type=int, help="Disque port the service will use")
+    p.add_argument("--disque-host", dest="disque_host", help="Disque listen address the service will use")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
                    help="allow a non-loopback --host without API keys")
     p.set_defaults(handler=run_check_config)
 
 
 def run_check_config(args: argparse.Namespace) -> int:
-    overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "allow_open")}
+    overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "allow_open",
+                                                     "disque_port", "disque_host")}
+    if getattr(args, "fsync", None) is not None:
+        overrides["fsync"] = args.fsync == "always"
     try:
         settings = load_settings(overrides)
-        print(f"ok: settings (root={settings.root}, listen {settings.host}:{settings.port}, "
-              f"{settings.workers}x{settings.threads} workers, flush={settings.flush})")
-        check_config_file(settings)
     except SettingsError as e:
-        print(f"spoolq check-config: {e}", file=sys.stderr)
+        print(Check("FAILED", f"settings: {e}", EXIT_CONFIG).line(), flush=True)
         return EXIT_CONFIG
-    problem = check_root(settings.root)
-    if problem is not None:
-        print(f"spoolq check-config: root {settings.root}: {problem}", file=sys.stderr)
-        return EXIT_ROOT
-    free = shutil.disk_usage(settings.root).free
-    print(f"ok: root {settings.root} is writable ({free / 2**30:.1f} GiB free)")
+    for check in checks(settings):
+        print(check.line(), flush=True)
+        if check.failed:
+            return check.exit_code
     return EXIT_OK
 
 
-def check_config_file(settings: Settings) -> None:
-    """Raise :class:`SettingsError` for an unreadable or invalid config or listen policy."""
+def checks(settings: Settings) -> Iterator[Check]:
+    """Every check of ``settings``, in order; stop reading at the first failed one."""
+    yield Check("ok", f"settings (root={settings.root}, listen {settings.host}:{settings.port}, "
+                      f"{settings.workers} workers x {settings.threads} threads, flush={settings.flush}, "
+                      f"fsync={'always' if settings.fsync else 'never'})")
+    yield from check_config_file(settings)
+    yield from check_root(settings.root)
+
+
+def check_config_file(settings: Settings) -> Iterator[Check]:
+    """The config file (identities, permissions) and the listen policy."""
     from spoolq.http.auth import Authenticator, check_listen_policy
+
+    try:
+        auth = Authenticator.from_settings(settings)  # identities: API keys, permissions, SigV4 credentials
+    except SettingsError as e:
+        yield Check("FAILED", str(e), EXIT_CONFIG)
+        return
+    if settings.config is not None:
+        yield Check("ok", f"config {settings.config} ({auth.summary()})")
+    else:
+        yield Check("ok", "no config file (open mode)")
     from spoolq.queue_settings import format_duration, load_queue_defaults
 
-    auth = Authenticator.from_settings(settings)  # identities: API keys and SigV4 credentials
-    if settings.config is not None:
-        print(f"ok: config {settings.config} ({auth.summary()})")
-    else:
-        print("ok: no config file (open mode)")
-    defaults = load_queue_defaults(settings)
+    try:
+        defaults = load_queue_defaults(settings)
+    except SettingsError as e:
+        yield Check("FAILED", str(e), EXIT_CONFIG)
+        return
     if defaults.archive:
-        print(f"ok: new queues keep an archive for {format_duration(defaults.archive_retention)}")
-    check_listen_policy(settings, auth, (settings.disque_host,) if settings.disque_port else ())
-    print(f"ok: listen policy for {settings.host}")
+        yield Check("ok", f"new queues keep an archive for {format_duration(defaults.archive_retention)}")
+    hosts = (settings.host, settings.disque_host) if settings.disque_port else (settings.host,)
+    try:
+        check_listen_policy(settings, auth, hosts[1:])
+    except SettingsError as e:
+        yield Check("FAILED", f"listen policy: {e}", EXIT_CONFIG)
+        return
+    yield Check("ok", f"listen policy for {', '.join(dict.fromkeys(hosts))}")
 
 
-def check_root(root: Path) -> str | None:
-    """None when ``root`` can hold a store, else what is wrong."""
+def check_root(root: Path) -> Iterator[Check]:
+    """The root's real state: a writable directory (created if missing) and its free space."""
+    if root.exists() and not root.is_dir():
+        yield Check("FAILED", f"root {root} is a file, not a directory", EXIT_ROOT)
+        return
+    if not root.exists():
+        try:
+            root.mkdir(parents=True)
+        except OSError as e:
+            yield Check("FAILED", f"root {root} does not exist and cannot be created: {e.strerror or e}", EXIT_ROOT)
+            return
+        yield Check("ok", f"root {root} created")
+    problem = _write_problem(root)
+    if problem == errno.ENOSPC:
+        free = shutil.disk_usage(root).free
+        yield Check("warning", f"root {root}: no space left on its file system ({free} bytes free): sends answer "
+                               "503 until space is freed; peeks, polls and acks work")
+        return
+    if problem is not None:
+        yield Check("FAILED", f"root {root} exists but is not writable ({os.strerror(problem)})", EXIT_ROOT)
+        return
+    for name in STORE_DIRS:
+        d = root / name
+        if d.exists() and not (d.is_dir() and os.access(d, os.W_OK | os.X_OK)):
+            yield Check("FAILED", f"root {root}: {name}/ is not a writable directory", EXIT_ROOT)
+            return
+    free = shutil.disk_usage(root).free
+    if free == 0:
+        yield Check("warning", f"root {root}: no space left on its file system: sends answer 503 until "
+                               "space is freed; peeks, polls and acks work")
+        return
+    yield Check("ok", f"root {root} is writable ({free / 2**30:.1f} GiB free)")
+
+
+def _write_problem(root: Path) -> int | None:
+    """The errno of writing, flushing and removing a file in ``root/tmp`` (None: it worked)."""
+    tmp = root / "tmp"
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        (root / "tmp").mkdir(exist_ok=True)
-    except OSError as e:
-        return f"cannot create it: {e.strerror or e}"
-    if not root.is_dir():
-        return "is not a directory"
-    probe = root / "tmp" / f"check-config-{os.getpid()}.tmp"
-    try:
+        tmp.mkdir(exist_ok=True)
+        probe = tmp / f"check-config-{os.getpid()}.tmp"
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, b"spoolq check-config")
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.unlink(probe)
+            probe.unlink(missing_ok=True)
     except OSError as e:
-        return f"not writable: {e.strerror or e}"
+        return e.errno or errno.EIO
+    return None
+
+
+def first_failure(settings: Settings) -> Check | None:
+    """What ``serve`` refuses to start on (None: nothing); warnings are printed to stderr."""
+    for check in checks(settings):
+        if check.failed:
+            return check
+        if check.status == "warning":
+            print(f"spoolq: warning: {check.text}", file=sys.stderr, flush=True)
     return None

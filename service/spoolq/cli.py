@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import shutil
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,19 +27,44 @@ from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
 Handler = Callable[[argparse.Namespace], int]
 
 
+SERVE_DESCRIPTION = """\
+Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the
+Disque door when --disque-port is given. Flags win over SPOOLQ_* environment variables.
+
+It refuses to start, before listening, on what `spoolq check-config` reports as a failure
+(exit 2: settings or config; exit 3: data directory), and on a port it cannot listen on.
+
+signals:
+  HUP        reload: new workers, same sockets and metrics (systemctl reload)
+  TERM       graceful stop: in-flight requests finish, waiting long polls and blocked
+             GETJOBs are answered empty (up to 30 s)
+  USR2       upgrade in place: a new generation runs the code now on disk on the same
+             sockets; then TERM the old one (see docs/operations.md)
+
+Listening sockets passed by systemd (spoolq-http.socket, spoolq-disque.socket) are used
+instead of --host/--port and --disque-host/--disque-port; they stay open across restarts."""
+
+
 def _add_serve(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the HTTP service under gunicorn",
-                       description="Run the HTTP service. Flags win over SPOOLQ_* environment variables.",
+    p = sub.add_parser("serve", help="run the service (HTTP doors under gunicorn, optionally Disque)",
+                       description=SERVE_DESCRIPTION,
                        epilog="examples:\n  spoolq serve --root /var/lib/spoolq --port 8480\n"
                               "  spoolq serve --host 0.0.0.0 --config /etc/spoolq/spoolq.yaml --workers 8",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--root", type=Path, help="data directory (MQ --root; default: ./data in the checkout)")
+    p.add_argument("--root", type=Path, help="data directory (default: ./data in the checkout)")
     p.add_argument("--host", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help=f"listen port (default {DEFAULT_PORT})")
-    p.add_argument("--workers", type=int, help="gunicorn worker processes (MQ --workers; default 4)")
-    p.add_argument("--threads", type=int, help="threads per worker; each long poll holds one (default 32)")
-    p.add_argument("--peers", type=int, help="MQ --peers: spread concurrent pollers over this many candidates")
-    p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
+    p.add_argument("--workers", type=int,
+                   help="worker processes serving HTTP; one or two per CPU core (default 4)")
+    p.add_argument("--threads", type=int,
+                   help="requests each worker handles at once (default 32); a long poll that is waiting "
+                        "for a message holds no thread, only while it looks")
+    p.add_argument("--peers", type=int,
+                   help="when many consumers poll one queue at once, spread them over this many "
+                        "candidate messages so they rarely reach for the same one (default 0: off)")
+    p.add_argument("--fsync", choices=["always", "never"],
+                   help="always: a send returns once the message is on stable storage (default); "
+                        "never: for a data directory on tmpfs")
     p.add_argument("--flush", choices=["journal", "syncfs", "fsync"],
                    help="how sends are made durable: syncfs (local disks, default), journal (a per-process "
                         "commit journal, local disks) or fsync (NFS, FUSE/GlusterFS)")
@@ -62,41 +87,49 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
+    from spoolq.check_config import first_failure
+    from spoolq.listeners import DISQUE_FD_ENV, open_listeners
+
+    # the sockets first (a busy port fails now); then what check-config checks, with the
+    # addresses they really have (inherited sockets carry their own)
+    listeners, settings = open_listeners(settings)
+    failed = first_failure(settings)
+    if failed is not None:
+        listeners.close()
+        print(f"spoolq: {failed.text}", file=sys.stderr, flush=True)
+        return failed.exit_code
     # Imported late: the metrics mode must be chosen before prometheus_client is imported.
-    from spoolq.http.auth import Authenticator, check_listen_policy
-    from spoolq.queue_settings import load_queue_defaults
+    from spoolq.http.auth import Authenticator
 
     auth = Authenticator.from_settings(settings)
-    load_queue_defaults(settings)  # a bad queue_defaults stops the start here, not in each worker
-    check_listen_policy(settings, auth, (settings.disque_host,) if settings.disque_port else ())
     for note in auth.notes:
         print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
-    mode = auth.summary()
-    print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
-          f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
-          f"{mode}", file=sys.stderr, flush=True)
     from spoolq.http.server import prepare_metrics_dir, serve
 
     # The Disque listener writes its metrics where the workers' /metrics reads them: choose the
     # directory before it starts (it inherits the environment).
-    created = prepare_metrics_dir()
+    prepare_metrics_dir()
+    master = os.getpid()
     disque = None
-    if settings.disque_port:
+    if listeners.disque is not None:
         from spoolq.disque.server import Supervisor  # a child process that dies with this one
 
-        try:
-            disque = Supervisor(settings).start()
-        except OSError as e:
-            raise SettingsError(f"cannot listen for Disque on {settings.disque_host}:{settings.disque_port}: "
-                                f"{e.strerror}") from None
+        listeners.disque.set_inheritable(True)  # kept by a SIGUSR2 re-exec
+        os.environ[DISQUE_FD_ENV] = str(listeners.disque.fileno())
+        disque = Supervisor(settings, listeners.disque).start()
+    print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
+          f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
+          f"{auth.summary()}" + ("" if listeners.source == "bound" else f" (sockets from {listeners.source})"),
+          file=sys.stderr, flush=True)
+    if disque is not None:
         print(f"spoolq: serving Disque on {settings.disque_host}:{settings.disque_port}", file=sys.stderr, flush=True)
     try:
-        serve(settings, access_log=args.access_log)
+        serve(settings, access_log=args.access_log, listener_fd=listeners.http.detach())
     finally:
-        if disque is not None:
+        # gunicorn's workers are forked from here and leave through this frame too: only the
+        # master stops what the master started
+        if disque is not None and os.getpid() == master:
             disque.stop()
-        if created:
-            shutil.rmtree(created, ignore_errors=True)
     return 0
 
 

@@ -31,7 +31,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     workers: int = 4  # gunicorn worker processes (MQ --workers)
-    threads: int = 32  # threads per worker (gthread): long polls hold a thread each
+    threads: int = 32  # requests one worker handles at once (gthread); a waiting long poll holds none
     peers: int = 0  # MQ --peers: spread concurrent pollers over this many candidates
     fsync: bool = True  # fsync=always (True) or never (False, for tmpfs / in-memory roots)
     flush: str = "syncfs"  # how sends are made durable: syncfs or journal (local disks), fsync (NFS, FUSE)

@@ -78,7 +78,7 @@ def test_check_config_exit_codes(tmp_path: Path) -> None:
     assert spoolq("check-config", "--root", str(tmp_path / "r2"), "--port", "0").returncode == 2
     (tmp_path / "afile").write_text("")
     done = spoolq("check-config", "--root", str(tmp_path / "afile"))
-    assert done.returncode == 3 and "root" in done.stderr
+    assert done.returncode == 3 and "root" in done.stdout
     if os.geteuid() != 0:  # root writes through permissions
         ro = tmp_path / "ro"
         (ro / "tmp").mkdir(parents=True)

@@ -89,9 +89,14 @@ class Permission:
 
     @classmethod
     def parse(cls, text: str) -> Permission:
+        """The permission ``text``; :class:`SettingsError` naming the bad part when it breaks the grammar."""
         if not isinstance(text, str) or not text.strip():
             raise SettingsError(f"permission must be a non-empty string, got {text!r}")
-        return cls(text, tuple(_Part(p) for p in text.strip().split("|")))
+        parts = text.strip().split("|")
+        problem = permission_problem(parts)
+        if problem is not None:
+            raise SettingsError(f"permission {text.strip()!r}: {problem}")
+        return cls(text, tuple(_Part(p) for p in parts))
 
     def implies(self, wanted: tuple[str, ...]) -> bool:
         for i, value in enumerate(wanted):
@@ -100,6 +105,37 @@ class Permission:
             if not self.parts[i].matches(value):
                 return False
         return True
+
+
+#: one alternative of a permission's queue part: queue-name characters, ``*`` and ``?`` wildcards
+_QUEUE_GLOB = re.compile(r"[A-Za-z0-9._:@*?-]{1,400}")
+
+
+def permission_problem(parts: list[str]) -> str | None:
+    """What is wrong with a permission split at ``|`` (``None``: it follows the grammar).
+
+    The grammar: ``queue[|<actions>[|<queues>]]``, or ``*``; ``<actions>`` is a comma list of
+    ``post``, ``poll``, ``get_status``, ``admin`` or globs matching at least one of them;
+    ``<queues>`` a comma list of queue names with ``*``/``?`` wildcards.
+    """
+    if len(parts) > 3:
+        return f"{len(parts)} parts; the form is queue|<action>|<queue> (three parts at most)"
+    resource = parts[0].strip()
+    if resource not in ("queue", "*"):
+        hint = " (parts are separated by '|')" if ":" in resource or "," in resource else ""
+        return f"the first part {resource!r} must be 'queue' (or '*'){hint}"
+    if len(parts) > 1:
+        for action in (a.strip() for a in parts[1].split(",")):
+            if not action:
+                return "an empty action (actions: post, poll, get_status, admin, *)"
+            if not any(fnmatch.fnmatchcase(a, action) for a in ACTIONS):
+                return f"unknown action {action!r} (actions: {', '.join(ACTIONS)}, or *)"
+    if len(parts) > 2:
+        for queue in (q.strip() for q in parts[2].split(",")):
+            if not _QUEUE_GLOB.fullmatch(queue):
+                return (f"the queue {queue!r} is not a queue name or pattern "
+                        "(letters, digits, . _ : @ - and the wildcards * ?)")
+    return None
 
 
 #: answers of :meth:`Principal.can` kept per identity (then the cache starts over)
@@ -262,7 +298,13 @@ def _digest(entry: Mapping[str, Any], i: int) -> str:
 def _permissions(raw: Any, where: str) -> tuple[Permission, ...]:
     if not isinstance(raw, list):
         raise SettingsError(f"config: {where}.permissions must be a list")
-    return tuple(Permission.parse(p) for p in raw)
+    out = []
+    for j, text in enumerate(raw):
+        try:
+            out.append(Permission.parse(text))
+        except SettingsError as e:
+            raise SettingsError(f"config: {where}.permissions[{j}]: {e}") from None
+    return tuple(out)
 
 
 def load_config(path: Path) -> Mapping[str, Any]:
