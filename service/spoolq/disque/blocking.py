@@ -9,7 +9,9 @@ one poll per wake-up, not a thousand. A tick re-drains every queue with waiters 
 ``rescan`` seconds (sends from other nodes of a shared file system, claims that expired in
 other processes, delays that came due), or every 50 ms where inotify is missing.
 
-A waiter whose client disconnected while its poll was in flight gets its jobs released.
+A waiter whose client disconnected while its poll was in flight gets its jobs released. When
+the listener stops (:meth:`Dispatcher.stop`), every waiter is answered as its timeout would: a
+null reply, after which the client asks again (and reaches the process now serving the socket).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Dispatcher:
         self.dirty: set[str] = set()
         self.draining: set[str] = set()
         self.inotify = True
+        self.stopping = False
         self._tick_task: asyncio.Task[None] | None = None
 
     def blocked(self, queue: str) -> int:
@@ -119,8 +122,19 @@ class Dispatcher:
         if not w.future.done():
             w.future.set_result(rows)
 
+    def stop(self) -> None:
+        """The listener is stopping: every waiter is answered as its timeout would (no jobs), and so
+        is every GETJOB that would block from now on."""
+        self.stopping = True
+        for w in {id(w): w for ws in self.by_queue.values() for w in ws}.values():
+            self._expire(w)
+
     def block(self, queues: tuple[str, ...], count: int, withcounters: bool, timeout: float | None) -> Waiter:
         w = Waiter(queues, count, withcounters, self.loop.create_future())
+        if self.stopping:
+            w.expired = True
+            w.future.set_result(None)
+            return w
         for q in queues:
             self.by_queue.setdefault(q, []).append(w)
             self.by_dir[L.queue_dir_name(q)] = q

@@ -5,7 +5,12 @@ a time, in order. Commands that touch the store run in a thread pool (the store 
 the file system and on group commits); a blocked GETJOB holds no thread (see
 :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
 this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and is
-started again by :class:`Supervisor` if it dies alone.
+started again by :class:`Supervisor` if it dies alone. The socket may also come from systemd or
+from an older generation of the service (:mod:`spoolq.listeners`).
+
+A stop (SIGTERM) is graceful (:func:`_drain`): the listener stops accepting, blocked GETJOBs are
+answered with a null reply, as at their timeout, each connection is closed once it has answered
+what it read; a client reconnects to whichever process serves the socket next.
 
 Metrics: every command answered, the messages it moved and the GETJOBs blocked are counted
 into the multiprocess directory the HTTP workers' ``/metrics`` reads (:mod:`spoolq.disque.meter`).
@@ -59,6 +64,8 @@ log = logging.getLogger("spoolq.disque")
 MAX_QUEUED_REQUESTS = 1024
 #: consecutive pipelined ADDJOBs written with one store batch (one group commit)
 MAX_ADDJOB_BATCH = 256
+#: how long a stopping listener lets commands already read finish
+GRACEFUL_SECONDS = 25.0
 #: commands allowed before AUTH when keys are configured
 PRE_AUTH = {"auth", "ping", "quit", "hello", "command"}
 
@@ -90,6 +97,7 @@ class Door:
         self.info = Introspection(self)
         self.clients = 0
         self.started = time.time()
+        self.stopping = False  # a graceful stop began: connections close once answered
         self.commands: dict[str, tuple[int, Callable[..., Any], bool]] = {
             # name: (arity as Disque's table: n exact, -n at least n; handler; runs in the pool)
             "addjob": (-4, self.jobs.addjob, True),
@@ -230,8 +238,9 @@ class Door:
 
 
 class Connection(asyncio.Protocol):
-    def __init__(self, door: Door) -> None:
+    def __init__(self, door: Door, live: set[Connection] | None = None) -> None:
         self.door = door
+        self.live = live if live is not None else set()  # every open connection of the listener
         self.reader = RequestReader(door.settings.max_body_bytes + 65_536)
         self.requests: deque[Sequence[bytes] | ProtocolError] = deque()
         self.transport: asyncio.Transport | None = None
@@ -245,6 +254,9 @@ class Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.door.clients += 1
+        self.live.add(self)
+        if self.door.stopping:
+            self.close_when_idle()
 
     def data_received(self, data: bytes) -> None:
         if self.session.closed or (self.requests and isinstance(self.requests[-1], ProtocolError)):
@@ -295,6 +307,13 @@ class Connection(asyncio.Protocol):
             self.task = None
             if self.requests and not self.session.closed:
                 self.task = self.door.loop.create_task(self._serve())
+            elif self.door.stopping:
+                self._close()
+
+    def close_when_idle(self, *, now: bool = False) -> None:
+        """Close the connection now if it has nothing to answer (or ``now``), else once it has."""
+        if now or (self.task is None and not self.requests):
+            self._close()
 
     @staticmethod
     def _is_addjob(req: Sequence[bytes] | ProtocolError) -> bool:
@@ -318,6 +337,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.door.clients -= 1
+        self.live.discard(self)
         self.writable.set()
         self.session.closed = True
         self.requests.clear()
@@ -358,7 +378,12 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)
     door = Door(settings, store, auth, pool, loop, Metrics())
-    server = await loop.create_server(lambda: Connection(door), sock=sock)
+    connections: set[Connection] = set()
+
+    def connect() -> Connection:
+        return Connection(door, connections)
+
+    server = await loop.create_server(connect, sock=sock)
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -366,10 +391,29 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
         ready()
     try:
         await stop.wait()
+        await _drain(server, door, connections)
     finally:
         server.close()
         pool.shutdown(wait=False, cancel_futures=True)
         store.close()
+
+
+async def _drain(server: asyncio.Server, door: Door, connections: set[Connection]) -> None:
+    """A graceful stop: stop accepting (another process holding the socket takes new clients),
+    answer every blocked GETJOB as its timeout would (a null reply: the client asks again), let
+    each connection finish the commands it sent (up to :data:`GRACEFUL_SECONDS`) and close it
+    once it has nothing left to answer."""
+    server.close()  # this process's copy of the listening socket
+    door.stopping = True
+    door.dispatcher.stop()
+    for c in list(connections):
+        c.close_when_idle()
+    deadline = time.monotonic() + GRACEFUL_SECONDS
+    while connections and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    for c in list(connections):
+        c.close_when_idle(now=True)
+    await asyncio.sleep(0.05)  # let the transports flush and close
 
 
 def _die_with_parent() -> None:
@@ -386,9 +430,10 @@ class Supervisor:
     the child is watched by pid, not by ``wait``.)
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, sock: socket.socket | None = None) -> None:
         self.settings = settings
-        self.sock = bind(settings.disque_host, settings.disque_port)  # errors surface now, in the parent
+        # errors surface now, in the parent
+        self.sock = sock if sock is not None else bind(settings.disque_host, settings.disque_port)
         self.proc: Any = None
         self.restarts = 0
         self._stop = threading.Event()
@@ -434,11 +479,14 @@ class Supervisor:
             multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
     def stop(self) -> None:
+        """Stop the listener gracefully (SIGTERM: see :func:`run`) and close this copy of the socket."""
         self._stop.set()
         if self.proc is not None and self._alive():
             self.proc.terminate()
-            with contextlib.suppress(Exception):
-                self.proc.wait(timeout=10)
+            try:
+                self.proc.wait(timeout=GRACEFUL_SECONDS + 5)
+            except Exception:
+                self.proc.kill()
             self._forget(self.proc.pid)
         self.sock.close()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from typing import Any
 
@@ -32,6 +33,9 @@ from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
 
 __all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "serve"]
+
+#: set by :func:`prepare_metrics_dir` to the directory it made (inherited by a SIGUSR2 re-exec)
+METRICS_DIR_MADE_ENV = "SPOOLQ_METRICS_DIR_MADE"
 
 #: Access log without the query string (it may carry ``APIKey``).
 ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
@@ -70,16 +74,42 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "loglevel": "info",
         "proc_name": "spoolq",
         "child_exit": child_exit,
+        "on_exit": on_exit,
         "limit_request_line": 8190,
         "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
     }
 
 
+def on_exit(arbiter: Any) -> None:
+    """gunicorn hook (master, at its end): remove the metrics directory ``spoolq serve`` made,
+    unless another generation of the service still uses it (a SIGUSR2 re-exec: the new master
+    while the old one runs, or the old one while the new one runs)."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if path and os.environ.get(METRICS_DIR_MADE_ENV) == path and not arbiter.reexec_pid and not arbiter.master_pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 class SpoolqApplication(BaseApplication):  # type: ignore[misc]
-    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+    """gunicorn's application for ``spoolq serve``: the app factory, spoolq's options, and (when
+    given) an HTTP listener opened before gunicorn starts (:mod:`spoolq.listeners`)."""
+
+    def __init__(self, settings: Settings, options: dict[str, Any], listener_fd: int | None = None) -> None:
         self.settings = settings
         self.options = options
+        self.listener_fd = listener_fd
         super().__init__()
+
+    def run(self) -> None:
+        from gunicorn import sock as gunicorn_sock
+        from gunicorn.arbiter import Arbiter
+
+        arbiter = Arbiter(self)
+        # a SIGUSR2 re-exec runs this command again, as a module (not the script path, whose
+        # directory would shadow the standard library's ``http``)
+        arbiter.START_CTX["args"] = [sys.executable, "-m", "spoolq.cli", *sys.argv[1:]]
+        if self.listener_fd is not None:
+            arbiter.LISTENERS = gunicorn_sock.create_sockets(self.cfg, arbiter.log, [self.listener_fd])
+        arbiter.run()
 
     def load_config(self) -> None:
         for key, value in self.options.items():
@@ -93,7 +123,8 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
 
 
 def prepare_metrics_dir() -> str | None:
-    """Put prometheus-client in multiprocess mode (before anything imports it); returns a dir to remove."""
+    """Put prometheus-client in multiprocess mode (before anything imports it); returns the
+    directory when made here (the last master to exit removes it: :func:`on_exit`)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return None
     # On tmpfs when there is one: the metric files are mmap'd and dirtied on every request, and
@@ -101,6 +132,7 @@ def prepare_metrics_dir() -> str | None:
     shm = "/dev/shm"
     path = tempfile.mkdtemp(prefix="spoolq-metrics-", dir=shm if os.access(shm, os.W_OK) else None)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    os.environ[METRICS_DIR_MADE_ENV] = path
     return path
 
 
@@ -117,12 +149,8 @@ def raise_open_file_limit() -> None:
         pass
 
 
-def serve(settings: Settings, *, access_log: bool = False) -> None:
-    """Run gunicorn in the foreground until it is stopped."""
+def serve(settings: Settings, *, access_log: bool = False, listener_fd: int | None = None) -> None:
+    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given)."""
     raise_open_file_limit()
-    created = prepare_metrics_dir()
-    try:
-        SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log)).run()
-    finally:
-        if created:
-            shutil.rmtree(created, ignore_errors=True)
+    prepare_metrics_dir()
+    SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), listener_fd).run()
