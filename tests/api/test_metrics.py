@@ -178,6 +178,7 @@ def test_healthz_and_readyz(client: FlaskClient, root: Path) -> None:
     shutil.rmtree(root)
     r = client.get("/readyz")
     assert r.status_code == 503 and r.get_json()["status"] == "unavailable"
+    assert client.get("/healthz").status_code == 200
 
 
 def test_root_redirects_browsers_only(client: FlaskClient) -> None:

@@ -58,4 +58,5 @@ def test_storage_unavailable_gives_503_retry_after(tmp_path: object) -> None:
     r = c.post("/queue/1/q/send", data=b"1", headers={"Content-Type": "application/json"})
     assert r.status_code == 503 and r.headers["Retry-After"] == "30"
     assert r.json["retryAfterSeconds"] == 30
-    assert c.get("/healthz").status_code == 503
+    assert c.get("/readyz").status_code == 503
+    assert c.get("/healthz").status_code == 200  # liveness: the process serves; a restart cures nothing

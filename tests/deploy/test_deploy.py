@@ -6,11 +6,14 @@ from __future__ import annotations
 import configparser
 import json
 import re
+import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
 import redis
 import requests
 import yaml
@@ -113,3 +116,80 @@ def test_systemd_unit_is_hardened_and_checks_config() -> None:
     assert re.search(r"^Environment=.*SPOOLQ_ROOT=/var/lib/spoolq", (DEPLOY / "spoolq.service").read_text(), re.M)
     assert svc["ExecStartPre"].endswith("spoolq check-config")
     assert "spoolq serve" in svc["ExecStart"]
+
+
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool missing (scripts/system-deps prometheus)")
+
+
+@needs_promtool
+def test_promtool_accepts_the_shipped_rules_and_config_in_place() -> None:
+    assert PROMTOOL is not None
+    rules = subprocess.run([PROMTOOL, "check", "rules", str(DEPLOY / "prometheus/alerts.yml")],
+                           capture_output=True, text=True, timeout=60)
+    assert rules.returncode == 0, rules.stdout + rules.stderr
+    config = subprocess.run([PROMTOOL, "check", "config", str(DEPLOY / "prometheus/prometheus.yml")],
+                            capture_output=True, text=True, timeout=60)
+    assert config.returncode == 0, config.stdout + config.stderr
+    assert "SUCCESS" in config.stdout + config.stderr and "alerts.yml" in config.stdout + config.stderr
+
+
+@needs_promtool
+def test_promtool_accepts_the_config_as_compose_mounts_it(tmp_path: Path) -> None:
+    """The compose file mounts prometheus.yml and alerts.yml somewhere: lay them out the same way."""
+    assert PROMTOOL is not None
+    prom = _yaml("compose.yaml")["services"]["prometheus"]
+    config_in_container = next(a.split("=", 1)[1] for a in prom["command"] if a.startswith("--config.file="))
+    for volume in prom["volumes"]:
+        host, target = volume.split(":")[:2]
+        if host.startswith("."):
+            dest = tmp_path / target.lstrip("/")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(DEPLOY / host, dest)
+    config = tmp_path / config_in_container.lstrip("/")
+    done = subprocess.run([PROMTOOL, "check", "config", str(config)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rule_files = yaml.safe_load(config.read_text())["rule_files"]
+    assert all((config.parent / r).exists() for r in rule_files)
+
+
+def test_alerts_tell_a_full_disk_from_an_unreadable_store() -> None:
+    rules = {r["alert"]: r for g in _yaml("prometheus/alerts.yml")["groups"] for r in g["rules"]}
+    assert "spoolq_store_writable == 0" in rules["SpoolqDiskFull"]["expr"]
+    assert rules["SpoolqStoreUnavailable"]["expr"] == "spoolq_store_up == 0"
+    assert "written" not in rules["SpoolqStoreUnavailable"]["annotations"]["summary"]
+    titles = {p["title"]: p for p in _dashboard()["panels"]}
+    assert "spoolq_store_writable" in titles["Store writable"]["targets"][0]["expr"]
+    container = (DEPLOY / "Containerfile").read_text()
+    assert "/healthz" in container and "/readyz" not in container.split("HEALTHCHECK", 1)[1].split("\n")[0]
+    assert re.search(r"^STOPSIGNAL SIGTERM$", container, re.M)
+    spoolq = _yaml("compose.yaml")["services"]["spoolq"]
+    assert "/healthz" in " ".join(spoolq["healthcheck"]["test"]) and spoolq["stop_grace_period"] == "45s"
+
+
+def test_systemd_keeps_the_sockets_across_restarts_and_reloads_with_hup(tmp_path: Path) -> None:
+    text = (DEPLOY / "spoolq.service").read_text()
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str  # type: ignore[assignment,method-assign]
+    unit.read_string(text)
+    svc = unit["Service"]
+    assert svc["ExecReload"] == "/bin/kill -HUP $MAINPID" and svc["KillMode"] == "mixed"
+    assert svc["Sockets"].split() == ["spoolq-http.socket", "spoolq-disque.socket"]
+    assert int(svc["TimeoutStopSec"]) > 30  # more than the graceful stop
+    for name, fd_name in (("spoolq-http.socket", "http"), ("spoolq-disque.socket", "disque")):
+        sock = configparser.ConfigParser(strict=False, interpolation=None)
+        sock.optionxform = str  # type: ignore[assignment,method-assign]
+        sock.read_string((DEPLOY / name).read_text())
+        assert sock["Socket"]["FileDescriptorName"] == fd_name and sock["Socket"]["Service"] == "spoolq.service"
+        assert "PartOf" not in sock["Unit"]  # it would close the socket with every restart
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze missing")
+    for name in ("spoolq.service", "spoolq-http.socket", "spoolq-disque.socket"):
+        content = (DEPLOY / name).read_text().replace("/opt/spoolq/venv/bin/spoolq", "/bin/true")
+        (tmp_path / name).write_text(content)
+    done = subprocess.run([analyze, "verify", "--man=no", *(str(tmp_path / n) for n in
+                                                            ("spoolq.service", "spoolq-http.socket",
+                                                             "spoolq-disque.socket"))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr

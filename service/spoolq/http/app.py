@@ -5,7 +5,7 @@ Nothing is built at import. ``create_app`` wires, for one app:
 * the EmoDB doors ``/queue/1`` and ``/dedupq/1`` (:mod:`spoolq.http.emodb`), the MQ door
   ``/mq`` (:mod:`spoolq.http.mq`), and the SQS door (``POST /``) when
   ``spoolq.http.sqs.create_blueprint`` exists;
-* ``/healthz`` (liveness: store health; 503 when the store cannot serve), ``/readyz``
+* ``/healthz`` (liveness: the process serves; never touches the disk), ``/readyz``
   (readiness: the store is writable and a group-commit flush completes), ``/metrics``
   (Prometheus: :mod:`spoolq.http.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
@@ -186,9 +186,8 @@ def _ops_blueprint(services: Services) -> Blueprint:
     blp = Blueprint("ops", __name__, description="Health and metrics")
 
     def healthz() -> Response:
-        healthy, details = services.health()
-        body = s.HealthSchema().dumps({"status": "ok" if healthy else "unavailable", "store": details})
-        return Response(body, status=200 if healthy else 503, mimetype="application/json")
+        body = s.HealthSchema().dumps({"status": "ok", "store": services.live()})
+        return Response(body, status=200, mimetype="application/json")
 
     def readyz() -> Response:
         ready, details = services.ready()
@@ -199,12 +198,13 @@ def _ops_blueprint(services: Services) -> Blueprint:
         # content_type, not mimetype: Flask would append a second charset to a text/* mimetype
         return Response(services.metrics.render(), content_type=METRICS_CONTENT_TYPE)
 
-    health_doc = blp.doc(operationId="healthz", summary="Store health", responses={
-        "200": {"description": "healthy", "content": apidoc.json_content(s.HealthSchema)},
-        "503": {"description": "the store cannot serve", "content": apidoc.json_content(s.HealthSchema)}})
-    ready_doc = blp.doc(operationId="readyz", summary="Readiness: store writable, flush working", responses={
-        "200": {"description": "ready", "content": apidoc.json_content(s.HealthSchema)},
-        "503": {"description": "not ready (the store cannot write or flush)",
+    health_doc = blp.doc(operationId="healthz", summary="Liveness: the process serves HTTP", responses={
+        "200": {"description": "the process serves (says nothing about the disk: see /readyz)",
+                "content": apidoc.json_content(s.HealthSchema)}})
+    ready_doc = blp.doc(operationId="readyz", summary="Readiness: the store can accept work now", responses={
+        "200": {"description": "ready: the root is writable and a flush completes",
+                "content": apidoc.json_content(s.HealthSchema)},
+        "503": {"description": "not ready (the store cannot be opened or written, or a flush hangs)",
                 "content": apidoc.json_content(s.HealthSchema)}})
     metrics_doc = blp.doc(operationId="metrics", summary="Prometheus metrics", responses={
         "200": {"description": "text exposition format", "content": {"text/plain": {"schema": s.TEXT}}}})

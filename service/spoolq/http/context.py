@@ -42,7 +42,7 @@ class Services:
         self._owned = store is None
         self._lock = threading.Lock()
         self._store = None if store is None else self._instrument(store)
-        self.overview = Overview(self.store)
+        self.overview = Overview(self.store, root=settings.root)
 
     def _instrument(self, store: Any) -> QueueStore:
         commit = getattr(store, "commit", None)
@@ -75,8 +75,14 @@ class Services:
             start()
         return cast(QueueStore, store)
 
+    def live(self) -> dict[str, Any]:
+        """Liveness: this process serves HTTP. No file-system access: a full, read-only or hung
+        disk is not cured by restarting the process (readiness and the store gauges report it)."""
+        return {"ok": True, "node": self.settings.node_id, "root": str(self.settings.root)}
+
     def health(self) -> tuple[bool, dict[str, Any]]:
-        """(healthy, details) from ``store.health()``; a store that cannot open is unhealthy."""
+        """(writable, details) from ``store.health()``, which writes and removes a probe file in
+        the root; a store that cannot open is not writable."""
         try:
             store = self.store()
         except StorageUnavailable as e:
@@ -92,8 +98,9 @@ class Services:
         return healthy, details
 
     def ready(self, timeout: float = 5.0) -> tuple[bool, dict[str, Any]]:
-        """Readiness: healthy (the probe file was written), and a group-commit flush completes
-        within ``timeout`` seconds (a hung or failing disk makes the node unready)."""
+        """Readiness: the store can accept work now: it opens, a probe file can be written (not
+        full, not read-only), and a group-commit flush completes within ``timeout`` seconds (a
+        hung or failing disk makes the node unready)."""
         healthy, details = self.health()
         if not healthy:
             return False, details

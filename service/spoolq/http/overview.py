@@ -19,16 +19,20 @@ costs nothing; concurrent callers share one refresh.
 ``spoolq_queue_ready|claimed|delayed{queue,door,name}``, ``spoolq_queue_oldest_message_seconds``,
 ``spoolq_queue_dead_letter_messages`` (ready messages in the queue's dead-letter queue),
 ``spoolq_move_moved{ref,source,destination}``, ``spoolq_moves_in_progress``,
-``spoolq_store_free_bytes`` and ``spoolq_store_up``.
+``spoolq_store_free_bytes``, ``spoolq_store_up`` (the store can be read: the snapshot
+succeeded) and ``spoolq_store_writable`` (the store's probe file could be written: 0 on a full
+or read-only file system, while reads still work).
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
@@ -98,8 +102,9 @@ class Snapshot:
 
 
 class Overview:
-    def __init__(self, store: Callable[[], Any], ttl: float = DEFAULT_TTL) -> None:
+    def __init__(self, store: Callable[[], Any], ttl: float = DEFAULT_TTL, root: Path | None = None) -> None:
         self._store = store
+        self._root = root  # for the free space when the store's probe could not say
         self.ttl = ttl
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
@@ -144,6 +149,9 @@ class Overview:
                     rows[target] = QueueRow(**{**r.__dict__, "dead_letter_sources": tuple(sorted(names))})
             moves = store.list_moves()
             health = dict(store.health()) if hasattr(store, "health") else {"ok": True}
+            if "free_bytes" not in health and self._root is not None:
+                with contextlib.suppress(OSError):  # a full disk fails the probe write, not statvfs
+                    health["free_bytes"] = shutil.disk_usage(self._root).free
         except SpoolqError as e:
             return Snapshot(taken, {}, [], {"ok": False}, error=str(e))
         except OSError as e:
@@ -193,6 +201,8 @@ class StoreCollector(Collector):
         free = snap.health.get("free_bytes")
         yield GaugeMetricFamily("spoolq_store_free_bytes", "Free bytes on the root's file system",
                                 value=float(free) if isinstance(free, int) else 0.0)
-        ok = bool(snap.health.get("ok")) and snap.error is None
-        yield GaugeMetricFamily("spoolq_store_up", "1 when the last snapshot of the store succeeded",
-                                value=1.0 if ok else 0.0)
+        yield GaugeMetricFamily("spoolq_store_up", "1 when the store can be read (the last snapshot of every "
+                                "queue succeeded)", value=1.0 if snap.error is None else 0.0)
+        writable = snap.error is None and bool(snap.health.get("ok"))
+        yield GaugeMetricFamily("spoolq_store_writable", "1 when a file can be written in the root (0: file "
+                                "system full or read-only; sends answer 503)", value=1.0 if writable else 0.0)

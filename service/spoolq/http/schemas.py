@@ -130,7 +130,8 @@ class UnavailableSchema(Schema):
 
 class HealthSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["ok", "unavailable"]))
-    store = fields.Dict(required=True, metadata={"description": "store.health() details"})
+    store = fields.Dict(required=True, metadata={"description": "details: node and root; for /readyz also "
+                                                                "free_bytes, flush_seconds, or the error"})
 
 
 # --- EmoDB query parameters ------------------------------------------------------------------

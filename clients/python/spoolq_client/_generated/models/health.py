@@ -28,7 +28,7 @@ class Health:
     """ 
         Attributes:
             status (HealthStatus):
-            store (HealthStore): store.health() details
+            store (HealthStore): details: node and root; for /readyz also free_bytes, flush_seconds, or the error
      """
 
     status: HealthStatus

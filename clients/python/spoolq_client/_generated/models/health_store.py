@@ -20,7 +20,7 @@ T = TypeVar("T", bound="HealthStore")
 
 @_attrs_define
 class HealthStore:
-    """ store.health() details
+    """ details: node and root; for /readyz also free_bytes, flush_seconds, or the error
 
      """
 

@@ -40,13 +40,6 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
-    if response.status_code == 503:
-        response_503 = Health.from_dict(response.json())
-
-
-
-        return response_503
-
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
     else:
@@ -67,7 +60,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
 
 ) -> Response[Health]:
-    """ Store health
+    """ Liveness: the process serves HTTP
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -93,7 +86,7 @@ def sync(
     client: AuthenticatedClient | Client,
 
 ) -> Health | None:
-    """ Store health
+    """ Liveness: the process serves HTTP
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -114,7 +107,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
 
 ) -> Response[Health]:
-    """ Store health
+    """ Liveness: the process serves HTTP
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -140,7 +133,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
 
 ) -> Health | None:
-    """ Store health
+    """ Liveness: the process serves HTTP
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
