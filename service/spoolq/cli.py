@@ -3,6 +3,7 @@
 ``spoolq serve``      run the HTTP service (EmoDB, MQ and SQS doors) under gunicorn
 ``spoolq hash-key``   print the SHA-256 digest to put in the config for an API key
 ``spoolq check-config`` validate settings, config and root without serving (:mod:`spoolq.check_config`)
+``spoolq backup | restore`` a consistent copy of a live root, and putting one back (:mod:`spoolq.backup`)
 ``spoolq send | poll | ack | peek | size | purge | move | tail | queues``
                       client commands over HTTP (:mod:`spoolq.cli_client`)
 ``spoolq settings``   print or change a queue's settings (:mod:`spoolq.cli_settings`)
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from spoolq.check_config import add_check_config
+from spoolq.cli_backup import add_backup_commands
 from spoolq.cli_client import CliError, add_client_commands
 from spoolq.cli_pipeline import add_pipeline_command
 from spoolq.cli_settings import add_settings_command
@@ -88,16 +90,18 @@ def run_serve(args: argparse.Namespace) -> int:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
     from spoolq.check_config import first_failure
-    from spoolq.listeners import DISQUE_FD_ENV, open_listeners
+    from spoolq.listeners import DISQUE_FD_ENV, bound_listeners, inherited_listeners
 
-    # the sockets first (a busy port fails now); then what check-config checks, with the
-    # addresses they really have (inherited sockets carry their own)
-    listeners, settings = open_listeners(settings)
+    # what check-config checks, with the addresses of inherited sockets (they carry their own);
+    # then the ports, before anything is started or printed: a busy port fails at once
+    inherited, settings = inherited_listeners(settings)
     failed = first_failure(settings)
     if failed is not None:
-        listeners.close()
+        if inherited is not None:
+            inherited.close()
         print(f"spoolq: {failed.text}", file=sys.stderr, flush=True)
         return failed.exit_code
+    listeners = inherited if inherited is not None else bound_listeners(settings)
     # Imported late: the metrics mode must be chosen before prometheus_client is imported.
     from spoolq.http.auth import Authenticator
 
@@ -155,7 +159,7 @@ def run_hash_key(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spoolq", description="spoolq: a durable file-per-message queue")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_serve, _add_hash_key, add_check_config):
+    for add in (_add_serve, _add_hash_key, add_check_config, add_backup_commands):
         add(sub)
     add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
     add_settings_command(sub)  # settings (the same client plumbing)

@@ -12,7 +12,8 @@ generations of the service. ``serve`` takes them from the first of:
 2. **a re-exec by SIGUSR2** (gunicorn's upgrade): the old master passes its HTTP listener in
    ``GUNICORN_FD`` and the Disque listener in ``SPOOLQ_DISQUE_FD``; the new master, running the
    code now on disk, serves them next to the old one until the old one is stopped.
-3. **bound here**, before anything is printed, so a busy port fails at once with its reason.
+3. **bound here**, after the checks `check-config` makes and before anything is started or
+   printed, so a busy port fails at once with its reason.
 
 The listen address in the settings is replaced by the inherited socket's own address (the
 listen policy and the banner use it). ``LISTEN_*`` variables are removed from the environment,
@@ -51,12 +52,10 @@ class Listeners:
                     sock.close()
 
 
-def open_listeners(settings: Settings, environ: MutableMapping[str, str] | None = None
-                   ) -> tuple[Listeners, Settings]:
-    """The sockets to serve on and the settings with the addresses they really have.
-
-    Raises :class:`SettingsError` naming the address when a port cannot be bound.
-    """
+def inherited_listeners(settings: Settings, environ: MutableMapping[str, str] | None = None
+                        ) -> tuple[Listeners | None, Settings]:
+    """The sockets passed by systemd or by a re-exec (``None``: none were), and the settings with
+    the addresses those sockets really have."""
     env = os.environ if environ is None else environ
     inherited = _from_systemd(env)
     if inherited is not None:
@@ -68,9 +67,7 @@ def open_listeners(settings: Settings, environ: MutableMapping[str, str] | None 
         disque = _socket_of(int(raw)) if raw else None
         source = "re-exec"
     else:
-        http = bind(settings.host, settings.port, "HTTP")
-        disque = bind(settings.disque_host, settings.disque_port, "Disque") if settings.disque_port else None
-        return Listeners(http, disque, "bound"), settings
+        return None, settings
     host, port = _address(http)
     changes: dict[str, object] = {"host": host, "port": port}
     if disque is not None:
@@ -78,6 +75,18 @@ def open_listeners(settings: Settings, environ: MutableMapping[str, str] | None 
     else:
         changes["disque_port"] = 0
     return Listeners(http, disque, source), settings.with_changes(**changes)
+
+
+def bound_listeners(settings: Settings) -> Listeners:
+    """Sockets bound here on the settings' addresses; :class:`SettingsError` naming the address
+    (and the reason) when a port cannot be bound."""
+    http = bind(settings.host, settings.port, "HTTP")
+    try:
+        disque = bind(settings.disque_host, settings.disque_port, "Disque") if settings.disque_port else None
+    except SettingsError:
+        http.close()
+        raise
+    return Listeners(http, disque, "bound")
 
 
 def bind(host: str, port: int, what: str) -> socket.socket:

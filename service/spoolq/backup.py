@@ -1,0 +1,270 @@
+"""``spoolq backup DEST`` and ``spoolq restore BACKUP ROOT``: a copy taken while serving, and a
+restore that starts clean.
+
+Why not ``cp -a`` or ``tar`` of a live root: every state change of a message is a rename, and a
+tree walk that meets a message twice (before and after its rename) copies it twice, while one
+that misses it (renamed from a directory not yet copied into one already copied) loses it.
+
+**Backup** (the service keeps running):
+
+1. *Snapshot by hard links*, inside the root (same file system, no data copied, so the walk
+   takes milliseconds per queue): every file under ``queues/``, ``archive/``, ``moves/`` and
+   ``corrupt/`` is linked into ``<root>/backup-snapshot/<stamp>/``. Message files are never
+   rewritten (a state change renames the same inode), so a link is the message, whatever
+   happens to it later.
+2. *Catch-up scans*: a message renamed from a directory not yet linked into one already linked
+   was missed. A live message file that the snapshot holds has a link count of 2; one with a
+   count of 1 was missed (or sent since): each queue is scanned again, and such files linked,
+   until a scan finds none (at most :data:`CATCH_UP_SCANS` per queue, then one scan of every
+   queue). A message is only missed if it changes state twice, both times into a directory
+   already scanned, within one scan of its queue; and it is never linked twice (its inode
+   already has the snapshot's link).
+3. *Copy* the snapshot to ``DEST`` (file by file, each fsync'd, directories too), then remove it.
+
+``tmp/`` (partial writes), ``trash/`` and ``journal/`` are left out. The journal is the running
+node's power-failure log: the message files it protects are in the snapshot already (read
+through the page cache), and replaying it into a restored root would bring back messages
+acknowledged since.
+
+**Restore** (the service for that root is stopped; ``ROOT`` missing or empty): the backup (or
+any copy of a root, a raw ``cp -a`` or ``tar`` of a live one included) is copied into ``ROOT``
+and made consistent before anything serves it:
+
+* a message present more than once in a queue (ready and claimed, say, from a raw copy) keeps
+  one copy: acknowledged (``acked/``) wins, then ready, delayed, claimed;
+* claims are released (the pollers that held them do not exist any more): no message waits for
+  an old visibility timeout;
+* one maintenance pass (due delays, expired retention, sweeps).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: directories of the root that a backup holds (the rest is rebuilt or swept)
+KEPT = ("queues", "archive", "moves", "corrupt")
+SNAPSHOT_DIR = "backup-snapshot"
+#: catch-up scans of one queue before going on (each usually finds nothing)
+CATCH_UP_SCANS = 5
+#: a message file's name: its 40-hex id, then ``~`` and the state's fields
+_MESSAGE = re.compile(r"^([0-9a-f]{40})~")
+_STATES = ("ready", "delayed", "claimed")
+
+
+class BackupError(Exception):
+    """A backup or restore that cannot run; the message says why."""
+
+
+@dataclass
+class BackupReport:
+    snapshot_seconds: float = 0.0
+    files: int = 0
+    messages: int = 0
+    caught_up: int = 0  # message files linked by the catch-up scans
+    bytes: int = 0
+
+
+@dataclass
+class RestoreReport:
+    queues: int = 0
+    messages: int = 0
+    duplicates_removed: int = 0
+    claims_released: int = 0
+    details: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ backup
+
+
+def backup(root: Path, dest: Path) -> BackupReport:
+    """Copy the live store at ``root`` into the new directory ``dest`` (see the module doc)."""
+    root, dest = Path(root), Path(dest)
+    if not (root / "queues").is_dir():
+        raise BackupError(f"{root} is not a spoolq root (no queues/ directory)")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise BackupError(f"{dest} exists and is not an empty directory")
+    if _inside(dest, root):
+        raise BackupError(f"{dest} is inside the root {root}")
+    report = BackupReport()
+    stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    snap = root / SNAPSHOT_DIR / stamp
+    snap.mkdir(parents=True)
+    try:
+        started = time.monotonic()
+        _snapshot(root, snap, report)
+        report.snapshot_seconds = time.monotonic() - started
+        _copy_tree(snap, dest, report)
+    finally:
+        shutil.rmtree(snap, ignore_errors=True)
+        try:
+            (root / SNAPSHOT_DIR).rmdir()
+        except OSError:
+            pass
+    return report
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _snapshot(root: Path, snap: Path, report: BackupReport) -> None:
+    for top in KEPT:
+        if top == "queues":
+            continue
+        for rel in _files(root, top):
+            _link(root, snap, rel, report)
+    for qdir in sorted(_listdir(root / "queues")):
+        queue = f"queues/{qdir}"
+        for rel in _files(root, queue):
+            _link(root, snap, rel, report)
+        for _ in range(CATCH_UP_SCANS):
+            if not _catch_up(root, snap, queue, report):
+                break
+    for qdir in sorted(_listdir(root / "queues")):
+        _catch_up(root, snap, f"queues/{qdir}", report)
+
+
+def _catch_up(root: Path, snap: Path, queue: str, report: BackupReport) -> int:
+    """Link the message files of ``queue`` that the snapshot does not hold (link count 1)."""
+    linked = 0
+    for state in _STATES:
+        for rel in _files(root, f"{queue}/{state}"):
+            if not _MESSAGE.match(os.path.basename(rel)):
+                continue
+            try:
+                if os.lstat(root / rel).st_nlink != 1:
+                    continue
+            except FileNotFoundError:
+                continue  # renamed meanwhile: the next scan sees it where it went
+            if _link(root, snap, rel, report):
+                linked += 1
+    report.caught_up += linked
+    return linked
+
+
+def _link(root: Path, snap: Path, rel: str, report: BackupReport) -> bool:
+    target = snap / rel
+    try:
+        os.link(root / rel, target)
+    except FileNotFoundError:
+        if not (root / rel).exists():
+            return False  # renamed or removed since it was listed
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(root / rel, target)
+        except FileNotFoundError:
+            return False
+    except FileExistsError:
+        return False
+    report.files += 1
+    if _MESSAGE.match(os.path.basename(rel)) and any(f"/{s}/" in rel for s in _STATES):
+        report.messages += 1
+    return True
+
+
+def _files(root: Path, top: str) -> Iterator[str]:
+    """Every regular file under ``root/top``, relative to ``root``."""
+    for dirpath, dirnames, filenames in os.walk(root / top):
+        dirnames.sort()
+        base = os.path.relpath(dirpath, root)
+        for name in sorted(filenames):
+            yield f"{base}/{name}"
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except FileNotFoundError:
+        return []
+
+
+def _copy_tree(src: Path, dest: Path, report: BackupReport | None = None) -> None:
+    """Copy ``src`` into ``dest`` (created), every file and directory fsync'd."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for dirpath, dirnames, filenames in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        out = dest / rel if rel != "." else dest
+        for d in dirnames:
+            (out / d).mkdir(exist_ok=True)
+        for name in filenames:
+            shutil.copy2(Path(dirpath) / name, out / name)
+            fd = os.open(out / name, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                if report is not None:
+                    report.bytes += os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+    for dirpath, _dirnames, _filenames in os.walk(dest, topdown=False):
+        fd = os.open(dirpath, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ------------------------------------------------------------------ restore
+
+
+def restore(backup_dir: Path, root: Path) -> RestoreReport:
+    """Copy ``backup_dir`` into the missing or empty ``root`` and make it consistent."""
+    backup_dir, root = Path(backup_dir), Path(root)
+    if not (backup_dir / "queues").is_dir():
+        raise BackupError(f"{backup_dir} is not a spoolq backup (no queues/ directory)")
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise BackupError(f"{root} exists and is not empty: stop the service and move the old root away first")
+    for top in KEPT:
+        if (backup_dir / top).is_dir():
+            _copy_tree(backup_dir / top, root / top)
+    report = RestoreReport()
+    for qdir in sorted(_listdir(root / "queues")):
+        report.queues += 1
+        _one_copy_per_message(root / "queues" / qdir, report)
+    _release_claims_and_maintain(root, report)
+    return report
+
+
+def _one_copy_per_message(qpath: Path, report: RestoreReport) -> None:
+    """Keep one file per message id in the queue: acked, else ready, else delayed, else claimed."""
+    copies: dict[str, list[tuple[int, Path]]] = {}
+    rank = {"acked": 0, "ready": 1, "delayed": 2, "claimed": 3}
+    for state, order in rank.items():
+        for dirpath, _dirnames, filenames in os.walk(qpath / state):
+            for name in filenames:
+                m = _MESSAGE.match(name)
+                if m is not None:
+                    copies.setdefault(m.group(1), []).append((order, Path(dirpath) / name))
+    for mid, found in copies.items():
+        found.sort()
+        if found[0][0] != 0:
+            report.messages += 1
+        for _order, extra in found[1:]:
+            extra.unlink()
+            report.duplicates_removed += 1
+            report.details.append(f"{qpath.name}: {mid} was in {len(found)} places; kept {found[0][1].parent.name}")
+
+
+def _release_claims_and_maintain(root: Path, report: RestoreReport) -> None:
+    from spoolq.store import FileStore
+
+    store = FileStore(root, node_id="restore")
+    try:
+        for queue in store.list_queues():
+            claimed = store.claim_count(queue)
+            if claimed:
+                store.unclaim_all(queue)
+                report.claims_released += claimed
+        store.maintain()
+        store.commit.flush()
+    finally:
+        store.close()
