@@ -127,3 +127,42 @@ def test_delete_empty_queues(keyed: Flask, file_store: FileStore, root: Path) ->
                             "not_empty": ["full"], "missing": ["gone"]}
     assert file_store.list_queues() == ["full"]
     assert [m.body for m in file_store.peek("full")] == [b"x"]
+
+
+def test_receive_then_acknowledge_release_or_delete_each(keyed: Flask, file_store: FileStore, root: Path) -> None:
+    q = "disque:MyJobs"
+    file_store.send_batch(q, [OutgoingMessage(b"%d" % i) for i in range(4)], create=QueueKind.STANDARD)
+    got = call(keyed, "POST", f"/queues/{q}/receive", json={"limit": 3, "visibility_timeout": 120}).get_json()
+    assert [m["body"] for m in got["messages"]] == ["0", "1", "2"]
+    assert all(m["receive_count"] == 1 and m["receipt"] and m["claimed_until"] for m in got["messages"])
+    assert file_store.counts(q).claimed == 3
+    first, second, third = got["messages"]
+    before = tree(root)
+    refused = [
+        call(keyed, "POST", f"/queues/{q}/receive", key="k-view", json={}),
+        call(keyed, "POST", f"/queues/{q}/ack", key="k-view", json={"receipts": [first["receipt"]]}),
+        call(keyed, "POST", f"/queues/{q}/release", key="k-view", json={"receipts": [first["receipt"]]}),
+        call(keyed, "POST", f"/queues/{q}/messages/{first['id']}/delete", key="k-view"),
+        call(keyed, "POST", f"/queues/{q}/receive", json={"limit": 11}),
+        call(keyed, "POST", f"/queues/{q}/receive", json={"visibility_timeout": 0}),
+        call(keyed, "POST", f"/queues/{q}/ack", json={"receipts": []}),
+        call(keyed, "POST", f"/queues/{q}/ack", json={"receipts": ["not-a-receipt"]}),
+        call(keyed, "POST", f"/queues/{q}/messages/not-an-id/delete"),
+        call(keyed, "POST", "/queues/nosuch/receive", json={}),
+    ]
+    assert [r.status_code for r in refused] == [403] * 4 + [400] * 5 + [404]
+    assert tree(root) == before
+    assert call(keyed, "POST", f"/queues/{q}/ack", json={"receipts": [first["receipt"]]}).get_json() == {"done": [True]}
+    assert call(keyed, "POST", f"/queues/{q}/ack", json={"receipts": [first["receipt"]]}).get_json() == {"done": [False]}
+    assert call(keyed, "POST", f"/queues/{q}/release", json={"receipts": [second["receipt"]]}).get_json() == {
+        "done": [True]}
+    # delete by id: the claimed third, and the never received fourth by its Disque job id
+    assert call(keyed, "POST", f"/queues/{q}/messages/{third['id']}/delete").status_code == 200
+    fourth = next(m for m in file_store.peek(q, limit=10) if m.body == b"3")
+    from spoolq.disque.ids import to_disque
+
+    job_id = to_disque(fourth.id, 0, False)
+    assert call(keyed, "POST", f"/queues/{q}/messages/{job_id}/delete").status_code == 200
+    r = call(keyed, "POST", f"/queues/{q}/messages/{job_id}/delete")
+    assert r.status_code == 404 and "no message" in r.get_json()["message"]
+    assert [(m.body, m.receive_count, m.claimed_until) for m in file_store.peek(q, limit=10)] == [(b"1", 1, None)]

@@ -6,7 +6,7 @@ see :mod:`spoolq.http.auth`). With keys configured, a request without a valid ke
 :func:`~spoolq.http.overview.permission_name`, with EmoDB's meanings:
 
 * ``get_status``: the queue is listed and its page, settings and moves are shown;
-* ``poll``: peek, purge, unclaim all, delete the queue; the source of a move or redrive;
+* ``poll``: peek, receive, acknowledge, release and delete messages; purge, unclaim all, delete the queue; the source of a move or redrive;
   cancelling its moves (on SQS queues purge, unclaim, delete and moves need ``admin``, as the
   SQS door asks: :func:`~spoolq.http.overview.manage_action`);
 * ``post``: send a test message; the destination of a move or redrive; create a queue (``admin``
@@ -199,6 +199,21 @@ def _routes() -> list[_Route]:
          dict(ok=cs.ConsolePeekSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, query=cs.ConsolePeekQuery)),
         ("/queues/<name>/messages", "POST", "send", messages.send, "Send a test message",
          dict(ok=cs.ConsoleSentSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, body=cs.ConsoleSendBodySchema)),
+        ("/queues/<name>/receive", "POST", "receive", messages.receive,
+         "Receive messages with a claim, as a consumer's poll does (each with its receipt)",
+         dict(ok=cs.ConsoleReceivedSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
+              body=cs.ConsoleReceiveBodySchema)),
+        ("/queues/<name>/ack", "POST", "ack", messages.ack, "Acknowledge received messages by receipt",
+         dict(ok=cs.ConsoleDoneSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
+              body=cs.ConsoleReceiptsBodySchema)),
+        ("/queues/<name>/release", "POST", "release", messages.release,
+         "Release received messages by receipt (visible again now)",
+         dict(ok=cs.ConsoleDoneSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
+              body=cs.ConsoleReceiptsBodySchema)),
+        ("/queues/<name>/messages/<message_id>/delete", "POST", "delete_message", messages.delete_message,
+         "Delete one message by id wherever it is (a Disque job id on a Disque queue)",
+         dict(ok=cs.ConsoleOkSchema, errors=errors_doc(400, 401, 403, 404, 503),
+              parameters=[*q, {"in": "path", "name": "message_id", "required": True, "schema": {"type": "string"}}])),
         ("/queues/<name>/purge", "POST", "purge", v.purge, "Delete every message (the name typed to confirm)",
          dict(ok=cs.ConsoleOkSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, body=cs.ConsoleConfirmBodySchema)),
         ("/queues/<name>/unclaim", "POST", "unclaim", v.unclaim, "Release every claim",

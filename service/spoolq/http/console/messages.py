@@ -1,6 +1,13 @@
-"""The console's message views: peek, test send.
+"""The console's message views: peek, test send, receive with a claim, acknowledge, release,
+delete by id.
 
-A test send is JSON unless the user chose text (:func:`message_body`).
+A test send is JSON unless the user chose text (:func:`message_body`). **Receive** claims
+messages as any consumer's poll does (their receive count goes up; a dead-letter policy applies)
+for the visibility timeout asked for (the queue's own by default); each comes with its receipt.
+**Acknowledge** (a receipt) removes the message if the claim is still the console's, counted as
+an acknowledgement; **release** (a receipt) makes it visible again now; **delete** (a message id,
+or a Disque job id on a Disque queue) removes the message wherever it is, claimed by anyone or
+not. All four need ``poll``, as receiving and deleting do through every door.
 """
 
 from __future__ import annotations
@@ -8,16 +15,18 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Response, request
 from marshmallow import ValidationError
 
+from spoolq.disque import ids as disque_ids
 from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
 from spoolq.http.overview import door_and_name
-from spoolq.store.model import Message, OutgoingMessage, QueueKind
+from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind
 
 
 def message_json(m: Message) -> dict[str, Any]:
@@ -40,6 +49,49 @@ def peek(api: ConsoleApi, name: str) -> Response:
         raise ConsoleError(400, f"invalid query: {e.messages}") from None
     out = [message_json(m) for m in api.services.store().peek(name, limit=limit)]
     return json_response({"messages": out}, cs.ConsolePeekSchema())
+
+
+def receive(api: ConsoleApi, name: str) -> Response:
+    who = api.principal()
+    api.require(who, "poll", name)
+    api.existing(name)
+    data = api.body(cs.ConsoleReceiveBodySchema())
+    got = api.services.store().poll(name, limit=data["limit"], claim_ttl=data["visibility_timeout"])
+    api.services.overview.invalidate()
+    return json_response({"messages": [delivery_json(d) for d in got]}, cs.ConsoleReceivedSchema())
+
+
+def delivery_json(d: Delivery) -> dict[str, Any]:
+    return {**message_json(d.message), "claimed_until": d.claimed_until, "receipt": d.receipt}
+
+
+def ack(api: ConsoleApi, name: str) -> Response:
+    return _each_receipt(api, name, api.services.store().ack)
+
+
+def release(api: ConsoleApi, name: str) -> Response:
+    return _each_receipt(api, name, api.services.store().release)
+
+
+def _each_receipt(api: ConsoleApi, name: str, op: Callable[[str, Sequence[str]], list[bool]]) -> Response:
+    who = api.principal()
+    api.require(who, "poll", name)
+    api.existing(name)
+    receipts = api.body(cs.ConsoleReceiptsBodySchema())["receipts"]
+    done = op(name, receipts)
+    api.services.overview.invalidate()
+    return json_response({"done": done}, cs.ConsoleDoneSchema())
+
+
+def delete_message(api: ConsoleApi, name: str, message_id: str) -> Response:
+    who = api.principal()
+    api.require(who, "poll", name)
+    api.existing(name)
+    store_id = disque_ids.to_store(message_id) if name.startswith("disque:") else None
+    if not api.services.store().ack(name, [store_id or message_id])[0]:
+        raise ConsoleError(404, f"no message {message_id!r} in this queue (acknowledged, moved or expired already?)")
+    api.services.overview.invalidate()
+    return json_response({"ok": True}, cs.ConsoleOkSchema())
 
 
 def send(api: ConsoleApi, name: str) -> Response:

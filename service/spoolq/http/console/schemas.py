@@ -109,6 +109,30 @@ class ConsolePeekSchema(Schema):
     messages = fields.List(fields.Nested(ConsolePeekedSchema), required=True)
 
 
+class ConsoleReceiveBodySchema(Schema):
+    limit = fields.Integer(load_default=1, validate=validate.Range(1, 10), metadata={
+        "description": "most messages to claim (1-10)"})
+    visibility_timeout = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(1, 43_200),
+                                        metadata={"description": "seconds the claim lasts (default: the queue's)"})
+
+
+class ConsoleReceivedMessageSchema(ConsolePeekedSchema):
+    receipt = fields.String(required=True, metadata={"description": "names this claim: acknowledge or release it"})
+
+
+class ConsoleReceivedSchema(Schema):
+    messages = fields.List(fields.Nested(ConsoleReceivedMessageSchema), required=True)
+
+
+class ConsoleReceiptsBodySchema(Schema):
+    receipts = fields.List(fields.String(), required=True, validate=validate.Length(1, 100))
+
+
+class ConsoleDoneSchema(Schema):
+    done = fields.List(fields.Boolean(), required=True, metadata={
+        "description": "per receipt: false when the claim was no longer this one's (expired, or received again)"})
+
+
 class ConsolePeekQuery(Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 200))
 

@@ -12,6 +12,7 @@ from .console_created_kind import ConsoleCreatedKind
 from .console_dead_letter import ConsoleDeadLetter
 from .console_delete_empty import ConsoleDeleteEmpty
 from .console_delete_empty_body import ConsoleDeleteEmptyBody
+from .console_done import ConsoleDone
 from .console_error import ConsoleError
 from .console_move import ConsoleMove
 from .console_move_body import ConsoleMoveBody
@@ -31,6 +32,12 @@ from .console_queue_row import ConsoleQueueRow
 from .console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0
 from .console_queue_row_door import ConsoleQueueRowDoor
 from .console_queue_row_kind import ConsoleQueueRowKind
+from .console_receipts_body import ConsoleReceiptsBody
+from .console_receive_body import ConsoleReceiveBody
+from .console_received import ConsoleReceived
+from .console_received_message import ConsoleReceivedMessage
+from .console_received_message_attributes import ConsoleReceivedMessageAttributes
+from .console_received_message_encoding import ConsoleReceivedMessageEncoding
 from .console_send_body import ConsoleSendBody
 from .console_send_body_format import ConsoleSendBodyFormat
 from .console_sent import ConsoleSent
@@ -101,6 +108,7 @@ __all__ = (
     "ConsoleDeadLetter",
     "ConsoleDeleteEmpty",
     "ConsoleDeleteEmptyBody",
+    "ConsoleDone",
     "ConsoleError",
     "ConsoleMove",
     "ConsoleMoveBody",
@@ -120,6 +128,12 @@ __all__ = (
     "ConsoleQueueRowDeadLetterType0Type0",
     "ConsoleQueueRowDoor",
     "ConsoleQueueRowKind",
+    "ConsoleReceiptsBody",
+    "ConsoleReceiveBody",
+    "ConsoleReceived",
+    "ConsoleReceivedMessage",
+    "ConsoleReceivedMessageAttributes",
+    "ConsoleReceivedMessageEncoding",
     "ConsoleSendBody",
     "ConsoleSendBodyFormat",
     "ConsoleSent",

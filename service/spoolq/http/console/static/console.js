@@ -13,7 +13,7 @@ const state = {
   sort: { key: "name", asc: true }, filter: "", door: "all",
   history: {},   // store name -> { t: [...], send: [...], poll: [...], ack: [...] }
   last: {},      // store name -> { t, totals }
-  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, peeked: "", gen: 0,
+  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, shown: null, gen: 0,
 };
 
 // --- helpers ------------------------------------------------------------------------------

@@ -30,13 +30,13 @@ function isTyping() { const a = document.activeElement; return a && ["TEXTAREA",
 function route() {
   const r = current();
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (r.page === "server" ? "server" : "queues")));
-  if (r.page !== "queue") state.peeked = "";
+  if (r.page !== "queue") state.shown = null;
   state.gen += 1;
   clearInterval(state.timer);
   tick(true);
   state.timer = setInterval(() => { if (!document.hidden && $("#login").hidden && !dialogOpen()) tick(false); }, REFRESH_MS);
 }
 
-window.addEventListener("hashchange", () => { state.peeked = ""; route(); });
+window.addEventListener("hashchange", () => { state.shown = null; route(); });
 loadSession().then(route);
 

@@ -64,8 +64,8 @@ function renderQueue(q, messages) {
         </dl></div></div>
         <div class="card"><h3>Send a test message</h3><div class="body">
           <div class="row seg" role="radiogroup" aria-label="body format" data-testid="send-format">
-            <label><input type="radio" name="send-format" value="json" data-testid="send-format-json" checked> JSON</label>
-            <label><input type="radio" name="send-format" value="text" data-testid="send-format-text"> Text</label>
+            <label><input type="radio" name="send-format" id="send-format-json" value="json" data-testid="send-format-json" checked> JSON</label>
+            <label><input type="radio" name="send-format" id="send-format-text" value="text" data-testid="send-format-text"> Text</label>
             <span class="hint">${q.door === "queue" || q.door === "dedupq" ? "EmoDB stores JSON; text arrives as a JSON string." : "Text is sent exactly as typed."}</span></div>
           <textarea id="send-body" data-testid="send-body" placeholder='{"hello": "world"}' ${q.can.post ? "" : "disabled"}></textarea>
           <div class="check" id="send-check" data-testid="send-check"></div>
@@ -92,24 +92,44 @@ function renderQueue(q, messages) {
           <p class="hint">Deletes the queue and every message in it. ${q.door === "queue" || q.door === "dedupq" || q.door === "disque" ? "A client that sends to it later makes it again, empty." : "Clients then get “no such queue”."}
             ${q.dead_letter_sources.length ? `<br><span class="why" data-testid="delete-dlq-warning">This is the dead-letter queue of ${esc(q.dead_letter_sources.join(", "))}: while it is missing, they keep the messages that exceed their max receives.</span>` : ""}</p></div></div>
       </div>
-      <div class="card"><div class="section-title"><h3>Messages</h3>
-        <div class="row" style="padding:10px 18px 0"><select id="peek-limit"><option>10</option><option selected>20</option><option>50</option><option>200</option></select>
-          <button id="peek" data-testid="peek" ${q.can.poll ? "" : "disabled"}>Peek</button></div></div>
-        <div class="body"><p class="hint">Peek shows messages without claiming them (claimed ones are marked). ${why("poll")}</p>
+      <div class="card"><div class="section-title"><h3>Messages</h3></div>
+        <div class="body">
+          <div class="row"><select id="peek-limit" aria-label="how many to peek"><option>10</option><option selected>20</option><option>50</option><option>200</option></select>
+            <button id="peek" data-testid="peek" ${q.can.poll ? "" : "disabled"}>Peek</button>
+            <span class="divider"></span>
+            <select id="recv-limit" data-testid="recv-limit" aria-label="how many to receive"><option>1</option><option>5</option><option>10</option></select>
+            <label class="inline">for <input id="recv-vt" data-testid="recv-vt" type="number" min="1" max="43200" value="${s.visibility_timeout}"> s</label>
+            <button class="primary" id="receive" data-testid="receive" ${q.can.poll ? "" : "disabled"}>Receive</button></div>
+          <p class="hint">Peek shows messages without claiming them. Receive claims them as a consumer's poll does
+            (their receive count goes up) for that long; then acknowledge, release or delete each. ${why("poll")}</p>
+          <div class="row"><input id="delete-id" data-testid="delete-id" placeholder="${q.door === "disque" ? "message or Disque job id" : "message id"}" ${q.can.poll ? "" : "disabled"}>
+            <button id="delete-by-id" data-testid="delete-by-id" ${q.can.poll ? "" : "disabled"}>Delete by id</button></div>
           <div class="messages" id="messages" data-testid="messages">${messages || ""}</div></div></div>
     </div>`;
   wireQueueActions(q);
 }
 
-function messagesHtml(list) {
-  if (!list.length) return '<p class="muted" data-testid="no-messages">The queue has no messages to show.</p>';
-  return list.map((m) => `<div class="msg" data-testid="message">
+// What the Messages card shows: the last peek or receive, and what was done to each message since
+// (kept across refreshes until the user leaves the queue).
+function messagesHtml(shown, canPoll) {
+  if (!shown) return "";
+  if (!shown.list.length) return `<p class="muted" data-testid="no-messages">${shown.kind === "receive" ? "No message to receive right now." : "The queue has no messages to show."}</p>`;
+  return shown.list.map((m) => {
+    const done = shown.done[m.id];
+    const mine = m.receipt && !done;
+    const buttons = done ? `<span class="badge done" data-testid="msg-done">${esc(done)}</span>`
+      : `${mine ? `<button class="small primary" data-msg-act="ack" data-testid="msg-ack">Acknowledge</button>
+          <button class="small" data-msg-act="release" data-testid="msg-release">Release</button>` : ""}
+         <button class="small danger-outline" data-msg-act="delete" data-testid="msg-delete" ${canPoll ? "" : "disabled"}>Delete</button>`;
+    return `<div class="msg ${done ? "finished" : ""}" data-testid="message" data-id="${esc(m.id)}" data-state="${esc(done || (mine ? "received" : "peeked"))}">
     <header><span class="id" title="message id">${esc(m.id)}</span><span>${fmtTime(m.sent_at)}</span>
       <span>received ${m.receive_count}×</span><span>${fmtBytes(m.size)}</span>
       ${m.group_id ? `<span>group <code>${esc(m.group_id)}</code></span>` : ""}
-      ${m.claimed_until ? `<span class="badge claimed">claimed until ${new Date(m.claimed_until * 1000).toLocaleTimeString()}</span>` : ""}
-      ${m.encoding === "base64" ? '<span class="badge">binary, base64</span>' : ""}</header>
-    <pre>${m.encoding === "base64" ? esc(m.body) : highlight(m.body)}</pre></div>`).join("");
+      ${m.claimed_until && !done ? `<span class="badge claimed">${mine ? "claimed by you" : "claimed"} until ${new Date(m.claimed_until * 1000).toLocaleTimeString()}</span>` : ""}
+      ${m.encoding === "base64" ? '<span class="badge">binary, base64</span>' : ""}
+      <span class="msg-actions">${buttons}</span></header>
+    <pre>${m.encoding === "base64" ? esc(m.body) : highlight(m.body)}</pre></div>`;
+  }).join("");
 }
 
 // The test send's body: JSON unless the user chose text; a body that does not parse is refused
@@ -135,14 +155,49 @@ function act(button, fn) {
   });
 }
 
+function drawMessages(q) {
+  const box = $("#messages");
+  const shown = state.shown && state.shown.queue === q.store_name ? state.shown : null;
+  box.innerHTML = messagesHtml(shown, q.can.poll);
+  box.querySelectorAll("[data-msg-act]").forEach((b) => act(b, async () => {
+    const card = b.closest("[data-testid=message]");
+    const m = shown.list.find((x) => x.id === card.dataset.id);
+    const base = `/queues/${encodeURIComponent(q.store_name)}`;
+    const what = b.dataset.msgAct;
+    if (what === "delete") {
+      await api(`${base}/messages/${encodeURIComponent(m.id)}/delete`, { method: "POST", body: {} });
+      shown.done[m.id] = "deleted";
+    } else {
+      const r = await api(`${base}/${what}`, { method: "POST", body: { receipts: [m.receipt] } });
+      if (!r.done[0]) {
+        shown.done[m.id] = "claim lost";
+        toast("The claim expired or the message was received again: nothing done", true);
+      } else shown.done[m.id] = what === "ack" ? "acknowledged" : "released";
+    }
+    await showQueue(q.store_name, true);
+  }));
+}
+
 function wireQueueActions(q) {
   const name = encodeURIComponent(q.store_name);
-  const peek = async () => {
-    const data = await api(`/queues/${name}/messages?limit=${$("#peek-limit").value}`);
-    state.peeked = messagesHtml(data.messages);
-    $("#messages").innerHTML = state.peeked;
-  };
-  if ($("#peek")) act($("#peek"), peek);
+  const show = (kind, list) => { state.shown = { queue: q.store_name, kind, list, done: {} }; drawMessages(q); };
+  act($("#peek"), async () => show("peek", (await api(`/queues/${name}/messages?limit=${$("#peek-limit").value}`)).messages));
+  act($("#receive"), async () => {
+    const vt = parseInt($("#recv-vt").value, 10);
+    const r = await api(`/queues/${name}/receive`, { method: "POST", body: { limit: parseInt($("#recv-limit").value, 10), visibility_timeout: vt > 0 ? vt : null } });
+    show("receive", r.messages);
+    toast(r.messages.length ? `Received ${r.messages.length} ${r.messages.length === 1 ? "message" : "messages"}` : "No message to receive right now");
+  });
+  act($("#delete-by-id"), async () => {
+    const id = $("#delete-id").value.trim();
+    if (!id) { toast("Paste a message id first", true); return; }
+    await api(`/queues/${name}/messages/${encodeURIComponent(id)}/delete`, { method: "POST", body: {} });
+    $("#delete-id").value = "";
+    if (state.shown) state.shown.done[id] = "deleted";
+    toast(`Deleted ${id.slice(0, 16)}…`);
+    await showQueue(q.store_name, true);
+  });
+  drawMessages(q);
   const format = () => document.querySelector("input[name=send-format]:checked").value;
   const check = () => showBodyCheck($("#send-body").value, format());
   $("#send-body").addEventListener("input", check);
@@ -162,7 +217,7 @@ function wireQueueActions(q) {
   act($("#purge"), async () => {
     await api(`/queues/${name}/purge`, { method: "POST", body: { confirm: confirm.value } });
     toast(`Purged ${q.name}`);
-    state.peeked = ""; await showQueue(q.store_name, true);
+    state.shown = null; await showQueue(q.store_name, true);
   });
   $("#purge").disabled = true;
   const delConfirm = $("#delete-confirm");
@@ -195,28 +250,28 @@ function wireQueueActions(q) {
   }));
 }
 
+// Every field of the page keeps what the user typed or chose across the refresh's re-render.
+function keepFields() {
+  const kept = [...document.querySelectorAll("#view input[id], #view select[id], #view textarea[id]")]
+    .map((el) => [el.id, el.type === "radio" || el.type === "checkbox" ? el.checked : el.value]);
+  return () => {
+    for (const [id, value] of kept) {
+      const el = document.getElementById(id);
+      if (!el || el.disabled) continue;
+      if (typeof value === "boolean") el.checked = value; else el.value = value;
+    }
+    document.querySelectorAll("#view input[id], #view textarea[id]").forEach((el) => el.dispatchEvent(new Event("input")));
+  };
+}
+
 async function showQueue(storeName, keepMessages, gen = state.gen) {
   const [q] = await Promise.all([api(`/queues/${encodeURIComponent(storeName)}`), refreshQueues()]);
   if (gen !== state.gen) return; // the user went elsewhere meanwhile
-  // keep what the user typed across refreshes
-  const same = state.rendered === storeName;
-  const typed = { body: same ? $("#send-body")?.value : undefined, confirm: $("#purge-confirm")?.value, to: $("#move-to")?.value,
-                  del: $("#delete-confirm")?.value,
-                  format: document.querySelector("input[name=send-format]:checked")?.value,
-                  rate: $("#move-rate")?.value, limit: $("#peek-limit")?.value };
+  const restore = state.rendered === storeName ? keepFields() : null;
   const focus = document.activeElement && document.activeElement.id;
-  renderQueue(q, keepMessages ? state.peeked : "");
+  if (!keepMessages) state.shown = null;
+  renderQueue(q, "");
   state.rendered = storeName;
-  if (typed.body !== undefined) {
-    $("#send-body").value = typed.body; $("#purge-confirm").value = typed.confirm || "";
-    $("#move-to").value = typed.to || ""; $("#move-rate").value = typed.rate || ""; $("#peek-limit").value = typed.limit || "20";
-    $("#purge").disabled = !q.can.manage || $("#purge-confirm").value !== q.name;
-    $("#delete-confirm").value = typed.del || "";
-    $("#delete-queue").disabled = !q.can.manage || typed.del !== q.name;
-    const fmt = document.querySelector(`input[name=send-format][value=${typed.format || "json"}]`);
-    if (fmt) fmt.checked = true;
-    showBodyCheck(typed.body, typed.format || "json");
-  }
+  if (restore) restore();
   if (focus && $("#" + focus)) $("#" + focus).focus();
 }
-
