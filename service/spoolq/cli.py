@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
     auth = Authenticator.from_settings(settings)
     for note in auth.notes:
         print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
-    from spoolq.http.server import prepare_metrics_dir, serve
+    from spoolq.http.server import prepare_metrics_dir, remove_metrics_dir, serve
 
     # The Disque listener writes its metrics where the workers' /metrics reads them: choose the
     # directory before it starts (it inherits the environment).
@@ -132,8 +132,10 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
         # master stops what the master started
-        if disque is not None and os.getpid() == master:
-            disque.stop()
+        if os.getpid() == master:
+            if disque is not None:
+                disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
+            remove_metrics_dir()
     return 0
 
 

@@ -97,3 +97,39 @@ def test_hup_reloads_workers_and_keeps_serving(tmp_path: Path) -> None:
         log = (tmp_path / "server.log").read_text()
         assert "Worker failed to boot" not in log and "No such file or directory" not in log
     assert not os.path.exists(metrics_dir), "the metrics directory outlived the service"
+
+
+def test_a_stop_answers_blocked_getjobs_and_waiting_long_polls(tmp_path: Path) -> None:
+    """SIGTERM: a blocked GETJOB gets a null reply (as at its timeout) and a parked long poll its
+    empty answer, before their connections close, so clients ask again instead of failing."""
+    import socket
+
+    disque_port = free_port()
+    with running_server(tmp_path, keys=False, workers=1, threads=4,
+                        extra_args=("--disque-port", str(disque_port))) as server:
+        assert server.proc is not None
+        blocked = socket.create_connection(("127.0.0.1", disque_port), timeout=30)
+        blocked.sendall(b"*4\r\n$6\r\nGETJOB\r\n$4\r\nFROM\r\n$2\r\nq1\r\n$2\r\nq2\r\n")
+        poll = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        poll.sendall(b"GET /queue/1/stop-q/poll?wait=20 HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(1.5)  # both are waiting now
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        disque_reply = b""
+        while not disque_reply.endswith(b"\r\n"):
+            chunk = blocked.recv(100)
+            if not chunk:
+                break
+            disque_reply += chunk
+        http_reply = b""
+        while b"\r\n\r\n" not in http_reply or not http_reply.rstrip().endswith(b"]"):
+            chunk = poll.recv(4096)
+            if not chunk:
+                break
+            http_reply += chunk
+        took = time.monotonic() - started
+        server.proc.wait(timeout=60)
+        server.proc = None
+    assert disque_reply == b"*-1\r\n", disque_reply
+    assert http_reply.startswith(b"HTTP/1.1 200") and http_reply.rstrip().endswith(b"[]"), http_reply
+    assert took < 10, took

@@ -138,8 +138,16 @@ class Door:
         """The reply to one request, counted (:mod:`spoolq.disque.meter`)."""
         started = time.perf_counter()
         reply = await self._dispatch(session, argv)
-        self.meter.record(self.meter.label(argv[0]), reply, time.perf_counter() - started)
+        self._count(self.meter.label(argv[0]), [reply], time.perf_counter() - started)
         return reply
+
+    def _count(self, label: str, replies: Sequence[Any], seconds: float) -> None:
+        """Count answered commands; a metrics failure (its directory gone) never costs a reply."""
+        try:
+            for reply in replies:
+                self.meter.record(label, reply, seconds)
+        except OSError as e:
+            log.warning("disque: metrics not recorded: %s", e)
 
     async def _dispatch(self, session: Session, argv: Sequence[bytes]) -> Any:
         name = argv[0].decode("utf-8", "replace").lower()
@@ -184,9 +192,7 @@ class Door:
         """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""
         started = time.perf_counter()
         replies = await self._addjobs(session, reqs)
-        seconds = time.perf_counter() - started
-        for reply in replies:
-            self.meter.record("ADDJOB", reply, seconds)
+        self._count("ADDJOB", replies, time.perf_counter() - started)
         return replies
 
     async def _addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:

@@ -32,7 +32,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
 
-__all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "serve"]
+__all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "remove_metrics_dir", "serve"]
 
 #: set by :func:`prepare_metrics_dir` to the directory it made (inherited by a SIGUSR2 re-exec)
 METRICS_DIR_MADE_ENV = "SPOOLQ_METRICS_DIR_MADE"
@@ -80,13 +80,24 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
     }
 
 
+#: the metrics directory to remove once the master has stopped everything it started
+_metrics_dir_to_remove: list[str] = []
+
+
 def on_exit(arbiter: Any) -> None:
-    """gunicorn hook (master, at its end): remove the metrics directory ``spoolq serve`` made,
-    unless another generation of the service still uses it (a SIGUSR2 re-exec: the new master
-    while the old one runs, or the old one while the new one runs)."""
+    """gunicorn hook (master, at its end): the metrics directory ``spoolq serve`` made is to be
+    removed, unless another generation of the service still uses it (a SIGUSR2 re-exec: the new
+    master while the old one runs, or the old one while the new one runs). It is removed by
+    :func:`remove_metrics_dir`, after the Disque listener, which writes there too, has stopped."""
     path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if path and os.environ.get(METRICS_DIR_MADE_ENV) == path and not arbiter.reexec_pid and not arbiter.master_pid:
-        shutil.rmtree(path, ignore_errors=True)
+        _metrics_dir_to_remove.append(path)
+
+
+def remove_metrics_dir() -> None:
+    """Remove the metrics directory if :func:`on_exit` found it due."""
+    while _metrics_dir_to_remove:
+        shutil.rmtree(_metrics_dir_to_remove.pop(), ignore_errors=True)
 
 
 class SpoolqApplication(BaseApplication):  # type: ignore[misc]
@@ -150,7 +161,8 @@ def raise_open_file_limit() -> None:
 
 
 def serve(settings: Settings, *, access_log: bool = False, listener_fd: int | None = None) -> None:
-    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given)."""
+    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given). The
+    caller stops what else it started, then calls :func:`remove_metrics_dir` (master only)."""
     raise_open_file_limit()
     prepare_metrics_dir()
     SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), listener_fd).run()
