@@ -61,9 +61,15 @@ NO_DEDUP_ID = ("The queue should either have ContentBasedDeduplication enabled o
                "provided explicitly")
 
 
+#: a store id is 36 hex digits of its own (time, node, counter, random) and 4 of its queue's checksum
+STORE_ID_HEAD = 36
+
+
 def message_id(store_id: str) -> str:
-    """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from it."""
-    return str(uuid.UUID(bytes=hashlib.sha256(store_id.encode("ascii")).digest()[:16], version=4))
+    """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from the id
+    without its queue's checksum, so a message keeps its MessageId where the store keeps that head."""
+    head = store_id[:STORE_ID_HEAD]
+    return str(uuid.UUID(bytes=hashlib.sha256(head.encode("ascii")).digest()[:16], version=4))
 
 
 def _trace_header() -> dict[str, dict[str, str]]:
