@@ -43,7 +43,7 @@ def test_server_commands(r: redis.Redis, server: DisqueServer) -> None:
     assert len(r.execute_command("TIME")) == 2
     with pytest.raises(redis.AuthenticationError, match="Client sent AUTH, but no password is set"):
         r.execute_command("AUTH", "x")
-    assert err(r, "HELLO", "3").startswith("NOPROTO unsupported protocol version")
+    assert err(r, "HELLO", "4").startswith("NOPROTO unsupported protocol version")
 
 
 def test_errors_keep_the_connection(r: redis.Redis) -> None:

@@ -1,4 +1,11 @@
-"""Server commands: HELLO, INFO, PING, CONFIG GET, COMMAND, TIME."""
+"""Server commands: HELLO, CLIENT, INFO, PING, CONFIG GET, COMMAND, TIME.
+
+``HELLO`` without arguments is Disque's (``[1, node-id, [node-id, host, port, "1"]]``); ``HELLO
+<2|3> [AUTH user key] [SETNAME name]`` is Redis 6's handshake, which current Redis clients (redis-py
+8 and the Disque clients built on it) send first: it authenticates (as AUTH), names the connection,
+switches the connection to that protocol and answers Redis's map (server, version, proto, id, mode,
+role, modules). ``CLIENT SETNAME | GETNAME | ID | SETINFO`` answer as Redis does, so the other
+connection-setup commands those clients send succeed."""
 
 from __future__ import annotations
 
@@ -11,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from spoolq import __version__
 from spoolq.disque import args as A
-from spoolq.disque.protocol import Error, Status
+from spoolq.disque.protocol import OK, Error, Map, Status, Verbatim
 from spoolq.http.auth import Principal
 
 if TYPE_CHECKING:
-    from spoolq.disque.server import Door
+    from spoolq.disque.server import Door, Session
 
 #: COMMAND's reply: name, arity, flags, first key, last key, step (as Disque's table)
 TABLE: list[tuple[str, int, list[str]]] = [
@@ -27,7 +34,8 @@ TABLE: list[tuple[str, int, list[str]]] = [
     ("enqueue", -1, ["write", "fast"]), ("queue", -1, ["write", "fast"]), ("nack", -1, ["write", "fast"]),
     ("dequeue", -1, ["write", "fast"]), ("working", 2, ["write", "fast"]), ("pause", -3, ["readonly", "fast"]),
     ("auth", -2, ["readonly", "loading", "fast"]), ("ping", -1, ["readonly", "fast"]),
-    ("info", -1, ["readonly", "loading"]), ("hello", 1, ["readonly", "fast"]), ("config", -2, ["admin"]),
+    ("info", -1, ["readonly", "loading"]), ("hello", -1, ["readonly", "fast"]), ("config", -2, ["admin"]),
+    ("client", -2, ["admin", "loading"]),
     ("command", 0, ["readonly", "loading"]), ("time", 1, ["readonly", "fast"]), ("quit", 1, ["readonly"]),
 ]
 
@@ -36,11 +44,50 @@ class Introspection:
     def __init__(self, door: Door) -> None:
         self.door = door
 
-    def hello(self, who: Principal, argv: Sequence[bytes]) -> list[Any]:
-        if len(argv) > 1 and argv[1] != b"2":  # a Redis 6+ client asking for RESP3
-            raise Error("unsupported protocol version: this Disque door speaks RESP2", "NOPROTO")
-        s = self.door.settings
-        return [1, self.door.node_name, [self.door.node_name, s.disque_host, str(s.disque_port), "1"]]
+    def hello(self, session: Session, argv: Sequence[bytes]) -> Any:
+        if len(argv) == 1:  # Disque's HELLO
+            s = self.door.settings
+            return [1, self.door.node_name, [self.door.node_name, s.disque_host, str(s.disque_port), "1"]]
+        raw = A.text(argv[1])
+        if not raw.isdigit():
+            raise Error("Protocol version is not an integer or out of range")
+        if int(raw) not in (2, 3):
+            raise Error("unsupported protocol version", "NOPROTO")
+        name: bytes | None = None
+        i = 2
+        while i < len(argv):
+            option = A.text(argv[i]).lower()
+            if option == "auth" and i + 2 < len(argv):
+                failed = self.door.authenticate(session, argv[i + 2])
+                if failed is not None:
+                    return failed  # as Redis: a failed AUTH leaves the protocol as it was
+                i += 3
+            elif option == "setname" and i + 1 < len(argv):
+                name = _client_name(argv[i + 1])
+                i += 2
+            else:
+                raise Error(f"Syntax error in HELLO option '{A.text(argv[i])[:32]}'")
+        session.protocol = int(raw)
+        if name is not None:
+            session.name = name
+        return Map([("server", "spoolq"), ("version", __version__), ("proto", session.protocol),
+                    ("id", session.id), ("mode", "standalone"), ("role", "master"), ("modules", [])])
+
+    def client(self, session: Session, argv: Sequence[bytes]) -> Any:
+        sub = A.text(argv[1]).lower()
+        if sub == "setname" and len(argv) == 3:
+            session.name = _client_name(argv[2])
+            return OK
+        if sub == "getname" and len(argv) == 2:
+            return session.name
+        if sub == "id" and len(argv) == 2:
+            return session.id
+        if sub == "setinfo" and len(argv) == 4:
+            if A.text(argv[2]).lower() not in ("lib-name", "lib-ver"):
+                raise Error(f"Unrecognized option '{A.text(argv[2])[:32]}'")
+            return OK
+        raise Error(f"unknown subcommand or wrong number of arguments for '{A.text(argv[1])[:32]}'. "
+                    "Try CLIENT SETNAME, GETNAME, ID or SETINFO.")
 
     def ping(self, who: Principal, argv: Sequence[bytes]) -> Any:
         if len(argv) > 2:
@@ -51,7 +98,7 @@ class Introspection:
         now = time.time()
         return [str(int(now)), str(int((now % 1) * 1_000_000))]
 
-    def config(self, who: Principal, argv: Sequence[bytes]) -> list[Any]:
+    def config(self, who: Principal, argv: Sequence[bytes]) -> Map:
         sub = A.text(argv[1]).lower()
         if sub != "get":
             raise Error(f"CONFIG {A.text(argv[1])[:32]} is not supported: spoolq is configured by "
@@ -64,11 +111,7 @@ class Introspection:
                   "requirepass": "" if self.door.auth.open else "(api keys)", "node-id": s.node_id,
                   "maxclients": "10000", "proto-max-bulk-len": str(s.max_body_bytes)}
         pattern = A.text(argv[2]).lower()
-        out: list[Any] = []
-        for k, v in values.items():
-            if fnmatch.fnmatchcase(k, pattern):
-                out += [k, v]
-        return out
+        return Map([(k, v) for k, v in values.items() if fnmatch.fnmatchcase(k, pattern)])
 
     def command(self, who: Principal, argv: Sequence[bytes]) -> Any:
         sub = A.text(argv[1]).lower() if len(argv) > 1 else ""
@@ -81,10 +124,10 @@ class Introspection:
             wanted = {A.text(a).lower() for a in argv[2:]}
             return [next((r for r in rows if r[0] == w), None) for w in wanted]
         if sub == "docs":
-            return []
+            return Map([])
         raise Error(f"unknown subcommand '{A.text(argv[1])[:32]}'. Try COMMAND HELP.")
 
-    def info(self, who: Principal, argv: Sequence[bytes]) -> bytes:
+    def info(self, who: Principal, argv: Sequence[bytes]) -> Verbatim:
         door = self.door
         wanted = A.text(argv[1]).lower() if len(argv) > 1 else "default"
         queues = door.jobs.known_queues(refresh=True)
@@ -113,4 +156,10 @@ class Introspection:
                 lines.append("")
             lines.append(f"# {name.capitalize()}")
             lines += [f"{k}:{v}" for k, v in sections[name]]
-        return ("\r\n".join(lines) + "\r\n").encode() if lines else b""
+        return Verbatim(("\r\n".join(lines) + "\r\n").encode() if lines else b"")
+
+
+def _client_name(raw: bytes) -> bytes:
+    if any(c <= 32 or c > 126 for c in raw):
+        raise Error("Client names cannot contain spaces, newlines or special characters.")
+    return raw

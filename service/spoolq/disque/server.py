@@ -1,4 +1,4 @@
-"""The Disque listener: one asyncio process serving RESP2 connections over the shared store.
+"""The Disque listener: one asyncio process serving RESP connections over the shared store.
 
 Every connection is an :class:`asyncio.Protocol`; its requests (pipelined or not) run one at
 a time, in order. Commands that touch the store run in a thread pool (the store blocks on
@@ -16,9 +16,12 @@ Metrics: every command answered, the messages it moved and the GETJOBs blocked a
 into the multiprocess directory the HTTP workers' ``/metrics`` reads (:mod:`spoolq.disque.meter`).
 
 Authentication: with API keys configured, a connection acts as the config's ``anonymous``
-principal until ``AUTH <key>``; without one every command but AUTH, PING, QUIT, HELLO and
-COMMAND answers ``-NOAUTH Authentication required.``. Permissions are the HTTP doors'
-``queue|<action>|<disque queue name>``.
+principal until ``AUTH <key>`` (or ``HELLO <proto> AUTH <user> <key>``); without one every command
+but AUTH, PING, QUIT, HELLO, CLIENT and COMMAND answers ``-NOAUTH Authentication required.``.
+Permissions are the HTTP doors' ``queue|<action>|<disque queue name>``.
+
+Protocol: a connection speaks RESP2 until ``HELLO 3`` (:mod:`spoolq.disque.protocol`), which
+redis-py 8 and the Disque clients built on it send on connect.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import asyncio
 import contextlib
 import ctypes
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -67,14 +71,19 @@ MAX_ADDJOB_BATCH = 256
 #: how long a stopping listener lets commands already read finish
 GRACEFUL_SECONDS = 25.0
 #: commands allowed before AUTH when keys are configured
-PRE_AUTH = {"auth", "ping", "quit", "hello", "command"}
+PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
 
 
 class Session:
+    _ids = itertools.count(1)
+
     def __init__(self, principal: Principal | None) -> None:
         self.principal = principal
         self.waiter: Waiter | None = None
         self.closed = False
+        self.protocol = 2  # RESP2 until HELLO 3
+        self.name: bytes | None = None  # CLIENT SETNAME
+        self.id = next(Session._ids)  # CLIENT ID
 
 
 class Door:
@@ -119,13 +128,15 @@ class Door:
             "show": (2, self.queues.show, True),
             "pause": (-3, self.queues.pause, True),
             "info": (-1, self.info.info, True),
-            "hello": (-1, self.info.hello, False),
+            "hello": (-1, self.info.hello, False),  # takes the session: see _dispatch
+            "client": (-2, self.info.client, False),  # takes the session
             "ping": (-1, self.info.ping, False),
             "config": (-2, self.info.config, False),
             "command": (0, self.info.command, False),
             "time": (1, self.info.time, False),
         }
         self.meter = CommandMeter(metrics, [*self.commands, "getjob", "getjobs", "auth", "quit"])
+        self.with_session = {"hello", "client"}
 
     async def _fetch_for(self, w: Waiter, queue: str) -> list[list[Any]]:
         def run() -> list[list[Any]]:
@@ -175,6 +186,8 @@ class Door:
                 return await self._getjob(session, who, argv)
             assert entry is not None
             _arity, handler, in_pool = entry
+            if name in self.with_session:
+                return handler(session, argv)
             if in_pool:
                 return await self.loop.run_in_executor(self.pool, handler, who, argv)
             return handler(who, argv)
@@ -213,14 +226,19 @@ class Door:
     def _auth(self, session: Session, argv: Sequence[bytes]) -> Any:
         if len(argv) not in (2, 3):
             return Error("wrong number of arguments for 'auth' command")
+        return self.authenticate(session, argv[-1]) or OK
+
+    def authenticate(self, session: Session, raw_key: bytes) -> Error | None:
+        """AUTH's check (the user name, if any, is ignored): None when ``session`` now acts as the
+        key's principal, else the error to answer."""
         if self.auth.open:
             return Error("Client sent AUTH, but no password is set")
-        key = argv[-1].decode("utf-8", "replace")
+        key = raw_key.decode("utf-8", "replace")
         who = self.auth.principal(key, None) if key else None
         if who is None:
             return Error("invalid password")
         session.principal = who
-        return OK
+        return None
 
     async def _getjob(self, session: Session, who: Principal, argv: Sequence[bytes]) -> Any:
         opts = A.parse_getjob(argv)
@@ -296,9 +314,10 @@ class Connection(asyncio.Protocol):
                     while self.requests and len(batch) < MAX_ADDJOB_BATCH and self._is_addjob(self.requests[0]):
                         batch.append(self.requests.popleft())  # type: ignore[arg-type]
                     for reply in await self.door.handle_addjobs(self.session, batch):
-                        encode(reply, out)
+                        encode(reply, out, self.session.protocol == 3)
                 else:
-                    encode(await self.door.handle(self.session, req), out)
+                    reply = await self.door.handle(self.session, req)
+                    encode(reply, out, self.session.protocol == 3)  # after HELLO 3: its own reply too
                 if not self.requests or len(out) > 65_536:
                     self._write(out)
                     out = bytearray()
