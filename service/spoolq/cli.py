@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spoolq import __version__
 from spoolq.check_config import add_check_config
 from spoolq.cli_backup import add_backup_commands
 from spoolq.cli_client import CliError, add_client_commands
@@ -125,6 +126,8 @@ def run_serve(args: argparse.Namespace) -> int:
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
           f"{auth.summary()}" + ("" if listeners.source == "bound" else f" (sockets from {listeners.source})"),
           file=sys.stderr, flush=True)
+    print(f"spoolq: console {console_url(settings.host, settings.port)}  API docs "
+          f"{console_url(settings.host, settings.port, '/docs/')}", file=sys.stderr, flush=True)
     if disque is not None:
         print(f"spoolq: serving Disque on {settings.disque_host}:{settings.disque_port}", file=sys.stderr, flush=True)
     try:
@@ -137,6 +140,14 @@ def run_serve(args: argparse.Namespace) -> int:
                 disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
             remove_metrics_dir()
     return 0
+
+
+def console_url(host: str, port: int, path: str = "/console/") -> str:
+    """The URL a browser on this machine opens for ``path`` (a wildcard listen address is reached on loopback)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "[::]": "[::1]"}.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}{path}"
 
 
 def _add_hash_key(sub: Any) -> None:
@@ -160,6 +171,7 @@ def run_hash_key(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spoolq", description="spoolq: a durable file-per-message queue")
+    parser.add_argument("--version", action="version", version=f"spoolq {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in (_add_serve, _add_hash_key, add_check_config, add_backup_commands):
         add(sub)

@@ -26,19 +26,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from spoolq.cli_url import CliError as CliError  # re-exported: the commands raise it
+from spoolq.cli_url import check_url, unresolvable
 
 if TYPE_CHECKING:
     from spoolq_client import SpoolqClient
 
 DEFAULT_URL = "http://127.0.0.1:8480"
-
-
-class CliError(Exception):
-    """A one-line error for stderr; ``code`` is the exit status."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 # --- plumbing ---------------------------------------------------------------------------------
@@ -60,8 +56,10 @@ def _client(args: argparse.Namespace) -> SpoolqClient:
         raise CliError("the client commands need the spoolq-client package: pip install -e clients/python "
                        f"(or run scripts/bootstrap) [{e}]", 2) from None
     url = args.url or os.environ.get("SPOOLQ_URL") or DEFAULT_URL
+    check_url(url, "--url" if args.url else "SPOOLQ_URL" if os.environ.get("SPOOLQ_URL") else "the default URL")
     key = args.api_key if args.api_key is not None else os.environ.get("SPOOLQ_API_KEY")
     return SpoolqClient(url, key or None, timeout=args.timeout)
+
 
 
 @contextmanager
@@ -73,7 +71,11 @@ def _errors(url: str) -> Iterator[None]:
 
     try:
         yield
-    except httpx.ConnectError:
+    except httpx.ConnectError as e:
+        if unresolvable(e):
+            host = urlsplit(url).hostname or url
+            raise CliError(f"cannot resolve the host {host!r} of {url}: check the name in --url or "
+                           "SPOOLQ_URL") from None
         raise CliError(f"cannot connect to {url} (connection refused?): is spoolq running there? "
                        "Set --url or SPOOLQ_URL") from None
     except httpx.TimeoutException:
@@ -227,6 +229,9 @@ def run_purge(args: argparse.Namespace) -> int:
         raise CliError(f"purge deletes every message of {args.queue}: add --yes to confirm", 2)
 
     def body(c: SpoolqClient) -> int:
+        if not _queue_exists(c, args.queue, args.dedup):
+            raise CliError(f"queue {args.queue} does not exist: nothing to purge "
+                           "(see `spoolq queues`; --dedup for a dedup queue)")
         c.purge(args.queue, dedup=args.dedup)
         if args.json:
             _print_json({"queue": args.queue, "purged": True})
@@ -421,7 +426,7 @@ spoolq poll orders --limit 5 --ttl 60     # claim up to 5 for a minute
 spoolq poll orders --wait 20 --ack --json # long-poll, print as JSON, acknowledge at once""")
     p.add_argument("queue", help=_QUEUE_HELP)
     p.add_argument("--limit", type=int, default=10, help="most messages to claim (1-1000, default 10)")
-    p.add_argument("--ttl", type=int, default=30, help="claim seconds (default 30)")
+    p.add_argument("--ttl", type=int, default=30, help="claim seconds (0-3600, default 30)")
     p.add_argument("--wait", type=float, default=None, help="long-poll up to this many seconds (0-20)")
     p.add_argument("--ack", action="store_true", help="acknowledge the printed messages at once")
     _common(p)

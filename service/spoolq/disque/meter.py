@@ -41,6 +41,7 @@ AUTH_CODES = frozenset({"NOAUTH", "NOPERM"})
 class CommandMeter:
     def __init__(self, metrics: Metrics, names: Iterable[str]) -> None:
         self.metrics = metrics
+        metrics.long_poll_doors(DOOR)
         # request name as sent (any case) -> label; filled lazily, only with known names
         self._known = {n.lower(): n.upper() for n in names}
         self._labels: dict[bytes, str] = {}

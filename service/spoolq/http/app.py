@@ -135,13 +135,16 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
         OPENAPI_SWAGGER_UI_URL="/docs/assets/",
         JSON_SORT_KEYS=False,
     )
-    services = Services(settings, Authenticator.from_settings(settings), Metrics(), store, door_of=door_of)
+    metrics = Metrics()
+    metrics.long_poll_doors("queue", "dedupq", "mq", "sqs")
+    services = Services(settings, Authenticator.from_settings(settings), metrics, store, door_of=door_of)
     services.metrics.scrape_collectors.append(StoreCollector(services.overview))
     app.extensions["spoolq"] = services
 
     api = _Api(app, spec_kwargs={"info": {
         "description": "spoolq: a durable file-per-message queue. EmoDB QueueService/DedupQueueService, "
-                       "MQ and SQS front doors over one store. See docs/http.md and docs/compatibility.md."}})
+                       "MQ and SQS front doors over one store. Where a door differs from the system it imitates "
+                       "is listed in the compatibility notes of the spoolq documentation."}})
     for name, scheme in apidoc.SECURITY_SCHEMES.items():
         api.spec.components.security_scheme(name, scheme)
     api.register_blueprint(emodb.create_blueprint(services, dedup=False))

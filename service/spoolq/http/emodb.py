@@ -451,7 +451,7 @@ def create_blueprint(services: Services, *, dedup: bool) -> Blueprint:
     name = "dedupq" if dedup else "queue"
     blp = Blueprint(name, __name__, url_prefix=f"/{name}/1",
                     description=("EmoDB DedupQueueService" if dedup else "EmoDB QueueService")
-                    + " (wire-compatible; see docs/compatibility.md)")
+                    + " (wire-compatible; the deviations are in the compatibility notes)")
     door = EmoDoor(services, dedup=dedup)
     prefix = "dedup_" if dedup else ""
     for rule, method, view, summary, kw in _routes(dedup):

@@ -24,7 +24,8 @@ Counted as they happen (every worker):
 ``spoolq_flush_seconds``, ``spoolq_flush_batch_size``
     group-commit flushes: latency, and how many waiting writers one flush made durable.
 ``spoolq_long_polls_waiting{door}``
-    polls currently waiting for a message (summed over live workers), blocked GETJOBs included.
+    polls currently waiting for a message (summed over live workers), blocked GETJOBs included;
+    every door that long-polls shows it from the start, at 0 (:meth:`Metrics.long_poll_doors`).
 
 Computed at scrape time from the store (:mod:`spoolq.http.store_metrics`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
@@ -270,6 +271,12 @@ class Metrics:
         self._publisher = None
         self._publishing = threading.Lock()
         self._pending = _Pending()
+
+    def long_poll_doors(self, *doors: str) -> None:
+        """Show ``spoolq_long_polls_waiting`` for these doors from the start, at 0: a dashboard or an
+        alert on the gauge sees the series before the first long poll, not "no data"."""
+        for door in doors:
+            self.polls_waiting.labels(door)
 
     def waiting(self, door: str) -> Any:
         """A context manager counting one poll as waiting while it runs."""

@@ -1,4 +1,4 @@
-"""MQ's six endpoints (SoftLayer MQ, ``shared/seeds/000_*.txt``) under ``/mq``.
+"""MQ's six endpoints (SoftLayer MQ's README) under ``/mq``.
 
 =========  ==============================  ==============================================
 method     path                            answer
@@ -6,7 +6,8 @@ method     path                            answer
 PUT        /mq/<queue>                     201 created, 200 if it already existed
 GET        /mq/<queue>                     200 if the queue exists, else 404
 DELETE     /mq/<queue>                     200: the queue and all its messages are gone
-GET        /mq/<queue>/messages            200 body = message, ``X-Message-Id``; 204 if none
+GET        /mq/<queue>/messages            200 body = message, ``X-Message-Id``; 204 if none;
+                                           404 no such queue
 POST       /mq/<queue>/messages            201, ``X-Message-Id``; 400 unreadable body;
                                            404 no such queue; 503 + ``Retry-After``
 DELETE     /mq/<queue>/messages/<id>       200 removed, 404 not there (already removed)
@@ -15,7 +16,8 @@ DELETE     /mq/<queue>/messages/<id>       200 removed, 404 not there (already r
 A fetched message is claimed (MQ's "delay" folder) for the queue's claim ttl (30 s by
 default) and comes back if it is not deleted by then. Extensions: ``?wait=`` seconds to
 long-poll on fetch, ``?ttl=`` claim seconds on fetch; ``?delay=`` / ``?ttl=`` (expiry) on
-add. Bodies are opaque bytes. Errors are ``text/plain``. The store queue for ``<queue>``
+add. Bodies are opaque bytes. Errors are ``text/plain``. A queue exists once PUT made it (MQ's
+folder): fetching from or adding to a queue that does not exist is 404, never "empty". The store queue for ``<queue>``
 is ``mq:<queue>``. Permissions (with API keys): add = ``queue|post|<queue>``, create =
 ``post``, fetch / delete message / delete queue = ``poll``, queue exists = ``get_status``.
 """
@@ -128,7 +130,9 @@ class MqDoor:
         name = _store_name(queue)
         wait = _seconds("wait", 0.0, 20.0) or 0.0
         ttl = _seconds("ttl", 1.0, MAX_CLAIM_TTL)
-        deliveries = self.services.store().poll(name, limit=1, claim_ttl=ttl, wait=wait)
+        store = self.services.store()
+        store.get_queue(name)  # 404 for a queue that does not exist, as an add answers
+        deliveries = store.poll(name, limit=1, claim_ttl=ttl, wait=wait)
         if not deliveries:
             return Response(status=204)
         message = deliveries[0].message
@@ -199,7 +203,7 @@ def create_blueprint(services: Services) -> Blueprint:
         ("/<queue>/messages", "GET", "fetch", "mq_fetch", "Fetch (claim) one message", qparam,
          {"parameters": [{"in": "query", "schema": s.MqFetchQuery}]}, dict(
             **_ok("200", "the message body", {"application/octet-stream": {"schema": s.BINARY}}, _MSG_ID),
-            **_ok("204", "no message can be fetched now"), **_errors(400, 403, 503))),
+            **_ok("204", "no message can be fetched now"), **_errors(400, 403, 404, 503))),
         ("/<queue>/messages", "POST", "add", "mq_send", "Add a message", qparam,
          {"parameters": [{"in": "query", "schema": s.MqSendQuery}],
           "requestBody": {"required": False, "description": "opaque bytes; any Content-Type is accepted",

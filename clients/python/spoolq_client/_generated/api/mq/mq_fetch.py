@@ -68,6 +68,10 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_403 = response.text
         return response_403
 
+    if response.status_code == 404:
+        response_404 = response.text
+        return response_404
+
     if response.status_code == 503:
         response_503 = response.text
         return response_503
