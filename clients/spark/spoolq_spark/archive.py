@@ -1,7 +1,8 @@
 """The archive of acknowledged messages, read with Spark's built-in JSON reader.
 
 Queues with ``archive`` enabled keep every acknowledged message in JSON-lines segments under
-``<data root>/archive/<queue dir>/<segment>.jsonl`` (see ``spoolq.store.archive``). One line::
+``<data root>/archive/<queue dir>/<segment>.jsonl`` (:func:`archive_dir`: the queue's name with
+``+`` for ``:``). One line::
 
     {"queue", "id", "body" (UTF-8 text or null), "body_base64", "attributes", "sent_at",
      "first_received_at", "acked_at", "receive_count"}      (times: epoch seconds)
@@ -14,6 +15,7 @@ over the same files.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 
@@ -23,19 +25,27 @@ ARCHIVE_SCHEMA = ("queue STRING, id STRING, body STRING, body_base64 STRING, att
                   "sent_at DOUBLE, first_received_at DOUBLE, acked_at DOUBLE, receive_count INT")
 
 
+def archive_dir(queue: str) -> str:
+    """The directory of a queue's segments under ``archive/``: its name (names over 200 characters
+    shortened with a hash, as the store does) with ``+`` for ``:``, so Hadoop can list it."""
+    name = queue if len(queue) <= 200 else queue[:150] + "~" + hashlib.sha256(queue.encode()).hexdigest()[:32]
+    return name.replace(":", "+")
+
+
 def archive_paths(root: str, queues: Sequence[str] | None = None) -> list[str]:
-    """Glob paths of the segments under a data root (or an ``archive/`` directory itself)."""
+    """Glob paths of the segments under a data root (or an ``archive/`` directory itself);
+    ``queues`` are queue names as ``spoolq queues`` lists them (store names)."""
     base = root.rstrip("/")
     if os.path.basename(base) != "archive":
         base = f"{base}/archive"
     if not queues:
         return [f"{base}/*/*.jsonl"]
-    return [f"{base}/{q}/*.jsonl" for q in queues]
+    return [f"{base}/{archive_dir(q)}/*.jsonl" for q in queues]
 
 
 def read_archive(spark: SparkSession, root: str, queues: Sequence[str] | None = None) -> DataFrame:
     """The archived messages under ``root`` (a spoolq data root or its ``archive/`` directory).
 
-    ``queues`` limits the read to those queue directories (queue names that need no escaping
-    are their own directory name). Paths may be any Hadoop URI (``hdfs://``, ``s3a://``)."""
+    ``queues`` limits the read to those queues (store names: ``jobs``, ``mq:mail``,
+    ``sqs:123456789012:us-east-1:orders``). Paths may be any Hadoop URI (``hdfs://``, ``s3a://``)."""
     return spark.read.schema(ARCHIVE_SCHEMA).option("mode", "FAILFAST").json(archive_paths(root, queues))

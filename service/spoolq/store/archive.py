@@ -13,7 +13,8 @@ those into one segment, crash-safely:
 A crash after 1 leaves a work directory without a segment: the next compaction writes
 the segment from it. A crash after 2 leaves both: the next compaction sees the segment
 and only removes the work directory. So every acked message lands in exactly one
-segment. Each line is one record::
+segment. Segments live in ``archive/<adir>/`` (:func:`~spoolq.store.layout.archive_dir_name`:
+the queue's directory name with ``+`` for ``:``, which Hadoop cannot list). Each line is one record::
 
     {"queue", "id", "body" (UTF-8 text or null), "body_base64", "attributes",
      "sent_at", "first_received_at", "acked_at", "receive_count"}   (times: epoch seconds)
@@ -66,7 +67,7 @@ def _record(queue: str, acked_name: str, data: bytes) -> dict[str, Any] | None:
 
 
 def _write_segment(store: StoreCore, q: QueueHandle, work: str, segment: str) -> int:
-    out_dir = store.root / "archive" / L.queue_dir_name(q.name)
+    out_dir = store.root / "archive" / L.archive_dir_name(q.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / f"{segment}.jsonl"
     if final.exists():
@@ -96,7 +97,7 @@ def compact(store: StoreCore, q: QueueHandle, now_ms: int, force: bool = False) 
             age = time.time() - os.stat(work).st_mtime
         except FileNotFoundError:
             continue
-        final = store.root / "archive" / L.queue_dir_name(q.name) / f"{seg}.jsonl"
+        final = store.root / "archive" / L.archive_dir_name(q.name) / f"{seg}.jsonl"
         if final.exists() or age > WORK_STALE:
             if not final.exists():
                 archived += _write_segment(store, q, work, seg)
@@ -125,7 +126,7 @@ def expire_segments(store: FileStore, now_ms: int) -> int:
     for name in store.list_queues():
         info = store._find(name)
         if info is not None:
-            retention[L.queue_dir_name(name)] = info.info.config.archive_retention
+            retention[L.archive_dir_name(name)] = info.info.config.archive_retention
     base = store.root / "archive"
     for qdir in listdir(str(base)):
         keep = retention.get(qdir, 30 * 86400.0)
@@ -143,5 +144,5 @@ def expire_segments(store: FileStore, now_ms: int) -> int:
 def segments(store: FileStore, queue: str | None = None) -> list[str]:
     """Paths of the archive segments of one queue, or of all queues."""
     base = store.root / "archive"
-    qdirs = [L.queue_dir_name(L.check_queue_name(queue))] if queue is not None else listdir(str(base))
+    qdirs = [L.archive_dir_name(L.check_queue_name(queue))] if queue is not None else listdir(str(base))
     return sorted(str(base / d / s) for d in qdirs for s in listdir(str(base / d)) if s.endswith(".jsonl"))

@@ -17,7 +17,8 @@ Root layout::
         dedup/<sha256>                dedup: pending unsurfaced copy; FIFO: dedup window record
         acked/<claimed-name>~<ack>    archive-enabled queues: acknowledged, awaiting compaction
         archive-work/<segment>/       compaction in progress (see archive.py)
-      archive/<qdir>/<segment>.jsonl  rolling archive segments, one JSON record a line
+      archive/<adir>/<segment>.jsonl  rolling archive segments, one JSON record a line (adir: see
+                                      ``archive_dir_name``: qdir with ``+`` for ``:``)
       moves/<ref>.json                move status; moves/<ref>.cancel asks a move to stop
       trash/                          purged queues and directories awaiting rmtree
       corrupt/                        files whose checksum failed (never acknowledged writes)
@@ -85,6 +86,15 @@ def queue_dir_name(name: str) -> str:
     if len(name) <= _MAX_PLAIN_DIR:
         return name
     return name[:150] + "~" + hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
+def archive_dir_name(name: str) -> str:
+    """The archive directory of a (validated) queue: its ``queue_dir_name`` with ``+`` for ``:``.
+
+    Spark and Hadoop cannot list a directory entry whose name has a ``:`` (``sqs:123...:q`` reads as
+    a URI scheme), and ``+`` is outside the queue-name alphabet, so the mapping is one to one. The
+    records inside keep the queue's real name."""
+    return queue_dir_name(name).replace(":", "+")
 
 
 def fifo_bucket(group_id: str) -> str:

@@ -23,7 +23,8 @@ def build_parser(prog: str = "spoolq pipeline") -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="per queue and hour figures over the archive: Parquet + HTML report")
     a.add_argument("archive", help="spoolq data root or its archive/ directory (any Hadoop path)")
     a.add_argument("--out", required=True, help="output directory (audit.parquet/, report.html)")
-    a.add_argument("--queue", action="append", dest="queues", help="only this queue directory (repeatable)")
+    a.add_argument("--queue", action="append", dest="queues",
+                   help="only this queue, as `spoolq queues` lists it (repeatable)")
     a.add_argument("--dead-letter", action="append", default=[], metavar="DLQ=SOURCE",
                    help="count records of DLQ as dead-lettered from SOURCE (repeatable)")
     a.add_argument("--title", default="spoolq audit", help="the report's title")
