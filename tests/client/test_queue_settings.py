@@ -296,3 +296,32 @@ def test_queue_defaults_in_the_config_file(tmp_path: Path) -> None:
                           "--port", "1", timeout=60)
             said = done.stdout if command == "check-config" else done.stderr  # check-config: one line per check
             assert done.returncode == 2 and words in said, (command, bad, done)
+
+
+def test_archive_parameter_on_emodb_sends(server: Server, q: str) -> None:
+    h = {"X-BV-API-Key": "k-all"}
+
+    def size(queue: str) -> int:
+        return int(requests.get(f"{server.url}/queue/1/{queue}/size", headers=h, timeout=10).json())
+    r = requests.post(f"{server.url}/queue/1/{q}/send", params={"archive": "true"}, json={"a": 1}, headers=h,
+                      timeout=10)
+    assert r.status_code == 200, r.text
+    assert _get(server, q).json()["archive"] is True and size(q) == 1  # created with it
+    assert requests.post(f"{server.url}/queue/1/{q}/sendbatch", params={"archive": "TRUE"}, json=[1, 2], headers=h,
+                         timeout=10).status_code == 200
+    before = _meta(server, q)
+    for path, body in ((f"/queue/1/{q}/send", 1), (f"/queue/1/{q}/sendbatch", [1, 2]),
+                       ("/queue/1/_sendbatch", {q: [1], q + "-new": [2]})):
+        r = requests.post(server.url + path, params={"archive": "false"}, json=body, headers=h, timeout=10)
+        assert r.status_code == 400 and f"Queue {q} exists with its archive on" in r.text, (path, r.text)
+        assert r.headers["X-BV-Exception"] == "java.lang.IllegalArgumentException"
+    r = requests.post(f"{server.url}/queue/1/{q}/send", params={"archive": "maybe"}, json=1, headers=h, timeout=10)
+    assert (r.status_code, r.text) == (400, '"maybe" must be "true" or "false".')
+    assert size(q) == 3 and _meta(server, q) == before
+    assert not (server.root / "queues" / f"{q}-new").exists()  # the batch sent nothing anywhere
+    r = requests.post(f"{server.url}/dedupq/1/{q}/send", params={"archive": "true"}, json=1, headers=h, timeout=10)
+    assert r.status_code == 200
+    assert requests.get(f"{server.url}/dedupq/1/{q}/_settings", headers=h, timeout=10).json()["archive"] is True
+    ok(_cli(server, "send", q + "-off", "1"))
+    r = requests.post(f"{server.url}/queue/1/{q}-off/send", params={"archive": "true"}, json=1, headers=h, timeout=10)
+    assert r.status_code == 400 and f"change it with POST /queue/1/{q}-off/_settings" in r.text

@@ -13,7 +13,9 @@ EmoDB's lowercase rule holds for the queues an EmoDB client creates; a queue ano
 its permissions are checked under the name its own door checks
 (:func:`~spoolq.http.overview.permission_name`).
 
-Extension: ``GET /queue/1/{q}/_settings`` shows a queue's settings and ``POST`` with some of them
+Extension: ``archive=true|false`` on send, sendbatch and _sendbatch: the archive setting the queues
+must have; a queue the send creates is created with it, one that exists with the other setting is
+a 400 and nothing is sent. ``GET /queue/1/{q}/_settings`` shows a queue's settings and ``POST`` with some of them
 changes them (:mod:`spoolq.queue_settings`): reading needs ``get_status``, changing needs what a
 purge needs (``poll``; ``admin`` as well on an SQS queue) and ``post`` on a new dead-letter queue.
 """
@@ -22,15 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from flask import Response, request
 from flask_smorest import Blueprint
 
-from spoolq import queue_settings
 from spoolq.errors import QueueNotFound
-from spoolq.http import apidoc, framing
+from spoolq.http import apidoc, emodb_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.auth import OPEN, Principal
@@ -38,7 +39,7 @@ from spoolq.http.context import Services
 from spoolq.http.overview import manage_action, permission_name
 from spoolq.http.sqs.context import split_store_name
 from spoolq.store import layout as L
-from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueInfo, QueueKind
+from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
 
 JSON = "application/json"
 _SUCCESS = b'{"success":true}'
@@ -130,15 +131,29 @@ class EmoDoor:
             return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)
         return make
 
+    def archive_option(self) -> bool | None:
+        """Extension parameter on send: ``archive=true|false``, the archive setting the queues sent
+        to must have (None: not given)."""
+        if not request.environ.get("QUERY_STRING") or "archive" not in request.args:
+            return None
+        return wire.bool_param(request.args, "archive")
+
+    def prepare_archive(self, names: Iterable[str], archive: bool | None) -> Callable[[], None]:
+        """Check ``archive=`` before anything is written; returns what creates the missing queues."""
+        return emodb_settings.prepare_archive(self.services.store(), names, archive, self.kind,
+                                              "dedupq" if self.dedup else "queue")
+
     # --- views --------------------------------------------------------------------------
 
     def send(self, queue: str) -> Response:
         self.require_json_body()
         self.authorize("post", queue)
         make = self.send_options()
+        archive = self.archive_option()
         value = self.body()
         name = self.store_name(queue)
         data = wire.message_bytes(value)
+        self.prepare_archive([name], archive)()
         self.services.store().send(name, make(data), create=self.kind)
         return success()
 
@@ -146,10 +161,12 @@ class EmoDoor:
         self.require_json_body()
         self.authorize("post", queue)
         make = self.send_options()
+        archive = self.archive_option()
         values = wire.message_list(self.body())
         name = self.store_name(queue)
         messages = [make(wire.message_bytes(v)) for v in values]
         if messages:
+            self.prepare_archive([name], archive)()
             self.services.store().send_batch(name, messages, create=self.kind)
         return success()
 
@@ -157,6 +174,7 @@ class EmoDoor:
         self.require_json_body()
         who = self.principal()
         make = self.send_options()
+        archive = self.archive_option()
         batches = wire.batch_map(self.body())
         for queue in batches:
             if not who.can("post", self.permission(queue)):
@@ -165,6 +183,7 @@ class EmoDoor:
         for queue, values in batches.items():
             name = self.store_name(queue)
             prepared.append((name, [make(wire.message_bytes(v)) for v in values]))
+        self.prepare_archive([name for name, messages in prepared if messages], archive)()
         store = self.services.store()
         for name, messages in prepared:
             if messages:
@@ -360,38 +379,16 @@ class EmoDoor:
 
     # --- settings (spoolq extension) ----------------------------------------------------------
 
-    def _queue_info(self, name: str) -> QueueInfo:
-        try:
-            return self.services.store().get_queue(name)
-        except QueueNotFound:
-            raise wire.json_error(404, {"message": f"queue {name!r} does not exist"}) from None
-
-    def _lookup(self, name: str) -> QueueInfo | None:
-        if not L.QUEUE_NAME_RE.fullmatch(name):
-            return None
-        try:
-            return self.services.store().get_queue(name)
-        except QueueNotFound:
-            return None
-
     def get_settings(self, queue: str) -> Response:
         self.authorize("get_status", queue)
-        info = self._queue_info(self.store_name(queue))
-        return _json(json.dumps(queue_settings.settings_of(info), separators=(",", ":")))
+        return _json(emodb_settings.settings_json(self.services.store(), self.store_name(queue)))
 
     def update_settings(self, queue: str) -> Response:
         self.require_json_body()
         who = self.authorize(manage_action(queue), queue)
         changes = self.body()
         name = self.store_name(queue)
-        info = self._queue_info(name)
-        config = queue_settings.changed_config(info, changes, self._lookup)
-        dead = config.dead_letter
-        if dead is not None and dead != info.config.dead_letter and not who.can("post", permission_name(dead.queue)):
-            raise wire.not_authorized()
-        updated = self.services.store().update_queue(name, config)
-        return _json(json.dumps(queue_settings.settings_of(updated), separators=(",", ":")))
-
+        return _json(emodb_settings.change_settings(self.services.store(), who, name, changes))
 
 # --- blueprint -----------------------------------------------------------------------------
 

@@ -153,6 +153,10 @@ class SendQuery(Schema):
                        metadata={"description": "extension: drop the message if not consumed within this"})
     atMostOnce = fields.String(metadata={
         "description": "extension: deliver at most once, never redeliver", "enum": ["true", "false"]})
+    archive = fields.String(metadata={
+        "description": "extension: the queue keeps (true) or does not keep (false) an archive of acknowledged "
+                       "messages; a queue the send creates gets this setting, a queue that exists with the "
+                       "other one answers 400 and nothing is sent", "enum": ["true", "false"]})
 
 
 class PollQuery(Schema):

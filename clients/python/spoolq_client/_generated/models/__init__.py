@@ -57,8 +57,11 @@ from .dedup_poll_meta import DedupPollMeta
 from .dedup_poll_partitioned import DedupPollPartitioned
 from .dedup_purge_partitioned import DedupPurgePartitioned
 from .dedup_renew_partitioned import DedupRenewPartitioned
+from .dedup_send_archive import DedupSendArchive
 from .dedup_send_at_most_once import DedupSendAtMostOnce
+from .dedup_send_batch_archive import DedupSendBatchArchive
 from .dedup_send_batch_at_most_once import DedupSendBatchAtMostOnce
+from .dedup_send_batches_archive import DedupSendBatchesArchive
 from .dedup_send_batches_at_most_once import DedupSendBatchesAtMostOnce
 from .dedup_send_batches_body import DedupSendBatchesBody
 from .dedup_size_partitioned import DedupSizePartitioned
@@ -85,8 +88,11 @@ from .queue_settings_kind import QueueSettingsKind
 from .queue_summary import QueueSummary
 from .queue_summary_kind import QueueSummaryKind
 from .renew_partitioned import RenewPartitioned
+from .send_archive import SendArchive
 from .send_at_most_once import SendAtMostOnce
+from .send_batch_archive import SendBatchArchive
 from .send_batch_at_most_once import SendBatchAtMostOnce
+from .send_batches_archive import SendBatchesArchive
 from .send_batches_at_most_once import SendBatchesAtMostOnce
 from .send_batches_body import SendBatchesBody
 from .success import Success
@@ -153,8 +159,11 @@ __all__ = (
     "DedupPollPartitioned",
     "DedupPurgePartitioned",
     "DedupRenewPartitioned",
+    "DedupSendArchive",
     "DedupSendAtMostOnce",
+    "DedupSendBatchArchive",
     "DedupSendBatchAtMostOnce",
+    "DedupSendBatchesArchive",
     "DedupSendBatchesAtMostOnce",
     "DedupSendBatchesBody",
     "DedupSizePartitioned",
@@ -181,8 +190,11 @@ __all__ = (
     "QueueSummary",
     "QueueSummaryKind",
     "RenewPartitioned",
+    "SendArchive",
     "SendAtMostOnce",
+    "SendBatchArchive",
     "SendBatchAtMostOnce",
+    "SendBatchesArchive",
     "SendBatchesAtMostOnce",
     "SendBatchesBody",
     "Success",

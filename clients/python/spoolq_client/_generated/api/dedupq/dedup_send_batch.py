@@ -8,6 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
+from ...models.dedup_send_batch_archive import check_dedup_send_batch_archive
+from ...models.dedup_send_batch_archive import DedupSendBatchArchive
 from ...models.dedup_send_batch_at_most_once import check_dedup_send_batch_at_most_once
 from ...models.dedup_send_batch_at_most_once import DedupSendBatchAtMostOnce
 from ...models.json_error import JsonError
@@ -27,6 +29,7 @@ def _get_kwargs(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchArchive | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -45,6 +48,12 @@ def _get_kwargs(
         json_at_most_once = at_most_once
 
     params["atMostOnce"] = json_at_most_once
+
+    json_archive: str | Unset = UNSET
+    if not isinstance(archive, Unset):
+        json_archive = archive
+
+    params["archive"] = json_archive
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -137,6 +146,7 @@ def sync_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str]:
     """ Send messages to one queue (all or nothing)
@@ -146,6 +156,7 @@ def sync_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchAtMostOnce | Unset):
+        archive (DedupSendBatchArchive | Unset):
         body (list[Any]): messages; null elements are stored
 
     Raises:
@@ -163,6 +174,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -180,6 +192,7 @@ def sync(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str | None:
     """ Send messages to one queue (all or nothing)
@@ -189,6 +202,7 @@ def sync(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchAtMostOnce | Unset):
+        archive (DedupSendBatchArchive | Unset):
         body (list[Any]): messages; null elements are stored
 
     Raises:
@@ -207,6 +221,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     ).parsed
 
@@ -218,6 +233,7 @@ async def asyncio_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str]:
     """ Send messages to one queue (all or nothing)
@@ -227,6 +243,7 @@ async def asyncio_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchAtMostOnce | Unset):
+        archive (DedupSendBatchArchive | Unset):
         body (list[Any]): messages; null elements are stored
 
     Raises:
@@ -244,6 +261,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -261,6 +279,7 @@ async def asyncio(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str | None:
     """ Send messages to one queue (all or nothing)
@@ -270,6 +289,7 @@ async def asyncio(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchAtMostOnce | Unset):
+        archive (DedupSendBatchArchive | Unset):
         body (list[Any]): messages; null elements are stored
 
     Raises:
@@ -288,5 +308,6 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )).parsed

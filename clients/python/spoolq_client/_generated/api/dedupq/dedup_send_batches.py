@@ -8,6 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
+from ...models.dedup_send_batches_archive import check_dedup_send_batches_archive
+from ...models.dedup_send_batches_archive import DedupSendBatchesArchive
 from ...models.dedup_send_batches_at_most_once import check_dedup_send_batches_at_most_once
 from ...models.dedup_send_batches_at_most_once import DedupSendBatchesAtMostOnce
 from ...models.dedup_send_batches_body import DedupSendBatchesBody
@@ -28,6 +30,7 @@ def _get_kwargs(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchesAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchesArchive | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -46,6 +49,12 @@ def _get_kwargs(
         json_at_most_once = at_most_once
 
     params["atMostOnce"] = json_at_most_once
+
+    json_archive: str | Unset = UNSET
+    if not isinstance(archive, Unset):
+        json_archive = archive
+
+    params["archive"] = json_archive
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -152,6 +161,7 @@ def sync_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchesAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchesArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | QueueForbidden | Success | Unavailable | ValidationErrors | str]:
     """ Send messages to several queues (all or nothing)
@@ -160,6 +170,7 @@ def sync_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchesAtMostOnce | Unset):
+        archive (DedupSendBatchesArchive | Unset):
         body (DedupSendBatchesBody): queue name -> messages
 
     Raises:
@@ -176,6 +187,7 @@ def sync_detailed(
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -192,6 +204,7 @@ def sync(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchesAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchesArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | QueueForbidden | Success | Unavailable | ValidationErrors | str | None:
     """ Send messages to several queues (all or nothing)
@@ -200,6 +213,7 @@ def sync(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchesAtMostOnce | Unset):
+        archive (DedupSendBatchesArchive | Unset):
         body (DedupSendBatchesBody): queue name -> messages
 
     Raises:
@@ -217,6 +231,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     ).parsed
 
@@ -227,6 +242,7 @@ async def asyncio_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchesAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchesArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | QueueForbidden | Success | Unavailable | ValidationErrors | str]:
     """ Send messages to several queues (all or nothing)
@@ -235,6 +251,7 @@ async def asyncio_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchesAtMostOnce | Unset):
+        archive (DedupSendBatchesArchive | Unset):
         body (DedupSendBatchesBody): queue name -> messages
 
     Raises:
@@ -251,6 +268,7 @@ async def asyncio_detailed(
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -267,6 +285,7 @@ async def asyncio(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: DedupSendBatchesAtMostOnce | Unset = UNSET,
+    archive: DedupSendBatchesArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | QueueForbidden | Success | Unavailable | ValidationErrors | str | None:
     """ Send messages to several queues (all or nothing)
@@ -275,6 +294,7 @@ async def asyncio(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (DedupSendBatchesAtMostOnce | Unset):
+        archive (DedupSendBatchesArchive | Unset):
         body (DedupSendBatchesBody): queue name -> messages
 
     Raises:
@@ -292,5 +312,6 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )).parsed

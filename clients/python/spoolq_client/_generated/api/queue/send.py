@@ -10,6 +10,8 @@ from ... import errors
 
 from ...models.json_error import JsonError
 from ...models.not_authorized import NotAuthorized
+from ...models.send_archive import check_send_archive
+from ...models.send_archive import SendArchive
 from ...models.send_at_most_once import check_send_at_most_once
 from ...models.send_at_most_once import SendAtMostOnce
 from ...models.success import Success
@@ -27,6 +29,7 @@ def _get_kwargs(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: SendAtMostOnce | Unset = UNSET,
+    archive: SendArchive | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -45,6 +48,12 @@ def _get_kwargs(
         json_at_most_once = at_most_once
 
     params["atMostOnce"] = json_at_most_once
+
+    json_archive: str | Unset = UNSET
+    if not isinstance(archive, Unset):
+        json_archive = archive
+
+    params["archive"] = json_archive
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -135,6 +144,7 @@ def sync_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: SendAtMostOnce | Unset = UNSET,
+    archive: SendArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str]:
     """ Send one message
@@ -144,6 +154,7 @@ def sync_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (SendAtMostOnce | Unset):
+        archive (SendArchive | Unset):
         body (Any): any JSON value except null (null or an empty body gives 422)
 
     Raises:
@@ -161,6 +172,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -178,6 +190,7 @@ def sync(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: SendAtMostOnce | Unset = UNSET,
+    archive: SendArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str | None:
     """ Send one message
@@ -187,6 +200,7 @@ def sync(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (SendAtMostOnce | Unset):
+        archive (SendArchive | Unset):
         body (Any): any JSON value except null (null or an empty body gives 422)
 
     Raises:
@@ -205,6 +219,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     ).parsed
 
@@ -216,6 +231,7 @@ async def asyncio_detailed(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: SendAtMostOnce | Unset = UNSET,
+    archive: SendArchive | Unset = UNSET,
 
 ) -> Response[JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str]:
     """ Send one message
@@ -225,6 +241,7 @@ async def asyncio_detailed(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (SendAtMostOnce | Unset):
+        archive (SendArchive | Unset):
         body (Any): any JSON value except null (null or an empty body gives 422)
 
     Raises:
@@ -242,6 +259,7 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )
 
@@ -259,6 +277,7 @@ async def asyncio(
     delay: float | Unset = UNSET,
     ttl: float | Unset = UNSET,
     at_most_once: SendAtMostOnce | Unset = UNSET,
+    archive: SendArchive | Unset = UNSET,
 
 ) -> JsonError | NotAuthorized | Success | Unavailable | ValidationErrors | str | None:
     """ Send one message
@@ -268,6 +287,7 @@ async def asyncio(
         delay (float | Unset):
         ttl (float | Unset):
         at_most_once (SendAtMostOnce | Unset):
+        archive (SendArchive | Unset):
         body (Any): any JSON value except null (null or an empty body gives 422)
 
     Raises:
@@ -286,5 +306,6 @@ body=body,
 delay=delay,
 ttl=ttl,
 at_most_once=at_most_once,
+archive=archive,
 
     )).parsed
