@@ -1,5 +1,5 @@
 // spoolq console: plain JavaScript, no build step, classic scripts loaded in order (console.js,
-// queues.js, queue.js, server.js, main.js) sharing these globals. Talks only to /console/api (see
+// queues.js, queue.js, settings.js, server.js, main.js) sharing these globals. Talks only to /console/api (see
 // api.py). Routes: #/ (queues), #/queue/<store name>, #/server.
 "use strict";
 
@@ -13,7 +13,7 @@ const state = {
   sort: { key: "name", asc: true }, filter: "", door: "all",
   history: {},   // store name -> { t: [...], send: [...], poll: [...], ack: [...] }
   last: {},      // store name -> { t, totals }
-  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, shown: null, gen: 0,
+  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, shown: null, editing: null, gen: 0,
 };
 
 // --- helpers ------------------------------------------------------------------------------

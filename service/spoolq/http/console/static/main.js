@@ -31,6 +31,7 @@ function route() {
   const r = current();
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (r.page === "server" ? "server" : "queues")));
   if (r.page !== "queue") state.shown = null;
+  state.editing = null;
   state.gen += 1;
   clearInterval(state.timer);
   tick(true);

@@ -51,17 +51,7 @@ function renderQueue(q, messages) {
       ${bigRate("send", "Sent", "var(--send)")}${bigRate("poll", "Received", "var(--recv)")}${bigRate("ack", "Acknowledged", "var(--ack)")}</div></div>
     <div class="grid cols-2">
       <div class="grid">
-        <div class="card"><h3>Settings</h3><div class="body"><dl class="settings" data-testid="settings">
-          <dt>Visibility timeout</dt><dd>${fmtDuration(s.visibility_timeout)}</dd>
-          <dt>Delivery delay</dt><dd>${fmtDuration(s.delay)}</dd>
-          <dt>Retention</dt><dd>${fmtDuration(s.retention)}</dd>
-          <dt>Max message size</dt><dd>${fmtBytes(s.max_message_bytes)}</dd>
-          <dt>Receive wait</dt><dd>${fmtDuration(s.receive_wait)}</dd>
-          <dt>Dead-letter queue</dt><dd>${q.dead_letter ? `<a href="${queueHref(q.dead_letter.queue)}">${esc(q.dead_letter.queue)}</a> after ${q.dead_letter.max_receives} receives` : "none"}</dd>
-          <dt>FIFO</dt><dd>${s.fifo ? `yes${s.content_based_dedup ? " (content-based dedup)" : ""}` : "no"}</dd>
-          <dt>Archive</dt><dd>${s.archive ? `yes, kept ${fmtDuration(s.archive_retention)}` : "no"}</dd>
-          ${Object.keys(q.tags).length ? `<dt>Tags</dt><dd>${Object.entries(q.tags).map(([k, v]) => `<code>${esc(k)}=${esc(v)}</code>`).join(" ")}</dd>` : ""}
-        </dl></div></div>
+        ${settingsCardHtml(q)}
         <div class="card"><h3>Send a test message</h3><div class="body">
           <div class="row seg" role="radiogroup" aria-label="body format" data-testid="send-format">
             <label><input type="radio" name="send-format" id="send-format-json" value="json" data-testid="send-format-json" checked> JSON</label>
@@ -180,6 +170,7 @@ function drawMessages(q) {
 
 function wireQueueActions(q) {
   const name = encodeURIComponent(q.store_name);
+  wireSettings(q);
   const show = (kind, list) => { state.shown = { queue: q.store_name, kind, list, done: {} }; drawMessages(q); };
   act($("#peek"), async () => show("peek", (await api(`/queues/${name}/messages?limit=${$("#peek-limit").value}`)).messages));
   act($("#receive"), async () => {
