@@ -28,6 +28,7 @@ from spoolq.store.files import (
     read_file,
     read_json,
 )
+from spoolq.store.making import MessageFiles
 from spoolq.store.markerlock import MarkerLocks
 from spoolq.store.model import (
     Message,
@@ -144,6 +145,7 @@ class StoreCore:
     fsync: bool
     queues_dir: str
     tmp: TempWriter
+    files: MessageFiles
     trash: Trash
     commit: GroupCommit
     watcher: Watcher

@@ -10,9 +10,10 @@ when" below), so it is moved to ``<root>/corrupt/`` instead of being delivered.
 
 What is flushed when (``fsync=True``):
 
-* A send writes each message to ``tmp/``, renames it into ``ready/`` (or ``delayed/``),
-  and then waits in :class:`GroupCommit` for one ``syncfs(2)`` of the root's file
-  system that *started after* its rename. syncfs writes every dirty page and commits
+* A send writes each message whole and then names it in ``ready/`` (or ``delayed/``;
+  :mod:`spoolq.store.making`: an ``O_TMPFILE`` linked into place, or a rename out of the
+  process's own temp directory), and then waits in :class:`GroupCommit` for one ``syncfs(2)``
+  of the root's file system that *started after* its file got its name. syncfs writes every dirty page and commits
   the journal, so the data and the rename are on stable storage when it returns. While
   one syncfs runs, every other send finishing in the process queues up behind it and
   is made durable by the next one: one flush for many sends (group commit). Across the
@@ -28,7 +29,8 @@ What is flushed when (``fsync=True``):
 
 Where ``syncfs`` is missing (non-Linux), or with ``flush="fsync"`` (for network file systems,
 where syncfs on a FUSE or NFS mount may not reach the server), each message file is fsync'd
-as it is written and the leader of a group fsyncs every directory the group renamed into:
+as it is written (before it is named) and the leader of a group fsyncs every directory the group
+named files in:
 still one flush round for many concurrent sends, but only of this store's own files, and per
 process (a leader must fsync the very directories its own group renamed into).
 
@@ -68,7 +70,11 @@ class CorruptMessage(Exception):
 
 
 def encode_message(meta: Mapping[str, Any], body: bytes) -> bytes:
-    meta_bytes = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
+    sent = meta.get("t")
+    if len(meta) == 1 and type(sent) is int:  # a plain message: the same bytes json.dumps makes, without it
+        meta_bytes = b'{"t":%d}' % sent
+    else:
+        meta_bytes = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
     crc = zlib.crc32(body, zlib.crc32(meta_bytes))
     return _HEADER.pack(MAGIC, len(meta_bytes), len(body), crc) + meta_bytes + body
 

@@ -6,8 +6,8 @@ The on-disk grammar is in :mod:`spoolq.store.layout`, the flush rules in
 ==========================================  =========================================
 rename                                      meaning
 ==========================================  =========================================
-tmp/x -> ready/<b>/<id>~0~0                 send (visible)
-tmp/x -> delayed/<due>/<id>~0~0~<due>~<b>   send with a delay
+(unnamed) -> ready/<b>/<id>~0~0             send (visible): an O_TMPFILE linked, or a rename
+(unnamed) -> delayed/<due>/<id>~0~0~<due>~<b>  from the process's own tmp/<node>-<pid>/ (making.py)
 delayed/... -> ready/<b>/...                the delay is over (maintenance)
 ready/<b>/<id>~rc~f -> claimed/<s>/<id>~rc+1~f~exp~tok   poll: a claim, unique to the claimant
 claimed/<s>/<n> -> claimed/<s>/<id>~rc~f~exp'~tok'      renew (a fresh token every time)
@@ -83,6 +83,7 @@ from spoolq.store.files import (
     write_json_atomic,
 )
 from spoolq.store.jobs import JobLookup
+from spoolq.store.making import MessageFiles
 from spoolq.store.model import (
     MoveStatus,
     QueueConfig,
@@ -98,7 +99,8 @@ class FileStore(Sending, JobLookup):
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
-                 flush: str = "syncfs", default_config: QueueConfig | None = None) -> None:
+                 flush: str = "syncfs", default_config: QueueConfig | None = None,
+                 in_place: bool = True) -> None:
         self.root = Path(root)
         #: the config of a queue created without one (the config file's ``queue_defaults``)
         self.default_config = validate_config(default_config) if default_config is not None else QueueConfig()
@@ -120,6 +122,7 @@ class FileStore(Sending, JobLookup):
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
+        self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix, in_place=in_place)
         self.trash = Trash(self.root, self.tmp.prefix)
         if flush not in ("journal", "syncfs", "fsync"):
             raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import time
 from typing import TYPE_CHECKING
 
@@ -184,7 +185,8 @@ def maintain_queue(store: StoreCore, q: QueueHandle, now_ms: int) -> dict[str, i
 
 
 def sweep_tmp(store: FileStore, now: float) -> int:
-    """Remove temp files whose writer process is gone (same node) or that are very old."""
+    """Remove temp files, and the per-process temp directories of message files (making.py), whose
+    writer process is gone (same node) or that are very old."""
     swept = 0
     tdir = store.root / "tmp"
     node_prefix = store.tmp_node_prefix()
@@ -197,11 +199,34 @@ def sweep_tmp(store: FileStore, now: float) -> int:
                 pid = int(parts[0])
                 dead = pid != os.getpid() and not os.path.exists(f"/proc/{pid}")
         try:
-            if dead or now - os.stat(path).st_mtime > TMP_MAX_AGE:
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode):
+                swept += _sweep_process_tmp(path, dead, now)
+            elif dead or now - st.st_mtime > TMP_MAX_AGE:
                 os.unlink(path)
                 swept += 1
         except FileNotFoundError:
             continue
+    return swept
+
+
+def _sweep_process_tmp(path: str, dead: bool, now: float) -> int:
+    """A process's temp directory (making.py): removed whole when its process is dead; otherwise
+    its files older than :data:`TMP_MAX_AGE` (a write takes milliseconds: these were abandoned),
+    and the directory itself once empty and old (``rmdir`` fails if a file appeared meanwhile,
+    and its writer makes the directory again when it next needs it)."""
+    if dead:
+        shutil.rmtree(path, ignore_errors=True)
+        return 1
+    swept = 0
+    for n in listdir(path):
+        with contextlib.suppress(FileNotFoundError):
+            if now - os.stat(f"{path}/{n}").st_mtime > TMP_MAX_AGE:
+                os.unlink(f"{path}/{n}")
+                swept += 1
+    with contextlib.suppress(OSError):
+        if now - os.stat(path).st_mtime > TMP_MAX_AGE:
+            os.rmdir(path)
     return swept
 
 

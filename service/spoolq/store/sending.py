@@ -1,4 +1,4 @@
-"""Sending: validation of every message first, then temp write, rename into place, group commit.
+"""Sending: validation of every message first, then each file written and named in place, group commit.
 
 Standard queues write and flush. Dedup queues skip a message whose identical body is
 still pending and unsurfaced (``dedup/<sha256>`` names it); the check, the write and the flush run
@@ -36,6 +36,7 @@ from spoolq.store.files import (
     read_file,
     rename_into,
 )
+from spoolq.store.making import Unnamed
 from spoolq.store.model import (
     FIFO_DEDUP_WINDOW,
     MAX_BATCH,
@@ -106,10 +107,10 @@ class Sending(StoreCore):
             if not isinstance(m.attributes, Mapping):
                 raise InvalidArgument("attributes must be a mapping")
             meta["a"] = dict(m.attributes)
-        try:
-            encode_message(meta, b"")
-        except (TypeError, ValueError) as e:
-            raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
+            try:  # everything else in meta is a number or a checked string
+                encode_message(meta, b"")
+            except (TypeError, ValueError) as e:
+                raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
         return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0)
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
@@ -188,21 +189,21 @@ class Sending(StoreCore):
 
     def _write_once(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]],
                     flush: bool) -> list[SendResult]:
-        temps: list[str] = []
         placed: list[str] = []
+        unnamed: list[Unnamed] = []
         # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
         journal = self.commit.journal if flush and q.kind is QueueKind.STANDARD \
             and not any(p.meta.get("o") for p, _ in items) else None
         datas: list[bytes] = []
         try:
-            datas = [encode_message(p.meta, bytes(p.message.body)) for p, _mid in items]
-            temps.extend(self._write_temps(datas))
-            for tmp_path, (p, mid) in zip(temps, items, strict=True):
-                dst_dir, name = self._target(q, p, mid)
+            datas = [encode_message(p.meta, p.message.body) for p, _mid in items]
+            targets = [self._target(q, p, mid) for p, mid in items]
+            unnamed = self._write_unnamed(q, datas, [d for d, _n in targets])
+            for u, (dst_dir, name) in zip(unnamed, targets, strict=True):
                 try:
-                    rename_into(tmp_path, dst_dir, name, base=q.path)
+                    self.files.name(u, dst_dir, name, base=q.path)
                 except FileNotFoundError:
-                    raise QueueNotFound(q.name) from None  # deleted meanwhile (our temp file is ours alone)
+                    raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
                 placed.append(f"{dst_dir}/{name}")
                 self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
             if journal is not None:
@@ -212,45 +213,49 @@ class Sending(StoreCore):
             elif flush:
                 self.commit.flush()
         except (OSError, StorageUnavailable, QueueNotFound) as e:
-            for path in placed + temps[len(placed):]:
+            for path in placed:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
+            for u in unnamed:
+                self.files.discard(u)
+            if isinstance(e, FileNotFoundError) and not os.path.isdir(q.path):
+                raise QueueNotFound(q.name) from None  # deleted before its files were named
             if isinstance(e, OSError):
                 raise storage_error(e, f"storing messages in {q.name!r}") from e
             raise
         return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if q.kind is QueueKind.FIFO else None)
                 for _p, mid in items]
 
-    def _write_temps(self, datas: list[bytes]) -> list[str]:
-        """Temp files for ``datas``. With per-file fsync (``flush="fsync"``) a batch is written by a
-        few threads at once, so its fsyncs overlap (1.6-3x measured); without, the writes are
-        CPU-bound and a pool only costs (0.6-0.7x). On failure none of the files is left behind."""
+    def _write_unnamed(self, q: QueueHandle, datas: list[bytes], dirs: list[str]) -> list[Unnamed]:
+        """The files of ``datas``, written whole but not yet named (see making.py). With per-file
+        fsync (``flush="fsync"``) a batch is written by a few threads at once, so its fsyncs overlap
+        (1.6-3x measured); without, the writes are CPU-bound and a pool only costs (0.6-0.7x). On
+        failure none of the files is left behind."""
         per_file = self.commit.per_file
         if not per_file or len(datas) < PARALLEL_FROM:
-            out: list[str] = []
+            out: list[Unnamed] = []
             try:
-                for d in datas:
-                    out.append(self.tmp.write(d, fsync_file=per_file))
-            except OSError:
-                for t in out:
-                    with contextlib.suppress(OSError):
-                        os.unlink(t)
+                for data, d in zip(datas, dirs, strict=True):
+                    out.append(self.files.write(data, d, base=q.path, fsync_file=per_file))
+            except BaseException:
+                for u in out:
+                    self.files.discard(u)
                 raise
             return out
-        futures = [_pool().submit(self.tmp.write, d, per_file) for d in datas]
-        paths: list[str] = []
+        futures = [_pool().submit(self.files.write, data, d, base=q.path, fsync_file=per_file)
+                   for data, d in zip(datas, dirs, strict=True)]
+        written: list[Unnamed] = []
         error: BaseException | None = None
         for f in futures:
             try:
-                paths.append(f.result())
+                written.append(f.result())
             except BaseException as e:
                 error = error or e
         if error is not None:
-            for t in paths:
-                with contextlib.suppress(OSError):
-                    os.unlink(t)
+            for u in written:
+                self.files.discard(u)
             raise error
-        return paths
+        return written
 
     def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
         """Check, write and flush under the locks of the batch's markers (markerlock.py), so

@@ -1,0 +1,198 @@
+"""Making a message file: written whole without a name, then named where it will live.
+
+No message file passes through a directory that every process writes into: when all the senders
+of a node create their files in one ``tmp/`` and rename them out of it, they all queue on that
+one directory (its lock, and the file system's lock for cross-directory renames), and that, not
+the flush, bounds how many sends a disk takes. So a message file is made in one of two ways,
+chosen once per store by what its file system supports:
+
+* **In place** (``O_TMPFILE``; ext4, xfs, btrfs, tmpfs): an inode with no name is opened in the
+  directory the message goes to, the message written into it (and ``fsync``'d when each file is
+  flushed on its own, ``--flush fsync``), then given its final name with ``linkat`` of
+  ``/proc/self/fd/N`` with ``AT_SYMLINK_FOLLOW`` (no privilege needed, unlike ``AT_EMPTY_PATH``).
+  No other name ever exists: a process killed before the link leaves nothing (the inode is freed
+  with its last descriptor), a power cut leaves an orphan inode the file system frees when it
+  mounts. The name appears only once the file is whole.
+* **Per-process temp directory** (where ``O_TMPFILE`` is refused: FUSE file systems such as
+  GlusterFS, NFS): written under ``tmp/<node>-<pid>/`` and renamed into place, as before, but
+  only this process writes into or renames out of that directory. A crash leaves the directory
+  with at most the files being written; maintenance removes the directories of this node's dead
+  processes and any older than an hour (``maintenance.sweep_tmp``).
+
+Either way the crash rules are those of :mod:`spoolq.store.files`: the name is given after the
+data is written, and a send is acknowledged only after a flush that began after its file got its
+name, so a file torn by a power cut (a name whose data never reached the disk) was never
+acknowledged, and its checksum keeps it from being delivered. Directories on the way may vanish
+under a writer at any time (see :func:`spoolq.store.files.rename_into`): naming a file re-creates
+them below the queue directory and tries again.
+
+A file is made in two steps, :meth:`MessageFiles.write` (the data, with no name in the queue) and
+:meth:`MessageFiles.name` (its name), so a batch can write its files from several threads (their
+``fsync``\\ s overlap) and still name them in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from spoolq.store.files import GONE, _make_levels, rename_into
+
+#: errnos with which a file system refuses O_TMPFILE (EISDIR: kernels from before O_TMPFILE, which
+#: see O_DIRECTORY; EOPNOTSUPP/ENOSYS: no support in the file system or its FUSE server)
+_NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOSYS)
+_AT_FDCWD = -100
+_AT_SYMLINK_FOLLOW = 0x400
+
+
+def _load_linkat() -> Any:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    fn = libc.linkat
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_linkat: Any = _load_linkat() if hasattr(os, "O_TMPFILE") else None
+
+#: how many times a vanishing destination directory is re-created before giving up (see rename_into)
+_ATTEMPTS = 1000
+
+
+@dataclass
+class Unnamed:
+    """A message file written whole but not yet named in its queue: an ``O_TMPFILE`` descriptor,
+    or a file in this process's temp directory."""
+
+    fd: int = -1
+    temp: str = ""
+
+
+class MessageFiles:
+    """Makes message files for one store (see the module docstring).
+
+    ``in_place=False`` uses the per-process temp directories even where ``O_TMPFILE`` works (for
+    comparisons and tests of that path)."""
+
+    def __init__(self, tmp_dir: str, node_prefix: str, in_place: bool = True) -> None:
+        self._tmp_dir = tmp_dir
+        self._node_prefix = node_prefix
+        self._in_place = in_place and _linkat is not None and os.path.isdir("/proc/self/fd")
+        self._lock = threading.Lock()
+        self._n = 0
+        self._own_dir_pid = -1
+
+    @property
+    def in_place(self) -> bool:
+        """Whether files are made in place (O_TMPFILE) rather than in a per-process temp directory."""
+        return self._in_place
+
+    def own_dir(self) -> str:
+        """This process's temp directory (``tmp/<node>-<pid>``), made on first use after a fork."""
+        pid = os.getpid()
+        path = f"{self._tmp_dir}/{self._node_prefix}{pid}"
+        if self._own_dir_pid != pid:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(path)  # not makedirs: a vanished root is not made again (it is a 503)
+            self._own_dir_pid = pid
+        return path
+
+    def write(self, data: bytes, directory: str, *, base: str, fsync_file: bool) -> Unnamed:
+        """Write ``data`` into a file with no name yet, for ``directory`` (re-created below ``base``
+        if it is missing). FileNotFoundError when ``base`` is gone (the queue was deleted)."""
+        if self._in_place:
+            fd = self._open_unnamed(directory, base)
+            if fd >= 0:
+                try:
+                    _write_all(fd, data)
+                    if fsync_file:
+                        os.fsync(fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                return Unnamed(fd=fd)
+        with self._lock:
+            self._n += 1
+            n = self._n
+        path = f"{self.own_dir()}/{threading.get_ident():x}-{n}.tmp"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:  # maintenance swept our directory as if we were dead: make it again
+            self._own_dir_pid = -1
+            fd = os.open(f"{self.own_dir()}/{os.path.basename(path)}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, data)
+            if fsync_file:
+                os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        finally:
+            os.close(fd)
+        return Unnamed(temp=path)
+
+    def _open_unnamed(self, directory: str, base: str) -> int:
+        """An O_TMPFILE descriptor in ``directory``, or -1 if the file system refuses them (then
+        this store makes its files in its temp directories from now on)."""
+        for _attempt in range(_ATTEMPTS):
+            try:
+                return os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o644)
+            except OSError as e:
+                if e.errno in _NO_TMPFILE:
+                    self._in_place = False
+                    return -1
+                if e.errno not in GONE:
+                    raise
+            _make_levels(base, directory)
+        raise OSError(errno.EAGAIN, f"{directory} was removed {_ATTEMPTS} times while writing into it")
+
+    def name(self, unnamed: Unnamed, directory: str, name: str, *, base: str) -> None:
+        """Give a written file its name ``directory/name``, re-creating missing directories below
+        ``base``; the file's descriptor is closed. FileNotFoundError when ``base`` is gone."""
+        if not unnamed.temp:
+            try:
+                self._link(unnamed.fd, directory, name, base)
+            finally:
+                self.discard(unnamed)
+            return
+        rename_into(unnamed.temp, directory, name, base=base)
+        unnamed.temp = ""
+
+    @staticmethod
+    def _link(fd: int, directory: str, name: str, base: str) -> None:
+        source = f"/proc/self/fd/{fd}".encode()
+        target = f"{directory}/{name}".encode()
+        for _attempt in range(_ATTEMPTS):
+            # os.link calls link(2), which would link the /proc symlink itself (EXDEV)
+            if _linkat(_AT_FDCWD, source, _AT_FDCWD, target, _AT_SYMLINK_FOLLOW) == 0:
+                return
+            err = ctypes.get_errno()
+            if err not in GONE:
+                raise OSError(err, os.strerror(err), f"{directory}/{name}")
+            _make_levels(base, directory)  # removed since the file was opened: an inode links anywhere on its mount
+        raise OSError(errno.EAGAIN, f"{directory} was removed {_ATTEMPTS} times while naming a file in it")
+
+    @staticmethod
+    def discard(unnamed: Unnamed) -> None:
+        """Drop a file that will not be named (or close the descriptor of one that was)."""
+        if unnamed.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(unnamed.fd)
+            unnamed.fd = -1
+        if unnamed.temp:
+            with contextlib.suppress(OSError):
+                os.unlink(unnamed.temp)
+            unnamed.temp = ""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,170 @@
+"""Message files are made without the shared ``tmp/`` (making.py).
+
+Sends from several threads are watched with inotify on ``<root>/tmp``: made in place (O_TMPFILE +
+linkat) nothing is created there at all; with per-process temp directories, only this process's
+one directory is. Before this change every send created and renamed a file in ``tmp/`` itself,
+which the first test counts. Then: a destination directory removed between a file's write and
+its naming, a queue deleted in that window, and the sweep of a dead process's temp directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from inotify_simple import INotify
+from inotify_simple import flags as F
+
+from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store import layout as L
+from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
+from spoolq.store.making import MessageFiles
+from spoolq.store.model import QueueKind
+
+
+def _send_from_threads(store: FileStore, threads: int = 4, each: int = 25) -> None:
+    def send(t: int) -> None:
+        for i in range(each):
+            store.send("q", OutgoingMessage(body=f"{t}-{i}".encode()))
+    workers = [threading.Thread(target=send, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
+def _created_in(tmp_dir: Path, run: threading.Thread | None = None) -> list[str]:
+    watch = INotify()
+    watch.add_watch(str(tmp_dir), F.CREATE | F.MOVED_FROM)
+    try:
+        if run is not None:
+            run.start()
+            run.join()
+        return [e.name for e in watch.read(timeout=50)]
+    finally:
+        watch.close()
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_in_place_sends_create_nothing_in_tmp(root: Path, batch: bool) -> None:
+    store = FileStore(root, node_id="t", fsync=False)
+    store.create_queue("q")
+    assert store.files.in_place, "O_TMPFILE is supported on the test's file system (ext4 or tmpfs)"
+
+    def work() -> None:
+        if batch:
+            store.send_batch("q", [OutgoingMessage(body=b"b%d" % i) for i in range(10)])
+        _send_from_threads(store)
+
+    assert _created_in(root / "tmp", threading.Thread(target=work)) == []
+    assert store.size("q", limit=1000) == (110 if batch else 100)
+    got = store.poll("q", limit=10, claim_ttl=30)
+    assert all(d.message.body for d in got)
+    store.close()
+
+
+def test_per_process_tmp_dir_is_the_only_thing_made_in_tmp(root: Path) -> None:
+    store = FileStore(root, node_id="t", fsync=False, in_place=False)
+    store.create_queue("q")
+    events = _created_in(root / "tmp", threading.Thread(target=_send_from_threads, args=(store,)))
+    own = os.path.basename(store.files.own_dir())
+    assert events == [own]
+    assert os.listdir(store.files.own_dir()) == []  # every file was renamed out
+    assert store.size("q", limit=1000) == 100
+    store.close()
+
+
+def test_naming_survives_its_directory_being_removed(tmp_path: Path) -> None:
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
+    assert os.path.isdir(bucket)  # made on the way
+    shutil.rmtree(base / "ready")  # a poller emptied and removed the bucket meanwhile
+    files.name(unnamed, bucket, "m", base=str(base))
+    assert (Path(bucket) / "m").read_bytes() == b"whole"
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place: bool) -> None:
+    (tmp_path / "tmp").mkdir()
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-", in_place=in_place)
+    unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
+    shutil.rmtree(base)
+    with pytest.raises(FileNotFoundError):
+        files.name(unnamed, bucket, "m", base=str(base))
+    files.discard(unnamed)
+    assert not base.exists()
+    assert not any(Path(tmp_path / "tmp").rglob("*.tmp"))
+
+
+def test_store_send_to_a_deleted_queue_is_queue_not_found(root: Path) -> None:
+    store = FileStore(root, node_id="t", fsync=False)
+    store.create_queue("q", QueueKind.STANDARD)
+    q = store._require("q")
+    shutil.rmtree(q.path)  # deleted by another process after the lookup
+    with pytest.raises(Exception) as e:
+        store._write(q, [(store._prepare(q, OutgoingMessage(body=b"x"), store.now_ms()),
+                          store._ids.new_id("q", store.now_ms()))])
+    assert type(e.value).__name__ == "QueueNotFound"
+    assert not Path(q.path).exists()
+
+
+def test_sweep_removes_a_dead_process_tmp_dir_and_keeps_live_ones(root: Path) -> None:
+    store = FileStore(root, node_id="t", fsync=False, in_place=False)
+    store.create_queue("q")
+    store.send("q", OutgoingMessage(body=b"x"))
+    mine = store.files.own_dir()
+    child = f"""
+import os, sys
+sys.path[:0] = {sys.path!r}
+from spoolq.store.making import MessageFiles
+files = MessageFiles({str(root / "tmp")!r}, "t-", in_place=False)
+files.write(b"half", {str(root / "queues" / "q" / "ready")!r}, base={str(root / "queues" / "q")!r}, fsync_file=False)
+print(files.own_dir())
+os._exit(0)  # dies with its write unnamed, as a crash would
+"""
+    dead = subprocess.run([sys.executable, "-c", child], check=True, capture_output=True, text=True).stdout.strip()
+    assert os.listdir(dead)  # the abandoned write
+    assert sweep_tmp(store, time.time()) == 1
+    assert not os.path.exists(dead)
+    assert os.path.isdir(mine)
+    # a live process's idle directory goes only when old and empty, and comes back on its next send
+    assert sweep_tmp(store, time.time() + TMP_MAX_AGE + 60) == 0
+    assert not os.path.exists(mine)
+    store.send("q", OutgoingMessage(body=b"y"))
+    assert store.size("q", limit=10) == 2
+    store.close()
+
+
+def test_id_of_a_made_file_parses_and_reads_back(root: Path) -> None:
+    store = FileStore(root, node_id="t", fsync=False)
+    sent = store.send("q", OutgoingMessage(body=b"hello"), create=QueueKind.STANDARD)
+    bucket = store._require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
+    assert os.listdir(bucket) == [L.ready_name(sent.id, 0, 0)]
+    assert [d.message.body for d in store.poll("q", limit=1, claim_ttl=30)] == [b"hello"]
+    store.close()
+
+
+@pytest.mark.parametrize("meta", [{"t": 0}, {"t": 1764000000000}, {"t": 2**47 - 1},
+                                  {"t": 5, "x": 9}, {"t": 5, "a": {"k": "v"}}, {"t": True}])
+def test_a_plain_message_header_is_the_json_encoders_bytes(meta: dict[str, object]) -> None:
+    """The fixed header of a message with only its send time is byte for byte what json.dumps
+    makes, so files written before and after the shortcut read the same."""
+    from spoolq.store.files import decode_message, encode_message
+
+    expected = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
+    data = encode_message(meta, b"body")
+    assert data[16:16 + len(expected)] == expected
+    assert decode_message(data) == (meta, b"body")
