@@ -89,6 +89,8 @@ def decode_message(data: bytes) -> tuple[dict[str, Any], bytes]:
     body = data[_HEADER.size + meta_len:]
     if zlib.crc32(body, zlib.crc32(meta_bytes)) != crc:
         raise CorruptMessage("checksum mismatch")
+    if meta_bytes.startswith(b'{"t":') and meta_bytes.endswith(b"}") and meta_bytes[5:-1].isdigit():
+        return {"t": int(meta_bytes[5:-1])}, body  # a plain message (see encode_message)
     meta = json.loads(meta_bytes)
     if not isinstance(meta, dict):
         raise CorruptMessage("bad meta")
@@ -489,11 +491,13 @@ class Trash:
                 raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", path) from e
             raise
         with self._lock:
+            first = not self._pending
             self._pending.append(dst)
             if self._pid != os.getpid():  # first use, or first use after a fork
                 self._pid = os.getpid()
                 threading.Thread(target=self._run, name="spoolq-trash", daemon=True).start()
-        self._wake.set()
+        if first:  # the thread drains the whole list: one wake-up per batch, not per file
+            self._wake.set()
 
     def _run(self) -> None:
         while not self._closed:
