@@ -44,7 +44,7 @@ BUCKET = "ready/00001764/00001764000"
 PATTERNS = ("renew", "claim", "release", "ack-trash", "ack-own-trash", "ack-unlink", "delayed", "move")
 
 
-def _dirs(pattern: str, root: str, pid: int) -> tuple[str, str | None]:
+def _dirs(pattern: str, root: str, idx: int) -> tuple[str, str | None]:
     """(source directory prefix, destination directory) of ``pattern``; a ``claimed`` source is
     spread over 16 shards by the caller, a None destination means unlink."""
     claimed = f"{root}/q/claimed"
@@ -53,32 +53,49 @@ def _dirs(pattern: str, root: str, pid: int) -> tuple[str, str | None]:
         "claim": (f"{root}/q/{BUCKET}", claimed),
         "release": (claimed, f"{root}/q/{BUCKET}"),
         "ack-trash": (claimed, f"{root}/trash"),
-        "ack-own-trash": (claimed, f"{root}/trash/{pid}"),
+        "ack-own-trash": (claimed, f"{root}/trash/{idx}"),
         "ack-unlink": (claimed, None),
         "delayed": (f"{root}/q/delayed/00001764000", f"{root}/q/{BUCKET}"),
         "move": (f"{root}/q/{BUCKET}", f"{root}/other/{BUCKET}"),
     }[pattern]
 
 
-def _worker(pattern: str, root: str, files: int, seconds: float, barrier: Any, out: Any) -> None:
-    try:
-        pid = os.getpid()
-        src, dst = _dirs(pattern, root, pid)
-        sharded = src.endswith("/claimed")
-        sources: list[str] = []
-        for i in range(files):
-            d = f"{src}/{i % 16:x}" if sharded else src
-            if i < 16 or not sharded:
-                os.makedirs(d, exist_ok=True)
-            path = f"{d}/{pid}-{i}"
+def _stage(root: str, idx: int, files: int, pattern: str) -> list[str]:
+    """Put this worker's ``files`` files (``w<idx>-<i>``, wherever the cell before left them, or
+    made anew) into ``pattern``'s source directories, untimed; their paths there."""
+    src, dst = _dirs(pattern, root, idx)
+    sharded = src.endswith("/claimed")
+    prefix = f"w{idx}-"
+    where: dict[int, str] = {}
+    for d, _subdirs, names in os.walk(root):
+        for n in names:
+            if n.startswith(prefix):
+                where[int(n[len(prefix):].split("~")[0])] = f"{d}/{n}"
+    sources: list[str] = []
+    for i in range(files):
+        d = f"{src}/{i % 16:x}" if sharded else src
+        if i < 16 or not sharded:
+            os.makedirs(d, exist_ok=True)
+        path = f"{d}/{prefix}{i}"
+        old = where.get(i)
+        if old is None:
             with open(path, "wb") as f:
                 f.write(BODY)
-            sources.append(path)
-        if dst is not None:
-            os.makedirs(dst, exist_ok=True)
+        elif old != path:
+            os.rename(old, path)
+        sources.append(path)
+    if dst is not None:
+        os.makedirs(dst, exist_ok=True)
+    for s in range(16):
+        os.makedirs(f"{root}/q/claimed/{s:x}", exist_ok=True)
+    return sources
+
+
+def _worker(pattern: str, root: str, idx: int, files: int, seconds: float, barrier: Any, out: Any) -> None:
+    try:
+        sources = _stage(root, idx, files, pattern)
+        _src, dst = _dirs(pattern, root, idx)
         claimed = f"{root}/q/claimed"
-        for s in range(16):
-            os.makedirs(f"{claimed}/{s:x}", exist_ok=True)
         barrier.wait(300)
         t0 = time.monotonic()
         end = t0 + seconds
@@ -102,21 +119,16 @@ def _worker(pattern: str, root: str, files: int, seconds: float, barrier: Any, o
         out.put((0, 0.0, f"{type(e).__name__}: {e}"))
 
 
-def run_cell(pattern: str, base: Path, procs: int, files: int, seconds: float) -> float:
-    root = base / f"rename-{pattern}-{time.time_ns()}"
-    root.mkdir(parents=True)
+def run_cell(pattern: str, root: Path, procs: int, files: int, seconds: float) -> float:
     ctx = mp.get_context("fork")
     barrier, out = ctx.Barrier(procs), ctx.Queue()
-    ps = [ctx.Process(target=_worker, args=(pattern, str(root), files, seconds, barrier, out), daemon=True)
-          for _ in range(procs)]
-    try:
-        for p in ps:
-            p.start()
-        results = [out.get(timeout=seconds + 600) for _ in ps]
-        for p in ps:
-            p.join(30)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    ps = [ctx.Process(target=_worker, args=(pattern, str(root), i, files, seconds, barrier, out), daemon=True)
+          for i in range(procs)]
+    for p in ps:
+        p.start()
+    results = [out.get(timeout=seconds + 600) for _ in ps]
+    for p in ps:
+        p.join(30)
     errors = [e for _n, _t, e in results if e]
     if errors:
         raise RuntimeError(f"{pattern}: {errors[0]}")
@@ -131,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", default="/var/tmp/spoolq-rename-floor", help="on the disk to measure")
     ap.add_argument("--procs", type=int, default=8)
-    ap.add_argument("--files", type=int, default=6000, help="files each process renames at most per cell")
-    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--files", type=int, default=3000, help="files each process renames at most per cell")
+    ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--settle", type=float, default=1.0, help="pause after each cell's delete")
     ap.add_argument("--patterns", default=",".join(PATTERNS))
@@ -141,17 +153,20 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(patterns) - set(PATTERNS)
     if unknown:
         ap.error(f"unknown patterns: {', '.join(sorted(unknown))}")
-    base = Path(args.dir)
-    base.mkdir(parents=True, exist_ok=True)
+    root = Path(args.dir) / f"rename-floor-{time.time_ns()}"
+    root.mkdir(parents=True)
     rates: dict[str, list[float]] = {}
-    for rep in range(args.reps):
-        for p in patterns:
-            os.sync()
-            rate = run_cell(p, base, args.procs, args.files, args.seconds)
-            rates.setdefault(p, []).append(rate)
-            print(f"rep {rep + 1} {p:14s} {rate:9,.0f} renames/s ({load()})", flush=True)
-            os.sync()
-            time.sleep(args.settle)
+    try:
+        for rep in range(args.reps):
+            for p in patterns:
+                os.sync()
+                rate = run_cell(p, root, args.procs, args.files, args.seconds)
+                rates.setdefault(p, []).append(rate)
+                print(f"rep {rep + 1} {p:14s} {rate:9,.0f} renames/s ({load()})", flush=True)
+                os.sync()
+                time.sleep(args.settle)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     ref = statistics.median(rates["renew"]) if "renew" in rates else None
     print(f"\n{args.procs} processes, {args.reps} x {args.seconds:g} s alternating cells, medians; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load()}")

@@ -15,7 +15,8 @@ Workloads (the same boto3 client code for every target, ``--clients`` threads, o
 Targets, all on 127.0.0.1, all started before the first cell and kept up to the end:
 
 * spoolq: ``spoolq serve`` (``--workers`` gunicorn workers) once per ``--spoolq-fsync`` mode,
-  on a data dir beside the checkout (the disk the service would use);
+  on a data dir beside the checkout (the disk the service would use); with ``--compare DIR``
+  also the ``spoolq`` of another checkout's ``service/`` (before/after in one run);
 * LocalStack's SQS run on the host by ``bench/localstack-sqs`` (which installs it into a venv
   outside the checkout on first use; Python 3.12 or newer needed), in memory;
 * ``moto_server`` (in memory);
@@ -216,6 +217,8 @@ def main() -> None:
     parser.add_argument("--spoolq-fsync", default="always", help="comma-separated spoolq --fsync modes to serve")
     parser.add_argument("--service", default=str(CHECKOUT / "service"),
                         help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
+    parser.add_argument("--compare", default=None,
+                        help="another service/ dir served next to --service (same modes), as 'compared'")
     parser.add_argument("--skip", default="", help="comma-separated targets to leave out: localstack, moto, ceiling")
     parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
     parser.add_argument("--small-prefill", type=int, default=2_000,
@@ -236,16 +239,18 @@ def main() -> None:
         tmpdir = Path(tmp)
         print(f"boto3 {boto3.__version__}, {args.clients} client thread(s), {args.runs} x {args.seconds:g} s "
               f"alternating cells; {load()}", flush=True)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.service, os.environ.get("PYTHONPATH", "")])}
-        for mode in args.spoolq_fsync.split(","):
-            port = _free_port()
-            root = tmpdir / f"root-{mode}"
-            root.mkdir()
-            servers.enter_context(_process(
-                [sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
-                 "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode],
-                f"http://127.0.0.1:{port}/healthz", tmpdir / f"spoolq-{mode}.log", env=env))
-            targets[f"spoolq fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill)
+        services = {"spoolq": args.service, **({"compared": args.compare} if args.compare else {})}
+        for label, service in services.items():
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([service, os.environ.get("PYTHONPATH", "")])}
+            for mode in args.spoolq_fsync.split(","):
+                port = _free_port()
+                root = tmpdir / f"root-{label}-{mode}"
+                root.mkdir()
+                servers.enter_context(_process(
+                    [sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
+                     "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode],
+                    f"http://127.0.0.1:{port}/healthz", tmpdir / f"{label}-{mode}.log", env=env))
+                targets[f"{label} fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill)
         if "localstack" not in skip:
             port = _free_port()
             servers.enter_context(_process(
@@ -280,7 +285,7 @@ def main() -> None:
     for name in names:
         if not name.startswith("spoolq"):
             continue
-        for other in ("localstack", "moto", "ceiling"):
+        for other in ("localstack", "moto", "ceiling", name.replace("spoolq", "compared")):
             if other in targets:
                 print(f"| {name} / {other} | "
                       + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in WORKLOADS) + " |")
