@@ -69,12 +69,18 @@ class CorruptMessage(Exception):
     """A message file that fails its checksum (a torn, never-acknowledged write)."""
 
 
-def encode_message(meta: Mapping[str, Any], body: bytes) -> bytes:
+def encode_meta(meta: Mapping[str, Any]) -> bytes:
+    """The meta part of a message file (TypeError or ValueError for what JSON cannot hold)."""
     sent = meta.get("t")
     if len(meta) == 1 and type(sent) is int:  # a plain message: the same bytes json.dumps makes, without it
-        meta_bytes = b'{"t":%d}' % sent
-    else:
-        meta_bytes = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
+        return b'{"t":%d}' % sent
+    return json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
+
+
+def encode_message(meta: Mapping[str, Any], body: bytes, meta_bytes: bytes | None = None) -> bytes:
+    """A whole message file; ``meta_bytes``: ``encode_meta(meta)`` when the caller has it already."""
+    if meta_bytes is None:
+        meta_bytes = encode_meta(meta)
     crc = zlib.crc32(body, zlib.crc32(meta_bytes))
     return _HEADER.pack(MAGIC, len(meta_bytes), len(body), crc) + meta_bytes + body
 

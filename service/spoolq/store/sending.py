@@ -33,6 +33,7 @@ from spoolq.store.core import QueueHandle, StoreCore
 from spoolq.store.deleting import wait_for_comeback
 from spoolq.store.files import (
     encode_message,
+    encode_meta,
     read_file,
     rename_into,
 )
@@ -69,6 +70,7 @@ class _Prepared:
     message: OutgoingMessage
     meta: dict[str, Any]
     due_ms: int  # 0 = ready now
+    meta_bytes: bytes  # encode_meta(meta): encoded once, when the message is checked
 
 
 #: a send whose queue is deleted under it (and made again, or put back) tries this often
@@ -107,11 +109,11 @@ class Sending(StoreCore):
             if not isinstance(m.attributes, Mapping):
                 raise InvalidArgument("attributes must be a mapping")
             meta["a"] = dict(m.attributes)
-            try:  # everything else in meta is a number or a checked string
-                encode_message(meta, b"")
-            except (TypeError, ValueError) as e:
-                raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
-        return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0)
+        try:  # only attributes can fail: everything else in meta is a number or a checked string
+            meta_bytes = encode_meta(meta)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
+        return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0, meta_bytes)
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         return self.send_batch(queue, [message], create)[0]
@@ -196,7 +198,7 @@ class Sending(StoreCore):
             and not any(p.meta.get("o") for p, _ in items) else None
         datas: list[bytes] = []
         try:
-            datas = [encode_message(p.meta, p.message.body) for p, _mid in items]
+            datas = [encode_message(p.meta, p.message.body, p.meta_bytes) for p, _mid in items]
             targets = [self._target(q, p, mid) for p, mid in items]
             unnamed = self._write_unnamed(q, datas, [d for d, _n in targets])
             for u, (dst_dir, name) in zip(unnamed, targets, strict=True):
