@@ -4,6 +4,7 @@ long-poll gauge before the first long poll, and the claim-ttl limit of ``/queue/
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -24,10 +25,14 @@ from tests.e2e.spoolq_server import Server, free_port, running_server, tree
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    disque = free_port()
+def disque_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, disque_port: int) -> Iterator[Server]:
     with running_server(tmp_path_factory.mktemp("first-hour"), keys=False, workers=2, threads=8,
-                        extra_args=("--disque-port", str(disque))) as s:
+                        extra_args=("--disque-port", str(disque_port))) as s:
         yield s
 
 
@@ -155,3 +160,26 @@ def test_api_docs_and_user_pages_speak_to_users(server: Server) -> None:
     for page in ("docs/compatibility.md", "docs/disque.md", "docs/http.md", "docs/store.md"):
         text = (CHECKOUT / page).read_text()
         assert not re.search(r"\bseed\b|\bseeds/|shared/", text, re.I), page
+
+
+def test_a_disque_queue_named_with_capitals_through_the_cli(server: Server, disque_port: int) -> None:
+    import redis
+
+    name = f"MyJobs{uuid.uuid4().hex[:6]}"
+    with redis.Redis(host="127.0.0.1", port=disque_port, socket_timeout=30) as r:
+        deadline = time.monotonic() + 15
+        while True:  # the listener starts beside the workers
+            try:
+                jid = r.execute_command("ADDJOB", name, '{"job": 1}', 0)
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        store = f"disque:{name}"
+        assert [m["payload"] for m in json.loads(ok(spoolq("peek", store, "--json", url=server.url)))] == [{"job": 1}]
+        assert ok(spoolq("size", store, url=server.url)).strip() == "1"
+        [m] = json.loads(ok(spoolq("poll", store, "--json", url=server.url)))
+        ok(spoolq("ack", store, m["id"], url=server.url))
+        assert r.execute_command("SHOW", jid) is None  # acknowledged through the CLI: gone for Disque too
+        assert r.execute_command("QLEN", name) == 0
