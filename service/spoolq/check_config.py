@@ -3,7 +3,8 @@
 Run before a start (the systemd unit's ``ExecStartPre``) or after editing the config. It takes
 the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve`` and checks, in order:
 
-1. the settings (ports, worker counts, flush mode...);
+1. the settings (ports, worker counts...), then the flush mode: the one that fits the file system
+   the root is on, or the one asked for (refused on a network or FUSE file system unless forced);
 2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults;
 3. the listen policy (no open mode on a network address without ``--allow-open``);
 4. the root: a directory (created when missing), writable (a file is written, flushed and
@@ -85,7 +86,10 @@ def add_check_config(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="YAML file with api_keys and SQS credentials")
     p.add_argument("--host", help="listen address the service will use (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="listen port the service will use")
-    p.add_argument("--flush", choices=["syncfs", "journal", "fsync"], help="how sends are made durable")
+    p.add_argument("--flush", choices=["syncfs", "journal", "fsync"],
+                   help="how sends are made durable (default: the one that fits the root's file system)")
+    p.add_argument("--force-flush", dest="force_flush", action="store_true", default=None,
+                   help="accept --flush syncfs/journal on a network or FUSE file system")
     p.add_argument("--fsync", choices=["always", "never"], help="durability of sends (default always)")
     p.add_argument("--disque-port", dest="disque_port", type=int, help="Disque port the service will use")
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address the service will use")
@@ -95,8 +99,8 @@ def add_check_config(sub: Any) -> None:
 
 
 def run_check_config(args: argparse.Namespace) -> int:
-    overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "allow_open",
-                                                     "disque_port", "disque_host")}
+    overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "force_flush",
+                                                     "allow_open", "disque_port", "disque_host")}
     if getattr(args, "fsync", None) is not None:
         overrides["fsync"] = args.fsync == "always"
     try:
@@ -114,10 +118,24 @@ def run_check_config(args: argparse.Namespace) -> int:
 def checks(settings: Settings) -> Iterator[Check]:
     """Every check of ``settings``, in order; stop reading at the first failed one."""
     yield Check("ok", f"settings (root={settings.root}, listen {settings.host}:{settings.port}, "
-                      f"{settings.workers} workers x {settings.threads} threads, flush={settings.flush}, "
+                      f"{settings.workers} workers x {settings.threads} threads, "
                       f"fsync={'always' if settings.fsync else 'never'})")
+    yield flush_check(settings)
     yield from check_config_file(settings)
     yield from check_root(settings.root)
+
+
+def flush_check(settings: Settings) -> Check:
+    """The flush the store will use at the root (spoolq.store.filesystems): the one asked for, refused
+    where it may not reach stable storage unless forced, else the one that fits the file system."""
+    from spoolq.store.filesystems import UnsafeFlush, choose_flush
+
+    if not settings.fsync:
+        return Check("ok", "flush=none (--fsync never)")
+    try:
+        return Check("ok", choose_flush(settings.root, settings.flush or None, settings.force_flush).describe())
+    except UnsafeFlush as e:
+        return Check("FAILED", str(e), EXIT_CONFIG)
 
 
 def check_config_file(settings: Settings) -> Iterator[Check]:

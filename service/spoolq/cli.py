@@ -69,8 +69,12 @@ def _add_serve(sub: Any) -> None:
                    help="always: a send returns once the message is on stable storage (default); "
                         "never: for a data directory on tmpfs")
     p.add_argument("--flush", choices=["journal", "syncfs", "fsync"],
-                   help="how sends are made durable: syncfs (local disks, default), journal (a per-process "
-                        "commit journal, local disks) or fsync (NFS, FUSE/GlusterFS)")
+                   help="how sends are made durable: syncfs or journal (a per-process commit journal) on local "
+                        "disks, fsync on NFS, CIFS, FUSE/GlusterFS and other network file systems (default: the "
+                        "one that fits the file system --root is on)")
+    p.add_argument("--force-flush", dest="force_flush", action="store_true", default=None,
+                   help="use --flush syncfs/journal even on a network or FUSE file system, where it may not "
+                        "reach stable storage")
     p.add_argument("--config", type=Path, help="YAML file with api_keys (and SQS credentials)")
     p.add_argument("--node-id", dest="node_id", help="unique id of this node among nodes sharing --root")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
@@ -85,12 +89,12 @@ def _add_serve(sub: Any) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
-                                               "node_id", "allow_open", "max_body_bytes", "flush",
+                                               "node_id", "allow_open", "max_body_bytes", "flush", "force_flush",
                                                "disque_port", "disque_host")}
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
-    from spoolq.check_config import first_failure
+    from spoolq.check_config import first_failure, flush_check
     from spoolq.listeners import DISQUE_FD_ENV, bound_listeners, inherited_listeners
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
@@ -124,7 +128,8 @@ def run_serve(args: argparse.Namespace) -> int:
         disque = Supervisor(settings, listeners.disque).start()
     print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
-          f"{auth.summary()}" + ("" if listeners.source == "bound" else f" (sockets from {listeners.source})"),
+          f"{flush_check(settings).text} {auth.summary()}"
+          + ("" if listeners.source == "bound" else f" (sockets from {listeners.source})"),
           file=sys.stderr, flush=True)
     print(f"spoolq: console {console_url(settings.host, settings.port)}  API docs "
           f"{console_url(settings.host, settings.port, '/docs/')}", file=sys.stderr, flush=True)

@@ -34,7 +34,10 @@ class Settings:
     threads: int = 32  # requests one worker handles at once (gthread); a waiting long poll holds none
     peers: int = 0  # MQ --peers: spread concurrent pollers over this many candidates
     fsync: bool = True  # fsync=always (True) or never (False, for tmpfs / in-memory roots)
-    flush: str = "syncfs"  # how sends are made durable: syncfs or journal (local disks), fsync (NFS, FUSE)
+    #: how sends are made durable: syncfs or journal (local disks), fsync (NFS, FUSE); "" = the one that
+    #: fits the root's file system (spoolq.store.filesystems)
+    flush: str = ""
+    force_flush: bool = False  # use --flush even where it may not reach stable storage (network/FUSE)
     node_id: str = ""  # unique per spoolq process group sharing a root; default: hostname
     config: Path | None = None  # YAML file with API keys and SQS credentials
     allow_open: bool = False  # listen on a non-loopback address with no credentials configured
@@ -57,7 +60,7 @@ class Settings:
             raise SettingsError(f"peers must be 0..1024, got {self.peers}")
         if not (len(self.sqs_account_id) == 12 and self.sqs_account_id.isdigit()):
             raise SettingsError(f"sqs_account_id must be 12 digits, got {self.sqs_account_id!r}")
-        if self.flush not in ("journal", "syncfs", "fsync"):
+        if self.flush not in ("", "journal", "syncfs", "fsync"):
             raise SettingsError(f"flush must be journal, syncfs or fsync, got {self.flush!r}")
         if self.max_body_bytes < 64 * 1024:
             raise SettingsError("max_body_bytes must be at least 65536")

@@ -398,7 +398,8 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
     store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, peers=settings.peers,
-                      flush=settings.flush, default_config=load_queue_defaults(settings).apply(QueueConfig()))
+                      flush=settings.flush or None, force_flush=settings.force_flush,
+                      default_config=load_queue_defaults(settings).apply(QueueConfig()))
     store.start_background()
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)

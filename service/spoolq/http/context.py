@@ -66,8 +66,8 @@ class Services:
         s = self.settings
         defaults = load_queue_defaults(s).apply(QueueConfig())
         try:
-            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush,
-                              default_config=defaults)
+            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush or None,
+                              force_flush=s.force_flush, default_config=defaults)
         except OSError as e:
             raise storage_error(e, f"opening the store at {s.root}") from e
         start = getattr(store, "start_background", None)

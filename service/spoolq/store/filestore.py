@@ -82,6 +82,7 @@ from spoolq.store.files import (
     read_json,
     write_json_atomic,
 )
+from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
 from spoolq.store.jobs import JobLookup
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import (
@@ -99,8 +100,8 @@ class FileStore(Sending, JobLookup):
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
-                 flush: str = "syncfs", default_config: QueueConfig | None = None,
-                 in_place: bool = True) -> None:
+                 flush: str | None = None, force_flush: bool = False,
+                 default_config: QueueConfig | None = None, in_place: bool = True) -> None:
         self.root = Path(root)
         #: the config of a queue created without one (the config file's ``queue_defaults``)
         self.default_config = validate_config(default_config) if default_config is not None else QueueConfig()
@@ -124,10 +125,13 @@ class FileStore(Sending, JobLookup):
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
         self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix, in_place=in_place)
         self.trash = Trash(self.root, self.tmp.prefix)
-        if flush not in ("journal", "syncfs", "fsync"):
+        # the flush that reaches stable storage where the root lives, or the one asked for (refused
+        # where it may not, unless forced): see spoolq.store.filesystems
+        if flush is not None and flush not in FLUSH_MODES:
             raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
-        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=flush != "fsync", node_id=self.node_id,
-                                  journal=flush == "journal")
+        self.flush_mode = choose_flush(self.root, flush, force_flush).mode if fsync else (flush or LOCAL_DEFAULT)
+        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=self.flush_mode != "fsync",
+                                  node_id=self.node_id, journal=self.flush_mode == "journal")
         self.fsync = fsync
         self.watcher = Watcher()
         from spoolq.store.moves import MoveRunner  # late import: moves imports this module's types

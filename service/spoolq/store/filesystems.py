@@ -1,0 +1,128 @@
+"""Which flush reaches stable storage where the root lives (invariant 11).
+
+``syncfs(2)`` (the ``syncfs`` flush, and the ``journal`` flush's checkpoints) asks the kernel to
+write back one local file system and flush its disk. On a network or FUSE file system the kernel
+only holds a client: ``syncfs`` may return before anything reached the servers (a FUSE daemon is
+never asked to flush; an NFS or CIFS client writes back but commits nothing), while ``fsync(2)`` of
+each file and directory is passed on to the server by every one of them. So:
+
+* the root on a local disk (ext4, XFS, btrfs, ...): the default is ``syncfs``, measured fastest
+  there (docs/performance.md);
+* the root on FUSE (GlusterFS, sshfs, any ``fuse.*``), NFS, CIFS/SMB, CephFS, 9p, AFS, Lustre,
+  GFS2, OCFS2 and other network or cluster file systems: the default is ``fsync``, and
+  ``syncfs`` or ``journal`` are refused with the reason unless the caller insists (``force``).
+
+The file system is found in the mount table (``/proc/self/mountinfo``: the longest mount point
+that holds the root, or its nearest existing parent) and, where that cannot be read, by
+``statfs(2)``'s ``f_type``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from spoolq.errors import InvalidArgument
+
+FLUSH_MODES = ("syncfs", "journal", "fsync")
+#: the default on local disks
+LOCAL_DEFAULT = "syncfs"
+
+#: mount-table type names (before any ``.subtype``) of file systems whose syncfs may not reach stable storage
+NETWORK_TYPES = frozenset({
+    "fuse", "fuseblk", "glusterfs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "9p", "afs",
+    "lustre", "gfs2", "ocfs2", "orangefs", "pvfs2", "beegfs", "gpfs", "davfs", "coda", "ncpfs",
+    "vboxsf", "virtiofs",
+})
+#: statfs f_type magic numbers of the same (for when the mount table cannot be read)
+NETWORK_MAGICS = {
+    0x65735546: "fuse", 0x6969: "nfs", 0xFF534D42: "cifs", 0xFE534D42: "smb3", 0x517B: "smbfs",
+    0x00C36400: "ceph", 0x01021997: "9p", 0x5346414F: "afs", 0x6B414653: "afs", 0x0BD00BD0: "lustre",
+    0x01161970: "gfs2", 0x7461636F: "ocfs2", 0x20030528: "orangefs", 0x73757245: "coda",
+}
+
+
+class UnsafeFlush(InvalidArgument):
+    """A flush that may not reach stable storage on the root's file system, asked for without force."""
+
+
+@dataclass(frozen=True)
+class FlushChoice:
+    mode: str  # syncfs, journal or fsync
+    fs_type: str  # as the mount table names it (``fuse.glusterfs``, ``nfs4``, ``ext4``), or ``unknown``
+    network: bool  # syncfs may not reach stable storage there
+    chosen: bool  # True: the default for this file system; False: asked for
+
+    def describe(self) -> str:
+        how = "chosen for" if self.chosen else "as asked, on"
+        return f"flush={self.mode} ({how} {self.fs_type}{', a network/FUSE file system' if self.network else ''})"
+
+
+def _existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _mount_type(path: Path, mountinfo: str = "/proc/self/mountinfo") -> str | None:
+    """The type of the mount that holds ``path`` (``fuse.glusterfs``, ``ext4``...), from the mount table."""
+    real = os.path.realpath(path)
+    best, best_type = "", None
+    try:
+        with open(mountinfo) as f:
+            lines = f.readlines()
+    except OSError:
+        return None
+    for line in lines:
+        left, sep, right = line.partition(" - ")
+        fields, rest = left.split(), right.split()
+        if not sep or len(fields) < 5 or not rest:
+            continue
+        mount_point = fields[4].encode().decode("unicode_escape")
+        inside = real == mount_point or real.startswith(mount_point.rstrip("/") + "/")
+        if inside and len(mount_point) >= len(best):
+            best, best_type = mount_point, rest[0]
+    return best_type
+
+
+def _statfs_magic(path: Path) -> int | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        buf = ctypes.create_string_buffer(256)  # struct statfs; f_type is its first field (a long)
+        if libc.statfs(os.fsencode(path), buf) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return ctypes.c_ulong.from_buffer(buf).value & 0xFFFFFFFF
+
+
+def file_system_of(root: Path | str) -> tuple[str, bool]:
+    """(type name, whether syncfs may not reach stable storage there) of the file system holding ``root``."""
+    where = _existing(Path(root))
+    name = _mount_type(where)
+    if name is not None:
+        return name, name.split(".")[0] in NETWORK_TYPES
+    magic = _statfs_magic(where)
+    if magic is not None and magic in NETWORK_MAGICS:
+        return NETWORK_MAGICS[magic], True
+    return (f"0x{magic:x}" if magic is not None else "unknown"), False
+
+
+def choose_flush(root: Path | str, requested: str | None = None, force: bool = False) -> FlushChoice:
+    """The flush for a store at ``root``: ``requested`` if given (refused with :class:`UnsafeFlush`
+    when it may not reach stable storage there, unless ``force``), else this file system's default."""
+    if requested is not None and requested not in FLUSH_MODES:
+        raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {requested!r}")
+    fs_type, network = file_system_of(root)
+    if requested is None:
+        return FlushChoice("fsync" if network else LOCAL_DEFAULT, fs_type, network, chosen=True)
+    if network and requested != "fsync" and not force:
+        raise UnsafeFlush(
+            f"--flush {requested} refused: the root {root} is on {fs_type}, a network or FUSE file system, "
+            f"where syncfs may return before the data reached the servers (an acknowledged send could be "
+            f"lost in a power failure). Use --flush fsync (the default there), or --force-flush to insist.")
+    return FlushChoice(requested, fs_type, network, chosen=False)

@@ -1,0 +1,103 @@
+"""The flush that fits the root's file system (invariant 11), from the mount table and statfs.
+
+Real file systems: ext4 and FUSE on the crash disk (``tests/powercut/test_default_flush.py``),
+GlusterFS in the multinode tier. Here the mount table is one the test writes, with the lines of
+NFS, CIFS, CephFS, 9p and GlusterFS mounts as the kernel prints them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spoolq.cli import main
+from spoolq.store import FileStore
+from spoolq.store import filesystems as fs
+
+MOUNTINFO = """\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard
+30 22 0:40 / /srv/nfs rw,relatime shared:9 - nfs4 10.0.0.1:/export rw,vers=4.2
+31 22 0:41 / /srv/smb rw,relatime shared:10 - cifs //fs/share rw,vers=3.1.1
+32 22 0:42 / /srv/ceph rw,relatime shared:11 - ceph 10.0.0.2:6789:/ rw,name=admin
+33 22 0:43 / /srv/9p rw,relatime shared:12 - 9p shared rw,trans=virtio
+34 22 0:44 / /srv/gluster rw,relatime shared:13 - fuse.glusterfs host:/vol rw,user_id=0
+35 34 0:45 / /srv/gluster/local rw,relatime shared:14 - xfs /dev/vdb rw
+36 22 0:46 / /srv/with\\040space rw,relatime shared:15 - nfs host:/x rw
+"""
+
+
+@pytest.fixture
+def mounts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(MOUNTINFO)
+    real = fs._mount_type
+    monkeypatch.setattr(fs, "_mount_type", lambda path: real(path, str(table)))
+    monkeypatch.setattr(fs, "_existing", lambda path: path)  # the paths above need not exist here
+
+
+@pytest.mark.parametrize(("root", "fs_type", "mode"), [
+    ("/var/lib/spoolq", "ext4", "syncfs"),
+    ("/srv/nfs/spoolq", "nfs4", "fsync"),
+    ("/srv/smb/q", "cifs", "fsync"),
+    ("/srv/ceph/q", "ceph", "fsync"),
+    ("/srv/9p", "9p", "fsync"),
+    ("/srv/gluster/data", "fuse.glusterfs", "fsync"),
+    ("/srv/gluster/local/q", "xfs", "syncfs"),  # the deepest mount wins
+    ("/srv/with space/q", "nfs", "fsync"),  # mount points with escaped spaces
+    ("/srv/nfsnot/q", "ext4", "syncfs"),  # a prefix of a mount point is not inside it
+])
+def test_the_default_fits_the_file_system(mounts: None, root: str, fs_type: str, mode: str) -> None:
+    choice = fs.choose_flush(root)
+    assert (choice.fs_type, choice.mode, choice.chosen) == (fs_type, mode, True)
+
+
+@pytest.mark.parametrize("asked", ["syncfs", "journal"])
+def test_syncfs_on_a_network_file_system_is_refused_unless_forced(mounts: None, asked: str) -> None:
+    with pytest.raises(fs.UnsafeFlush, match=r"nfs4, a network or FUSE file system.*--flush fsync.*--force-flush"):
+        fs.choose_flush("/srv/nfs/q", asked)
+    forced = fs.choose_flush("/srv/nfs/q", asked, force=True)
+    assert (forced.mode, forced.chosen) == (asked, False)
+    assert fs.choose_flush("/srv/nfs/q", "fsync").mode == "fsync"
+    assert fs.choose_flush("/var/lib/q", asked).mode == asked
+
+
+def test_statfs_is_the_fallback_without_a_mount_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fs, "_mount_type", lambda path: None)
+    assert fs.file_system_of(tmp_path) == (f"0x{fs._statfs_magic(tmp_path):x}", False)  # a local disk here
+    monkeypatch.setattr(fs, "_statfs_magic", lambda path: 0x6969)
+    assert fs.file_system_of(tmp_path) == ("nfs", True)
+    assert fs.choose_flush(tmp_path).mode == "fsync"
+
+
+def test_the_store_uses_the_fitting_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = FileStore(tmp_path / "local")
+    assert (store.flush_mode, store.commit.per_file) == ("syncfs", False)
+    store.close()
+    monkeypatch.setattr(fs, "file_system_of", lambda root: ("nfs4", True))
+    store = FileStore(tmp_path / "nfs")
+    assert (store.flush_mode, store.commit.per_file) == ("fsync", True)
+    store.close()
+    with pytest.raises(fs.UnsafeFlush):
+        FileStore(tmp_path / "nfs", flush="syncfs")
+    FileStore(tmp_path / "nfs", flush="syncfs", force_flush=True).close()
+
+
+def test_check_config_reports_and_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(tmp_path / "root")
+    assert main(["check-config", "--root", root, "--flush", "journal"]) == 0
+    assert "ok: flush=journal (as asked, on " in capsys.readouterr().out
+    monkeypatch.setattr(fs, "file_system_of", lambda root: ("fuse.glusterfs", True))
+    assert main(["check-config", "--root", root]) == 0
+    assert "ok: flush=fsync (chosen for fuse.glusterfs, a network/FUSE file system)" in capsys.readouterr().out
+    assert main(["check-config", "--root", root, "--flush", "syncfs"]) == 2
+    assert "FAILED: --flush syncfs refused: the root" in capsys.readouterr().out
+    assert main(["check-config", "--root", root, "--flush", "syncfs", "--force-flush"]) == 0
+
+
+def test_serve_refuses_an_unsafe_flush_before_starting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(fs, "file_system_of", lambda root: ("nfs4", True))
+    assert main(["serve", "--root", str(tmp_path / "root"), "--flush", "journal", "--port", "1"]) == 2
+    assert "--flush journal refused" in capsys.readouterr().err
