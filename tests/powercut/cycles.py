@@ -56,6 +56,7 @@ class Tally:
     move_wrong: int = 0
     journal_left: int = 0
     fsck_problems: int = 0
+    moved_came_back: int = 0
     quarantined: int = 0
     journal_files_replayed: int = 0
     pending_blocks: int = 0
@@ -67,10 +68,15 @@ class Tally:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
-    def failures(self, *, flushing: bool = True) -> dict[str, int]:
+    def failures(self, flush: str) -> dict[str, int]:
         names = [f.name for f in fields(self)]
         bad = names[names.index("lost"):names.index("quarantined")]
-        if not flushing:
+        if flush == "journal":
+            # the replay writes back a journaled message it cannot find, and a message moved away in
+            # the last seconds before the cut is not in its queue any more: it comes back once
+            # (documented; at-least-once allows it)
+            bad.remove("moved_came_back")
+        if flush == "none":
             bad = ["corrupt_delivered", "fsck_problems"]  # it loses and repeats; nothing torn reaches a reader
         return {n: getattr(self, n) for n in bad if getattr(self, n)}
 
@@ -187,14 +193,16 @@ def verify(cycle: int, logs: Path, result: dict[str, object], *, flushing: bool 
         if int(n) <= last.get(group, -1):
             t.fifo_out_of_order += 1
         last[group] = int(n)
-    # the move: every prefilled message in exactly one of the two queues, a started move complete
-    tags = Counter(tag for _i, tag in found["mvsrc"] + found["mvdst"])
-    t.lost += sum(1 for tag in sent["mvsrc"].values() if tags[tag] == 0)
-    t.duplicates += sum(n - 1 for n in tags.values() if n > 1)
+    # the move: every prefilled message in one of the two queues, once in each at most; a started
+    # move complete with every message it moved in the destination, nothing else left in the source
+    src, dst = (Counter(tag for _i, tag in found[name]) for name in ("mvsrc", "mvdst"))
+    t.lost += sum(1 for tag in sent["mvsrc"].values() if src[tag] + dst[tag] == 0)
+    t.duplicates += sum(n - 1 for n in (src + dst).values() if n > 1) - sum(1 for tag in src if dst[tag])
+    t.moved_came_back += sum(1 for tag in src if dst[tag])
     moves = result.get("moves") or []
     assert isinstance(moves, list)
     for mv in moves:
-        if mv["state"] != "COMPLETE" or mv["moved"] != len(found["mvdst"]) or found["mvsrc"]:
+        if mv["state"] != "COMPLETE" or mv["moved"] != len(found["mvdst"]) or any(not dst[tag] for tag in src):
             print(f"cycle {cycle}: move {mv} with {len(found['mvsrc'])} left, {len(found['mvdst'])} moved")
             t.move_wrong += 1
     for key in ("corrupt_delivered", "dedup_not_collapsed", "fifo_dedup_forgotten", "quarantined"):
