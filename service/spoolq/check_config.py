@@ -118,7 +118,7 @@ def run_check_config(args: argparse.Namespace) -> int:
 def checks(settings: Settings) -> Iterator[Check]:
     """Every check of ``settings``, in order; stop reading at the first failed one."""
     yield Check("ok", f"settings (root={settings.root}, listen {settings.host}:{settings.port}, "
-                      f"{settings.workers} workers x {settings.threads} threads, "
+                      f"{settings.workers} workers x {settings.threads} threads, flush={settings.flush or 'auto'}, "
                       f"fsync={'always' if settings.fsync else 'never'})")
     yield flush_check(settings)
     yield from check_config_file(settings)
