@@ -103,8 +103,9 @@ def test_one_line_per_check_on_stdout(tmp_path: Path) -> None:
     done = spoolq("check-config", "--root", str(tmp_path / "root"), "--config", str(config), "--host", "0.0.0.0")
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and done.stderr == ""
-    assert [line.split(":")[0] for line in lines] == ["ok"] * 5, lines
-    assert lines[1].startswith(f"ok: config {config}") and "ok: root" in lines[4]
+    assert [line.split(":")[0] for line in lines] == ["ok"] * 6, lines
+    assert lines[1].startswith("ok: flush=syncfs (chosen for ")  # the flush that fits the root's file system
+    assert lines[2].startswith(f"ok: config {config}") and "ok: root" in lines[5]
     assert not list((tmp_path / "root" / "tmp").iterdir())  # the probe file is gone
     failed = spoolq("check-config", "--root", str(tmp_path / "r2"), "--host", "0.0.0.0")
     assert failed.returncode == 2 and failed.stderr == ""
