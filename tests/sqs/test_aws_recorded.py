@@ -379,3 +379,16 @@ def test_deduplication_keeps_the_scope_the_queue_was_created_with(aws_sqs: Any, 
                                                              "FifoThroughputLimit": "perQueue"})
     aws_sqs.send_message(QueueUrl=group, MessageBody="Test3", MessageGroupId="group3", MessageDeduplicationId="same")
     assert bodies(group) == ["Test3"]
+
+
+def test_fifo_queue_attribute_on_set(aws_sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_set_unsupported_attribute_standard, test_set_unsupported_attribute_fifo
+    url = aws_sqs.create_queue(QueueName=qname())["QueueUrl"]
+    for value in ("true", "false"):
+        _expect(_error(lambda v=value: aws_sqs.set_queue_attributes(QueueUrl=url, Attributes={"FifoQueue": v})),
+                aws_sqs, "InvalidAttributeName", "InvalidAttributeName", "Unknown Attribute FifoQueue.")
+    fifo = _fifo(aws_sqs, qname("f"))
+    aws_sqs.set_queue_attributes(QueueUrl=fifo, Attributes={"FifoQueue": "true"})
+    _expect(_error(lambda: aws_sqs.set_queue_attributes(QueueUrl=fifo, Attributes={"FifoQueue": "false"})), aws_sqs,
+            "InvalidAttributeValue", "InvalidAttributeValue",
+            "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.")

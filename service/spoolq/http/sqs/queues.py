@@ -159,7 +159,8 @@ def set_queue_attributes(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     attrs = string_map(p, "Attributes")
     info = env.queue(store_name)
     for name in attrs:
-        if name not in attributes.SETTABLE or name == "FifoQueue":
+        if name not in attributes.SETTABLE or (name == "FifoQueue" and info.kind is not QueueKind.FIFO):
+            # a FIFO queue takes FifoQueue=true and refuses false (recorded: test_set_unsupported_attribute_fifo)
             raise InvalidAttributeName(name)
     config = attributes.apply(attrs, info.config, info.kind, store_name, env.queue)
     if info.kind is QueueKind.FIFO:
