@@ -157,6 +157,29 @@ def test_long_polls_waiting_and_move_progress(client: FlaskClient, file_store: F
         file_store.cancel_move(ref)
 
 
+def test_per_queue_waiting_polls_and_the_latest_poll(client: FlaskClient) -> None:
+    """Who is consuming a queue: its waiting long polls, and when it was last polled (an empty
+    poll counts; a queue nobody polled has no such sample)."""
+    client.post("/queue/1/busy/send", json={"n": 1})
+    t = threading.Thread(target=lambda: client.application.test_client(use_cookies=False).get(
+        "/queue/1/idle/poll?wait=1.5"))
+    started = time.time()
+    t.start()
+    time.sleep(0.4)
+    m = scrape(client)
+    assert value(m, "spoolq_queue_polls_waiting", queue="idle", door="queue") == 1
+    assert value(m, "spoolq_queue_polls_waiting", queue="busy") == 0
+    t.join()
+    m = scrape(client)
+    assert value(m, "spoolq_queue_polls_waiting", queue="idle", door="queue") == 0
+    assert started <= value(m, "spoolq_queue_last_poll_time_seconds", queue="idle", door="queue") <= time.time()
+    assert not [lab for lab, _v in m.get("spoolq_queue_last_poll_time_seconds", []) if lab["queue"] == "busy"]
+    sqs(client, "CreateQueue", {"QueueName": "jobs"})
+    sqs(client, "ReceiveMessage", {"QueueUrl": "http://localhost/123456789012/jobs"})
+    assert value(scrape(client), "spoolq_queue_last_poll_time_seconds", queue="sqs:123456789012:us-east-1:jobs",
+                 door="sqs") >= started
+
+
 def test_flush_histograms(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "root", node_id="flush", fsync=True)
     try:

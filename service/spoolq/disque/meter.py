@@ -16,7 +16,8 @@ workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.http.metri
   (:class:`spoolq.http.instrumented.InstrumentedStore` with ``door="disque"``): ADDJOB as
   ``send``, jobs GETJOB delivered as ``poll``, ACKJOB / FASTACK / DELJOB removals as ``ack``,
   also per store queue (``disque:<name>``);
-* a GETJOB blocked waiting for jobs counts in ``spoolq_long_polls_waiting{door="disque"}``.
+* a GETJOB blocked waiting for jobs counts in ``spoolq_long_polls_waiting{door="disque"}`` and in
+  ``spoolq_queue_polls_waiting{queue,door="disque"}`` of each queue it waits on.
 
 A connection's protocol error (answered, then the connection closed) is not a command and is
 not counted.
@@ -61,9 +62,9 @@ class CommandMeter:
         else:
             self.metrics.command(DOOR, label, "auth" if reply.code in AUTH_CODES else "error", seconds)
 
-    def waiting(self) -> Any:
-        """Context manager: one GETJOB blocked while it runs."""
-        return self.metrics.waiting(DOOR)
+    def waiting(self, queues: Iterable[str] = ()) -> Any:
+        """Context manager: one GETJOB blocked on ``queues`` (store names) while it runs."""
+        return self.metrics.waiting(DOOR, queues)
 
 
 def counted_store(store: FileStore, metrics: Metrics) -> FileStore:

@@ -254,7 +254,7 @@ class Door:
                                   opts.timeout_ms / 1000 if opts.timeout_ms else None)
         session.waiter = w
         try:
-            with self.meter.waiting():
+            with self.meter.waiting(opts.queues):
                 got = await w.future
         finally:
             session.waiter = None

@@ -6,7 +6,9 @@
   ``spoolq_queue_messages_total{queue, operation="send"}``, counted once the store returned;
 * ``poll``: the same with ``operation="poll"`` for the messages delivered, and while a poll with
   ``wait > 0`` runs (or is parked, see :mod:`spoolq.http.parking`, which this wrapper
-  implements for the doors) it counts in ``spoolq_long_polls_waiting{door}``;
+  implements for the doors) it counts in ``spoolq_long_polls_waiting{door}`` and
+  ``spoolq_queue_polls_waiting{queue,door}``; every poll sets the queue's
+  ``spoolq_queue_last_poll_time_seconds{queue,door}``;
 * ``ack``: ``operation="ack"``, the acknowledgements that removed a message.
 
 The door is the one the current HTTP request belongs to (``/queue/1``, ``/dedupq/1``, ``/mq``,
@@ -89,10 +91,12 @@ class InstrumentedStore:
         if slot is not None and slot.can_park:
             deliveries = self._poll_or_park(slot, door, queue, limit, claim_ttl, wait)
         elif wait > 0:
-            with self._metrics.waiting(door):
+            self._metrics.polled(door, queue)
+            with self._metrics.waiting(door, (queue,)):
                 deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
         else:
             deliveries = self._store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
+        self._metrics.polled(door, queue)
         self._metrics.messages(door, "poll", len(deliveries), queue)
         return deliveries
 
@@ -107,9 +111,7 @@ class InstrumentedStore:
         slot.full = len(deliveries) >= limit
         if not deliveries and slot.remaining() > 0:
             if slot.on_done is None:  # counted as waiting from its first park until answered
-                gauge = self._metrics.polls_waiting.labels(door)
-                gauge.inc()
-                slot.on_done = gauge.dec
+                slot.on_done = self._metrics.start_waiting(door, (queue,))
             slot.park(key, seen, self._store.watcher, rescan)
         return deliveries
 

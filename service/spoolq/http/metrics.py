@@ -26,6 +26,13 @@ Counted as they happen (every worker):
 ``spoolq_long_polls_waiting{door}``
     polls currently waiting for a message (summed over live workers), blocked GETJOBs included;
     every door that long-polls shows it from the start, at 0 (:meth:`Metrics.long_poll_doors`).
+``spoolq_queue_polls_waiting{queue,door}``
+    the same per store queue (a GETJOB blocked on several queues counts in each): who is
+    consuming a queue right now (the console's "consumers").
+``spoolq_queue_last_poll_time_seconds{queue,door}``
+    Unix time of the latest poll of a queue through a door, empty polls included (a waiting long
+    poll polls again when it wakes, at least once a second): the newest of every process's
+    (``max``), kept after a worker exits. Counted in the process and published with the counters.
 
 Computed at scrape time from the store (:mod:`spoolq.http.store_metrics`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
@@ -55,12 +62,13 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import contextlib
 import glob
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -92,6 +100,8 @@ class _Pending:
         self._counts: dict[tuple[Any, tuple[str, ...]], float] = {}
         #: (metric, labels) -> [count in each bucket (the last one +Inf)..., sum]
         self._hists: dict[tuple[Any, tuple[str, ...]], list[float]] = {}
+        #: (gauge, labels) -> the latest value to set it to
+        self._latest: dict[tuple[Any, tuple[str, ...]], float] = {}
 
     def count(self, metric: Any, labels: tuple[str, ...], n: float = 1) -> bool:
         """Add ``n``; whether this label set is new to this process."""
@@ -122,11 +132,19 @@ class _Pending:
             slots[-1] += value
             return self._first(key)
 
-    def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]]]:
+    def latest(self, metric: Any, labels: tuple[str, ...], value: float) -> bool:
+        """Set a gauge to ``value`` at the next publication; whether this label set is new."""
+        key = (metric, labels)
         with self._lock:
-            counts, hists = self._counts, self._hists
-            self._counts, self._hists = {}, {}
-        return counts, hists
+            self._latest[key] = value
+            return self._first(key)
+
+    def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]],
+                            dict[tuple[Any, tuple[str, ...]], float]]:
+        with self._lock:
+            counts, hists, latest = self._counts, self._hists, self._latest
+            self._counts, self._hists, self._latest = {}, {}, {}
+        return counts, hists, latest
 
 
 #: bytes of a prometheus-client value file's header (4 bytes "used", 4 of padding)
@@ -178,6 +196,11 @@ class Metrics:
                                      buckets=_BATCH_BUCKETS, registry=reg)
         self.polls_waiting = Gauge("spoolq_long_polls_waiting", "Polls waiting for a message",
                                    ["door"], registry=reg, multiprocess_mode="livesum")
+        self.queue_polls_waiting = Gauge("spoolq_queue_polls_waiting", "Polls waiting for a message, per queue",
+                                         ["queue", "door"], registry=reg, multiprocess_mode="livesum")
+        self.queue_last_poll = Gauge("spoolq_queue_last_poll_time_seconds",
+                                     "Unix time of the latest poll of the queue (empty polls too)",
+                                     ["queue", "door"], registry=reg, multiprocess_mode="max")
         #: collectors computed at scrape time (added by create_app: per-queue gauges, moves)
         self.scrape_collectors: list[Any] = []
         self._pending = _Pending()
@@ -206,6 +229,11 @@ class Metrics:
             new |= pending.count(self.queue_messages, (queue, operation), n)
         self._counted(new)
 
+    def polled(self, door: str, queue: str) -> None:
+        """A poll of ``queue`` through ``door`` (found something or not): its time is the queue's
+        latest poll (``spoolq_queue_last_poll_time_seconds``)."""
+        self._counted(self._pending.latest(self.queue_last_poll, (queue, door), time.time()))
+
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
         ``command`` and ``result`` come from a closed set the door defines (never a client's word)."""
@@ -233,9 +261,11 @@ class Metrics:
     def publish(self) -> None:
         """Add every pending count and observation to the Prometheus metrics (see the module doc)."""
         with self._publishing:
-            counts, hists = self._pending.take()
+            counts, hists, latest = self._pending.take()
             for (metric, labels), n in counts.items():
                 (metric.labels(*labels) if labels else metric).inc(n)
+            for (metric, labels), value in latest.items():
+                metric.labels(*labels).set(value)
             for (metric, labels), slots in hists.items():
                 child = metric.labels(*labels) if labels else metric
                 # prometheus-client keeps one value per bucket (non-cumulative) and the sum; add to
@@ -278,9 +308,25 @@ class Metrics:
         for door in doors:
             self.polls_waiting.labels(door)
 
-    def waiting(self, door: str) -> Any:
-        """A context manager counting one poll as waiting while it runs."""
-        return self.polls_waiting.labels(door).track_inprogress()
+    @contextlib.contextmanager
+    def waiting(self, door: str, queues: Iterable[str] = ()) -> Iterator[None]:
+        """Count one poll as waiting while the block runs, for the door and for each of ``queues``."""
+        done = self.start_waiting(door, queues)
+        try:
+            yield
+        finally:
+            done()
+
+    def start_waiting(self, door: str, queues: Iterable[str] = ()) -> Callable[[], None]:
+        """Count one poll as waiting from now; returns what ends it (call it once)."""
+        gauges = [self.polls_waiting.labels(door), *(self.queue_polls_waiting.labels(q, door) for q in set(queues))]
+        for g in gauges:
+            g.inc()
+
+        def done() -> None:
+            for g in gauges:
+                g.dec()
+        return done
 
     def _registry(self) -> CollectorRegistry:
         if self.directory is not None:

@@ -54,8 +54,8 @@ class ConsoleViews(ConsoleApi):
         snap = self.services.overview.snapshot(LIST_MAX_AGE)
         if snap.error is not None:
             raise ConsoleError(503, snap.error)
-        totals = self.totals()
-        rows = [self.row(r, snap.queues, totals, who) for r in snap.queues.values()
+        totals, consumers = self.totals(), self.consumers()
+        rows = [self.row(r, snap.queues, totals, who, consumers) for r in snap.queues.values()
                 if who.can("get_status", permission_name(r.store_name))]
         rows.sort(key=lambda r: (r["name"], r["door"], r["store_name"]))
         return json_response({"queues": rows, "moves": self.visible_moves(who), "time": time.time()},
@@ -74,7 +74,7 @@ class ConsoleViews(ConsoleApi):
                                if r.config.dead_letter is not None and r.config.dead_letter.queue == name))
         row = QueueRow(name, door, shown, info.kind.value, c.ready, c.claimed, c.delayed, c.exact, oldest,
                        info.config, sources)
-        out = self.row(row, snap.queues, self.totals(), who)
+        out = self.row(row, snap.queues, self.totals(), who, self.consumers())
         cfg = info.config
         out.update(settings={
             "visibility_timeout": cfg.claim_ttl, "delay": cfg.delay, "retention": cfg.retention,

@@ -96,9 +96,31 @@ class ConsoleApi:
             out.setdefault(labels["queue"], {})[labels["operation"]] = value
         return out
 
+    def consumers(self) -> dict[str, list[dict[str, Any]]]:
+        """Per store queue, per door: polls waiting now and the latest poll (from the metrics, so
+        every worker and the Disque listener are counted)."""
+        metrics = self.services.metrics
+        by: dict[tuple[str, str], dict[str, Any]] = {}
+        for labels, value in metrics.samples("spoolq_queue_polls_waiting"):
+            if value > 0:
+                by.setdefault((labels["queue"], labels["door"]), {})["waiting"] = int(value)
+        for labels, value in metrics.samples("spoolq_queue_last_poll_time_seconds"):
+            if value > 0:
+                by.setdefault((labels["queue"], labels["door"]), {})["last_poll_at"] = value
+        now = time.time()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for (queue, door), seen in sorted(by.items()):
+            last = seen.get("last_poll_at")
+            out.setdefault(queue, []).append({
+                "door": door, "waiting": seen.get("waiting", 0), "last_poll_at": last,
+                "last_poll_age": None if last is None else round(max(0.0, now - last), 3)})
+        return out
+
     def row(self, row: QueueRow, rows: Mapping[str, QueueRow], totals: Mapping[str, Mapping[str, float]],
-            who: Principal) -> dict[str, Any]:
+            who: Principal, consumers: Mapping[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
         t = totals.get(row.store_name, {})
+        doors = list((consumers or {}).get(row.store_name, []))
+        ages = [d["last_poll_age"] for d in doors if d["last_poll_age"] is not None]
         dlq = row.config.dead_letter
         dead = None
         if dlq is not None:
@@ -110,6 +132,8 @@ class ConsoleApi:
                 "oldest_age": round(row.oldest_age(time.time()), 3), "dead_letter": dead,
                 "dead_letter_sources": list(row.dead_letter_sources),
                 "totals": {k: t.get(k, 0.0) for k in ("send", "poll", "ack")},
+                "consumers": {"waiting": sum(d["waiting"] for d in doors),
+                              "last_poll_age": min(ages) if ages else None, "doors": doors},
                 "can": self.can(who, row.store_name)}
 
     def move_json(self, m: MoveStatus) -> dict[str, Any]:

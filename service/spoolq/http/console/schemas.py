@@ -38,6 +38,21 @@ class ConsoleDeadLetterSchema(Schema):
     messages = fields.Integer(required=True, metadata={"description": "ready + delayed in the dead-letter queue"})
 
 
+class ConsoleDoorConsumersSchema(Schema):
+    door = fields.String(required=True, metadata={"description": "http door or disque"})
+    waiting = fields.Integer(required=True, metadata={"description": "long polls (blocked GETJOBs) waiting now"})
+    last_poll_at = fields.Float(required=True, allow_none=True, metadata={"description": "Unix time"})
+    last_poll_age = fields.Float(required=True, allow_none=True, metadata={"description": "seconds ago"})
+
+
+class ConsoleConsumersSchema(Schema):
+    waiting = fields.Integer(required=True, metadata={
+        "description": "polls waiting on the queue now: HTTP long polls and blocked Disque GETJOBs"})
+    last_poll_age = fields.Float(required=True, allow_none=True, metadata={
+        "description": "seconds since the latest poll through any door (empty polls too); null: none since the service started"})
+    doors = fields.List(fields.Nested(ConsoleDoorConsumersSchema), required=True)
+
+
 class ConsoleQueueRowSchema(Schema):
     store_name = fields.String(required=True, metadata={"description": "the name in the store (unique)"})
     door = fields.String(required=True, validate=validate.OneOf(DOORS))
@@ -52,6 +67,7 @@ class ConsoleQueueRowSchema(Schema):
     dead_letter_sources = fields.List(fields.String(), required=True)
     totals = fields.Nested(ConsoleTotalsSchema, required=True,
                            metadata={"description": "messages sent / delivered / acked since the service started"})
+    consumers = fields.Nested(ConsoleConsumersSchema, required=True, metadata={"description": "who is consuming"})
     can = fields.Nested(ConsoleCanSchema, required=True)
 
 

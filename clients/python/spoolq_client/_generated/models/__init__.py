@@ -4,6 +4,7 @@ from .ack_partitioned import AckPartitioned
 from .claim_count_partitioned import ClaimCountPartitioned
 from .console_can import ConsoleCan
 from .console_confirm_body import ConsoleConfirmBody
+from .console_consumers import ConsoleConsumers
 from .console_create_body import ConsoleCreateBody
 from .console_create_body_door import ConsoleCreateBodyDoor
 from .console_created import ConsoleCreated
@@ -13,6 +14,7 @@ from .console_dead_letter import ConsoleDeadLetter
 from .console_delete_empty import ConsoleDeleteEmpty
 from .console_delete_empty_body import ConsoleDeleteEmptyBody
 from .console_done import ConsoleDone
+from .console_door_consumers import ConsoleDoorConsumers
 from .console_error import ConsoleError
 from .console_move import ConsoleMove
 from .console_move_body import ConsoleMoveBody
@@ -106,6 +108,7 @@ __all__ = (
     "ClaimCountPartitioned",
     "ConsoleCan",
     "ConsoleConfirmBody",
+    "ConsoleConsumers",
     "ConsoleCreateBody",
     "ConsoleCreateBodyDoor",
     "ConsoleCreated",
@@ -115,6 +118,7 @@ __all__ = (
     "ConsoleDeleteEmpty",
     "ConsoleDeleteEmptyBody",
     "ConsoleDone",
+    "ConsoleDoorConsumers",
     "ConsoleError",
     "ConsoleMove",
     "ConsoleMoveBody",

@@ -16,6 +16,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.console_can import ConsoleCan
+  from ..models.console_consumers import ConsoleConsumers
   from ..models.console_dead_letter import ConsoleDeadLetter
   from ..models.console_move import ConsoleMove
   from ..models.console_queue_detail_dead_letter_type_0_type_0 import ConsoleQueueDetailDeadLetterType0Type0
@@ -47,6 +48,7 @@ class ConsoleQueueDetail:
             dead_letter (ConsoleDeadLetter | ConsoleQueueDetailDeadLetterType0Type0 | None):
             dead_letter_sources (list[str]):
             totals (ConsoleTotals):
+            consumers (ConsoleConsumers):
             can (ConsoleCan):
             settings (ConsoleSettings):
             tags (ConsoleQueueDetailTags):
@@ -66,6 +68,7 @@ class ConsoleQueueDetail:
     dead_letter: ConsoleDeadLetter | ConsoleQueueDetailDeadLetterType0Type0 | None
     dead_letter_sources: list[str]
     totals: ConsoleTotals
+    consumers: ConsoleConsumers
     can: ConsoleCan
     settings: ConsoleSettings
     tags: ConsoleQueueDetailTags
@@ -78,6 +81,7 @@ class ConsoleQueueDetail:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.console_can import ConsoleCan # noqa: PLC0415
+        from ..models.console_consumers import ConsoleConsumers # noqa: PLC0415
         from ..models.console_dead_letter import ConsoleDeadLetter # noqa: PLC0415
         from ..models.console_move import ConsoleMove # noqa: PLC0415
         from ..models.console_queue_detail_dead_letter_type_0_type_0 import ConsoleQueueDetailDeadLetterType0Type0 # noqa: PLC0415
@@ -116,6 +120,8 @@ class ConsoleQueueDetail:
 
         totals = self.totals.to_dict()
 
+        consumers = self.consumers.to_dict()
+
         can = self.can.to_dict()
 
         settings = self.settings.to_dict()
@@ -147,6 +153,7 @@ class ConsoleQueueDetail:
             "dead_letter": dead_letter,
             "dead_letter_sources": dead_letter_sources,
             "totals": totals,
+            "consumers": consumers,
             "can": can,
             "settings": settings,
             "tags": tags,
@@ -161,6 +168,7 @@ class ConsoleQueueDetail:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.console_can import ConsoleCan # noqa: PLC0415
+        from ..models.console_consumers import ConsoleConsumers # noqa: PLC0415
         from ..models.console_dead_letter import ConsoleDeadLetter # noqa: PLC0415
         from ..models.console_move import ConsoleMove # noqa: PLC0415
         from ..models.console_queue_detail_dead_letter_type_0_type_0 import ConsoleQueueDetailDeadLetterType0Type0 # noqa: PLC0415
@@ -228,6 +236,11 @@ class ConsoleQueueDetail:
 
 
 
+        consumers = ConsoleConsumers.from_dict(d.pop("consumers"))
+
+
+
+
         can = ConsoleCan.from_dict(d.pop("can"))
 
 
@@ -268,6 +281,7 @@ class ConsoleQueueDetail:
             dead_letter=dead_letter,
             dead_letter_sources=dead_letter_sources,
             totals=totals,
+            consumers=consumers,
             can=can,
             settings=settings,
             tags=tags,

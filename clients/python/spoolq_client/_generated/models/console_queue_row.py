@@ -16,6 +16,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.console_can import ConsoleCan
+  from ..models.console_consumers import ConsoleConsumers
   from ..models.console_dead_letter import ConsoleDeadLetter
   from ..models.console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0
   from ..models.console_totals import ConsoleTotals
@@ -44,6 +45,7 @@ class ConsoleQueueRow:
             dead_letter (ConsoleDeadLetter | ConsoleQueueRowDeadLetterType0Type0 | None):
             dead_letter_sources (list[str]):
             totals (ConsoleTotals):
+            consumers (ConsoleConsumers):
             can (ConsoleCan):
      """
 
@@ -59,6 +61,7 @@ class ConsoleQueueRow:
     dead_letter: ConsoleDeadLetter | ConsoleQueueRowDeadLetterType0Type0 | None
     dead_letter_sources: list[str]
     totals: ConsoleTotals
+    consumers: ConsoleConsumers
     can: ConsoleCan
 
 
@@ -67,6 +70,7 @@ class ConsoleQueueRow:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.console_can import ConsoleCan # noqa: PLC0415
+        from ..models.console_consumers import ConsoleConsumers # noqa: PLC0415
         from ..models.console_dead_letter import ConsoleDeadLetter # noqa: PLC0415
         from ..models.console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0 # noqa: PLC0415
         from ..models.console_totals import ConsoleTotals # noqa: PLC0415
@@ -102,6 +106,8 @@ class ConsoleQueueRow:
 
         totals = self.totals.to_dict()
 
+        consumers = self.consumers.to_dict()
+
         can = self.can.to_dict()
 
 
@@ -120,6 +126,7 @@ class ConsoleQueueRow:
             "dead_letter": dead_letter,
             "dead_letter_sources": dead_letter_sources,
             "totals": totals,
+            "consumers": consumers,
             "can": can,
         })
 
@@ -130,6 +137,7 @@ class ConsoleQueueRow:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.console_can import ConsoleCan # noqa: PLC0415
+        from ..models.console_consumers import ConsoleConsumers # noqa: PLC0415
         from ..models.console_dead_letter import ConsoleDeadLetter # noqa: PLC0415
         from ..models.console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0 # noqa: PLC0415
         from ..models.console_totals import ConsoleTotals # noqa: PLC0415
@@ -194,6 +202,11 @@ class ConsoleQueueRow:
 
 
 
+        consumers = ConsoleConsumers.from_dict(d.pop("consumers"))
+
+
+
+
         can = ConsoleCan.from_dict(d.pop("can"))
 
 
@@ -212,6 +225,7 @@ class ConsoleQueueRow:
             dead_letter=dead_letter,
             dead_letter_sources=dead_letter_sources,
             totals=totals,
+            consumers=consumers,
             can=can,
         )
 

@@ -7,7 +7,7 @@ const KEY_STORE = "spoolq.apiKey";
 const REFRESH_MS = 2000;
 const HISTORY = 60; // points per sparkline (two minutes at 2 s)
 const DOORS = ["queue", "dedupq", "sqs", "mq", "disque"];
-const DOOR_LABEL = { queue: "EmoDB", dedupq: "EmoDB dedup", sqs: "SQS", mq: "MQ", disque: "Disque" };
+const DOOR_LABEL = { queue: "EmoDB", dedupq: "EmoDB dedup", sqs: "SQS", mq: "MQ", disque: "Disque", service: "console" };
 
 const state = {
   sort: { key: "name", asc: true }, filter: "", door: "all",
@@ -40,6 +40,14 @@ function fmtDuration(s) { return s >= 86400 && s % 86400 === 0 ? `${s / 86400} d
 const fmtTime = (t) => new Date(t * 1000).toLocaleString();
 const doorBadge = (d) => `<span class="badge door-${esc(d)}" data-door="${esc(d)}">${esc(DOOR_LABEL[d] || d)}</span>`;
 const queueHref = (name) => `#/queue/${encodeURIComponent(name)}`;
+const fmtAgo = (s) => s == null ? "never" : s < 1 ? "just now" : `${fmtAge(s)} ago`;
+
+// Who is consuming: polls waiting now (HTTP long polls, blocked Disque GETJOBs) and the latest poll.
+function consumersCell(c) {
+  const waiting = c.waiting ? `<span class="waiting" title="polls waiting for a message now"><i></i>${fmtInt(c.waiting)} waiting</span>` : "";
+  const last = c.last_poll_age == null ? '<span class="zero">no polls</span>' : `<small class="muted">polled ${fmtAgo(c.last_poll_age)}</small>`;
+  return `<div class="consumers">${waiting}${last}</div>`;
+}
 
 function toast(text, bad = false) {
   const el = document.createElement("div");
@@ -74,7 +82,7 @@ async function api(path, { method = "GET", body } = {}) {
 
 // --- sparklines (inline SVG) ------------------------------------------------------------------
 
-function sparkline(values, color, w = 96, h = 26) {
+function sparkline(values, color, w = 72, h = 26) {
   const pts = values.length ? values : [0];
   const max = Math.max(...pts, 1e-9);
   const step = pts.length > 1 ? w / (HISTORY - 1) : 0;

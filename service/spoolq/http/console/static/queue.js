@@ -47,8 +47,11 @@ function renderQueue(q, messages) {
       ${statTile("Dead-lettered", dead == null ? "–" : fmtInt(dead), dead ? "bad" : "")}
       ${statTile("Oldest", fmtAge(q.oldest_age))}
     </div>
-    <div class="card" style="margin-bottom:16px"><h3>Rates</h3><div class="body bigrates">
-      ${bigRate("send", "Sent", "var(--send)")}${bigRate("poll", "Received", "var(--recv)")}${bigRate("ack", "Acknowledged", "var(--ack)")}</div></div>
+    <div class="grid rates-row">
+      <div class="card"><h3>Rates</h3><div class="body bigrates">
+        ${bigRate("send", "Sent", "var(--send)")}${bigRate("poll", "Received", "var(--recv)")}${bigRate("ack", "Acknowledged", "var(--ack)")}</div></div>
+      <div class="card"><h3>Consumers</h3><div class="body" data-testid="consumers">${consumersTable(q.consumers)}</div></div>
+    </div>
     <div class="grid cols-2">
       <div class="grid">
         ${settingsCardHtml(q)}
@@ -101,6 +104,16 @@ function renderQueue(q, messages) {
 
 // What the Messages card shows: the last peek or receive, and what was done to each message since
 // (kept across refreshes until the user leaves the queue).
+function consumersTable(c) {
+  if (!c.doors.length) return '<p class="muted" data-testid="no-consumers">Nobody has polled this queue since the service started.</p>';
+  const what = (door) => door === "disque" ? "blocked GETJOBs" : "long polls";
+  return `<table class="compact"><thead><tr><th>Door</th><th class="num">Waiting now</th><th class="num">Last poll</th></tr></thead><tbody>
+    ${c.doors.map((d) => `<tr data-testid="consumer-door" data-door="${esc(d.door)}"><td>${d.door === "service" ? "console" : doorBadge(d.door)}</td>
+      <td class="num" data-col="waiting">${d.waiting ? `<span class="waiting"><i></i>${fmtInt(d.waiting)} ${what(d.door)}</span>` : '<span class="zero">0</span>'}</td>
+      <td class="num" data-col="last-poll" title="${d.last_poll_at ? fmtTime(d.last_poll_at) : ""}">${fmtAgo(d.last_poll_age)}</td></tr>`).join("")}</tbody></table>
+    <p class="hint">A waiting poll polls again when a message comes, and at least once a second.</p>`;
+}
+
 function messagesHtml(shown, canPoll) {
   if (!shown) return "";
   if (!shown.list.length) return `<p class="muted" data-testid="no-messages">${shown.kind === "receive" ? "No message to receive right now." : "The queue has no messages to show."}</p>`;

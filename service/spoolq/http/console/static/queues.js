@@ -5,12 +5,13 @@
 
 const COLUMNS = [
   ["name", "Queue", false], ["ready", "Ready", true], ["claimed", "Claimed", true], ["delayed", "Delayed", true],
-  ["dead", "Dead-lettered", true], ["oldest_age", "Oldest", true], ["send", "Sent/s", true],
+  ["dead", "Dead-lettered", true], ["oldest_age", "Oldest", true], ["consumers", "Consumers", true], ["send", "Sent/s", true],
   ["poll", "Received/s", true], ["ack", "Acked/s", true],
 ];
 function sortValue(q, key) {
   if (["send", "poll", "ack"].includes(key)) return rateOf(q.store_name, key);
   if (key === "dead") return q.dead_letter ? q.dead_letter.messages : -1;
+  if (key === "consumers") return q.consumers.waiting * 1e9 - (q.consumers.last_poll_age ?? 1e9);
   return q[key];
 }
 
@@ -39,6 +40,7 @@ function renderQueues() {
       <td class="num" data-col="delayed">${fmtInt(q.delayed)}</td>
       <td class="num" data-col="dead">${q.dead_letter ? `<span class="${q.dead_letter.messages ? "dead" : "zero"}">${fmtInt(q.dead_letter.messages)}</span>` : '<span class="zero">–</span>'}</td>
       <td class="num">${fmtAge(q.oldest_age)}</td>
+      <td class="num" data-col="consumers">${consumersCell(q.consumers)}</td>
       <td class="num">${rateCell(q.store_name, "send", "var(--send)")}</td>
       <td class="num">${rateCell(q.store_name, "poll", "var(--recv)")}</td>
       <td class="num">${rateCell(q.store_name, "ack", "var(--ack)")}</td>
