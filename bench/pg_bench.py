@@ -308,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="which groups to run: enqueue (with the floor cells), batch, consume")
     ap.add_argument("--compare", default=None,
                     help="another checkout's service/ dir: its store's syncfs cells run next to this one's")
-    ap.add_argument("--settle", type=float, default=1.0, help="pause after each cell's data is deleted")
+    ap.add_argument("--delete-each", action="store_true",
+                    help="delete each cell's data right after it (default: all at the end, so no cell pays for "
+                         "another's delete)")
+    ap.add_argument("--settle", type=float, default=1.0, help="with --delete-each: pause after each delete")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--one-cell", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -332,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         rate = _compare_cell(service, kind, p, procs, args.seconds) if service else cell(kind, p, procs, args.seconds)
         w1, span = disk_writes(work), time.monotonic() - t0
         rows.setdefault(name, []).append(rate)
-        if "root" in p:  # deleted now, and settled, so the next cell does not pay for it (discard)
+        if args.delete_each and "root" in p:  # deleted now, and settled (a delete on a discard mount is slow)
             shutil.rmtree(p["root"], ignore_errors=True)
             os.sync()
             time.sleep(args.settle)
@@ -365,38 +368,55 @@ def main(argv: list[str] | None = None) -> int:
         return {"pg": pg.conninfo}
 
     flushes = ("syncfs", "journal", "fsync")
+    Cell = tuple[str, str, int, Callable[[], dict[str, Any]], "str | None"]
+
+    def group_cells() -> list[list[Cell]]:
+        """The cells of one run, in groups; within a group the order turns by one each run, so no
+        cell always follows the same neighbour (a cell after another's writeback or delete pays
+        for it on a busy disk)."""
+        groups: list[list[Cell]] = []
+        c = args.consumers
+        for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
+            g: list[Cell] = [(f"enqueue {n}: PostgreSQL INSERT", "pg-insert", n, pg_fresh, None)]
+            for f in flushes:
+                g.append((f"enqueue {n}: store --flush {f}", f"store-flush-{f}", n, store_root, None))
+                g.append((f"enqueue {n}: floor tmpfile-{f} (made in place)", f"file-tmpfile-{f}", n, store_root,
+                          None))
+                g.append((f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root, None))
+            if args.compare:
+                g.append((f"enqueue {n}: compared store --flush syncfs", "store-flush-syncfs", n, store_root,
+                          args.compare))
+            groups.append(g)
+        if "batch" in args.cells:
+            threaded = lambda: store_root(threads=args.threads)  # noqa: E731
+            g = [(f"batch of {BATCH}, 8: store send_batch", "store-batch", 8, store_root, None),
+                 (f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8, pg_fresh, None),
+                 (f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}", f"file-tmpfile-syncfs-b{BATCH}", 8,
+                  store_root, None),
+                 (f"coalesced, 8 x {args.threads} threads: store send", "store-flush-syncfs", 8, threaded, None)]
+            if args.compare:
+                g.append((f"coalesced, 8 x {args.threads} threads: compared store send", "store-flush-syncfs", 8,
+                          threaded, args.compare))
+            groups.append(g)
+        if "consume" in args.cells:
+            filled = lambda: store_root(args.fill)  # noqa: E731
+            g = [(f"poll+ack batch {BATCH}, {c}: store", "store-consume", c, filled, None),
+                 (f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED", "pg-consume", c,
+                  lambda: pg_fresh(args.fill), None),
+                 (f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", "floor-consume", c, filled,
+                  None)]
+            if args.compare:
+                g.append((f"poll+ack batch {BATCH}, {c}: compared store", "store-consume", c, filled, args.compare))
+            groups.append(g)
+        return groups
+
     try:
         for run in range(args.runs):
             loads.append(load())
-            for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
-                measure(f"enqueue {n}: PostgreSQL INSERT", "pg-insert", n, pg_fresh)
-                for f in flushes:
-                    measure(f"enqueue {n}: store --flush {f}", f"store-flush-{f}", n, store_root)
-                    measure(f"enqueue {n}: floor tmpfile-{f} (made in place)", f"file-tmpfile-{f}", n, store_root)
-                    measure(f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root)
-                if args.compare:
-                    measure(f"enqueue {n}: compared store --flush syncfs", "store-flush-syncfs", n, store_root,
-                            service=args.compare)
-            if "batch" in args.cells:
-                measure(f"batch of {BATCH}, 8: store send_batch", "store-batch", 8, store_root)
-                measure(f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8, pg_fresh)
-                measure(f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}", f"file-tmpfile-syncfs-b{BATCH}", 8,
-                        store_root)
-                measure(f"coalesced, 8 x {args.threads} threads: store send", "store-flush-syncfs", 8,
-                        lambda: store_root(threads=args.threads))
-                if args.compare:
-                    measure(f"coalesced, 8 x {args.threads} threads: compared store send", "store-flush-syncfs",
-                            8, lambda: store_root(threads=args.threads), service=args.compare)
-            c = args.consumers
-            if "consume" in args.cells:
-                measure(f"poll+ack batch {BATCH}, {c}: store", "store-consume", c, lambda: store_root(args.fill))
-                measure(f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED", "pg-consume", c,
-                        lambda: pg_fresh(args.fill))
-                measure(f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", "floor-consume", c,
-                        lambda: store_root(args.fill))
-                if args.compare:
-                    measure(f"poll+ack batch {BATCH}, {c}: compared store", "store-consume", c,
-                            lambda: store_root(args.fill), service=args.compare)
+            for g in group_cells():
+                turn = run % len(g)
+                for name, kind, procs, fresh, service in g[turn:] + g[:turn]:
+                    measure(name, kind, procs, fresh, service)
             log(f"run {run + 1}/{args.runs} done")
     finally:
         pg.stop()
