@@ -15,7 +15,8 @@ class CliError(Exception):
         self.code = code
 
 
-_DOOR_SUFFIXES = ("/queue/1", "/dedupq/1", "/mq", "/docs", "/console")
+#: what a URL copied from a curl example or the start banner ends with; /mq or /docs may be a proxy's prefix
+_DOOR_SUFFIXES = ("/queue/1", "/dedupq/1", "/console")
 
 
 def check_url(url: str, source: str) -> None:

@@ -82,7 +82,7 @@ def test_mq_fetch_from_a_queue_that_does_not_exist_is_404_as_an_add_is(server: S
 
 
 def test_service_url_naming_a_door_gets_a_hint_and_sends_nothing(server: Server, q: str) -> None:
-    for suffix in ("/queue/1", "/queue/1/", "/dedupq/1"):
+    for suffix in ("/queue/1", "/queue/1/", "/dedupq/1", "/console/"):
         done = spoolq("send", q, "1", url=server.url + suffix)
         assert done.returncode == 2, done
         assert f"give the service's base URL ({server.url})" in done.stderr, done.stderr
