@@ -22,6 +22,11 @@ REQUESTS = [("POST", "/queue/1/{q}/send", b'{"a":1}'), ("GET", "/queue/1/{q}/pol
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running_server(tmp_path_factory.mktemp("hostile")) as srv:
+        # the root's layout (queues/, trash/, ...) is made when a worker first opens the store, on
+        # its first request that reads or writes queues: do that here, so that the snapshots compare
+        # what hostile requests leave in a data directory in use (a capitalised name is looked up
+        # there: it may be another door's queue)
+        assert _raw(srv, "GET", "/queue/1/warm-up/size", b"", {"X-BV-API-Key": KEY_ALL})[0] == 200
         yield srv
 
 
