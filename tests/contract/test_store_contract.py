@@ -574,10 +574,10 @@ def test_archive_keeps_acknowledged_messages(store: FileStore, clock: FakeClock)
     d = store.poll("arch")[0]
     clock.advance(3)
     store.ack("arch", [d.receipt])
-    q = store._find("arch")
+    q = store.core.find("arch")
     assert q is not None
-    assert compact(store, q, store.now_ms(), force=True) == 1
-    [seg] = segments(store, "arch")
+    assert compact(store.core, q, store.now_ms(), force=True) == 1
+    [seg] = segments(store.core, "arch")
     [rec] = [json.loads(line) for line in Path(seg).read_text().splitlines()]
     assert rec["id"] == sent and rec["body"] == "payload" and rec["receive_count"] == 1
     assert rec["acked_at"] - rec["first_received_at"] == pytest.approx(3, abs=0.01)
@@ -588,7 +588,7 @@ def test_archive_keeps_acknowledged_messages(store: FileStore, clock: FakeClock)
 def test_corrupt_file_is_quarantined_not_delivered(store: FileStore) -> None:
     mid = store.send("q", M(b"good"), create=STD).id
     store.send("q", M(b"also good"))
-    q = store._find("q")
+    q = store.core.find("q")
     assert q is not None
     path = Path(q.ready_dir(std_bucket(id_time_ms(mid)))) / f"{mid}~0~0"
     path.write_bytes(path.read_bytes()[:-2] + b"XX")  # a torn write
@@ -708,7 +708,7 @@ def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
 def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeClock,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A backlog built one message a second: no directory read on poll/size holds > 1000 entries."""
-    from spoolq.store import core, cursor, files, reading
+    from spoolq.store import cursor, files, handle, reading
 
     for i in range(3000):
         store.send("q", M(b"%04d" % i), create=STD)
@@ -721,7 +721,7 @@ def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeCloc
         biggest[0] = max(biggest[0], len(names))
         return names
 
-    for module in (core, cursor, reading):
+    for module in (cursor, handle, reading):
         monkeypatch.setattr(module, "listdir", measuring)
     got = store.poll("q", limit=10)
     assert bodies(got) == [b"%04d" % i for i in range(10)]

@@ -15,6 +15,7 @@ import pytest
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound
 from spoolq.store import FileStore, deleting
+from spoolq.store.core import StoreCore
 from spoolq.store.model import OutgoingMessage, QueueCounts, QueueKind
 from tests.conftest import tree
 
@@ -54,14 +55,14 @@ def test_a_message_that_lands_after_the_check_puts_the_queue_back(real: FileStor
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The check said empty, a send landed before the queue was moved aside: it is put back whole."""
     real.create_queue("q")
-    real_counts = real.counts
+    real_counts = real.reading.counts
 
     def racing_counts(name: str, limit: int | None = None):  # type: ignore[no-untyped-def]
         got = real_counts(name, limit)
         real.send("q", M(b"landed"))
         return got
 
-    monkeypatch.setattr(real, "counts", racing_counts)
+    monkeypatch.setattr(real.reading, "counts", racing_counts)
     with pytest.raises(QueueNotEmpty):
         real.delete_queue("q", if_empty=True)
     monkeypatch.undo()
@@ -75,12 +76,12 @@ def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
     real.send("q", M(b"old"), create=QueueKind.STANDARD)
     (claim,) = real.poll("q", limit=1, claim_ttl=60)
     real.send("q", M(b"ready"))
-    monkeypatch.setattr(real, "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
+    monkeypatch.setattr(real.reading, "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
     settle = deleting.settle
 
-    def send_first(store: FileStore, aside: str) -> bool:
-        store.send("q", M(b"new"), create=QueueKind.STANDARD)  # an EmoDB send makes the queue again
-        return settle(store, aside)
+    def send_first(core: StoreCore, aside: str) -> bool:
+        real.send("q", M(b"new"), create=QueueKind.STANDARD)  # an EmoDB send makes the queue again
+        return settle(core, aside)
 
     monkeypatch.setattr(deleting, "settle", send_first)
     with pytest.raises(QueueNotEmpty):
@@ -98,8 +99,8 @@ def test_a_deletion_cut_off_half_way_is_finished_by_maintenance(real: FileStore)
     for name in ("full", "empty"):
         os.rename(f"{real.queues_dir}/{name}", f"{real.queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
     assert real.list_queues() == []
-    assert deleting.sweep_deleting(real, time.time()) == 0  # young: maybe still in progress
-    assert deleting.sweep_deleting(real, time.time() + deleting.ORPHAN_AGE + 1) == 2
+    assert deleting.sweep_deleting(real.core, time.time()) == 0  # young: maybe still in progress
+    assert deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1) == 2
     assert real.list_queues() == ["full"]
     assert [d.message.body for d in real.poll("full")] == [b"m"]
 
@@ -116,7 +117,7 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
         real.send("q", OutgoingMessage(b"anchor", delay=3600))
         # the check before moving the queue aside sees it empty: every deletion goes all the way
         empty = QueueCounts(0, 0, 0, True)
-        monkeypatch.setattr(real, "counts", lambda *a, **k: empty)
+        monkeypatch.setattr(real.reading, "counts", lambda *a, **k: empty)
     sent: list[str] = []
     got: list[str] = []
     errors: list[BaseException] = []

@@ -112,11 +112,11 @@ def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place
 def test_store_send_to_a_deleted_queue_is_queue_not_found(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("q", QueueKind.STANDARD)
-    q = store._require("q")
+    q = store.core.require("q")
     shutil.rmtree(q.path)  # deleted by another process after the lookup
     with pytest.raises(Exception) as e:
-        store._write(q, [(store._prepare(q, OutgoingMessage(body=b"x"), store.now_ms()),
-                          store._ids.new_id("q", store.now_ms()))])
+        store.sending._write(q, [(store.sending._prepare(q.info, OutgoingMessage(body=b"x"), store.now_ms()),
+                                  store.core.ids.new_id("q", store.now_ms()))])
     assert type(e.value).__name__ == "QueueNotFound"
     assert not Path(q.path).exists()
 
@@ -137,11 +137,11 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 """
     dead = subprocess.run([sys.executable, "-c", child], check=True, capture_output=True, text=True).stdout.strip()
     assert os.listdir(dead)  # the abandoned write
-    assert sweep_tmp(store, time.time()) == 1
+    assert sweep_tmp(store.core, time.time()) == 1
     assert not os.path.exists(dead)
     assert os.path.isdir(mine)
     # a live process's idle directory goes only when old and empty, and comes back on its next send
-    assert sweep_tmp(store, time.time() + TMP_MAX_AGE + 60) == 0
+    assert sweep_tmp(store.core, time.time() + TMP_MAX_AGE + 60) == 0
     assert not os.path.exists(mine)
     store.send("q", OutgoingMessage(body=b"y"))
     assert store.size("q", limit=10) == 2
@@ -151,7 +151,7 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 def test_id_of_a_made_file_parses_and_reads_back(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     sent = store.send("q", OutgoingMessage(body=b"hello"), create=QueueKind.STANDARD)
-    bucket = store._require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
+    bucket = store.core.require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
     assert os.listdir(bucket) == [L.ready_name(sent.id, 0, 0)]
     assert [d.message.body for d in store.poll("q", limit=1, claim_ttl=30)] == [b"hello"]
     store.close()

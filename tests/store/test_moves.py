@@ -28,7 +28,7 @@ def _wait(store: FileStore, ref: str, timeout: float = 20.0) -> MoveState:
 
 
 def _ready_paths(store: FileStore, queue: str) -> list[str]:
-    q = store._require(queue)
+    q = store.core.require(queue)
     return sorted(f"{d}/{n}" for _b, d in q.ready_buckets("") for n in os.listdir(d))
 
 
@@ -54,15 +54,15 @@ def test_takeover_settles_pending_renames_exactly(root: Path) -> None:
             store.send("src", OutgoingMessage(body=f"m{i}".encode()))
         time.sleep(0.002)
         a, b, c, d, e, f = _ready_paths(store, "src")
-        dst = store._require("dst")
-        new = {p: store._ids.new_id("dst", store.now_ms()) for p in (a, b, c, d)}
+        dst = store.core.require("dst")
+        new = {p: store.core.ids.new_id("dst", store.now_ms()) for p in (a, b, c, d)}
         store.transfer(a, dst, {}, new_id=new[a])  # renamed before the crash, still at the destination
         store.transfer(b, dst, {}, new_id=new[b])  # renamed, then received and deleted at the destination
         got = store.poll("dst", limit=10, claim_ttl=30)
         store.ack("dst", [x.receipt for x in got if x.message.id == new[b]])
         store.poll("src", limit=1, claim_ttl=30)  # a consumer of the source took one (not moved)
         claimed = next(p for p in (c, d, e, f) if not os.path.exists(p))
-        pending = [(a, new[a]), (b, new[b]), (claimed, store._ids.new_id("dst", store.now_ms()))]
+        pending = [(a, new[a]), (b, new[b]), (claimed, store.core.ids.new_id("dst", store.now_ms()))]
         pending += [(p, new[p]) for p in (c, d) if p != claimed][:1]  # not renamed yet
         ref = _dead_owner(store, "src", "dst", moved=10, pending=pending)
         assert store.moves.resume_stale(store.now_ms()) == 1

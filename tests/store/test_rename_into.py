@@ -15,8 +15,8 @@ import pytest
 
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
-from spoolq.store.core import WRITE_WINDOW_MS
 from spoolq.store.files import rename_into
+from spoolq.store.handle import WRITE_WINDOW_MS
 from tests.conftest import FakeClock
 
 

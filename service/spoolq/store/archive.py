@@ -31,14 +31,12 @@ import json
 import os
 import shutil
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spoolq.store import layout as L
+from spoolq.store.core import StoreCore
 from spoolq.store.files import CorruptMessage, decode_message, fsync_dir, listdir, read_file
-
-if TYPE_CHECKING:
-    from spoolq.store.core import QueueHandle, StoreCore
-    from spoolq.store.filestore import FileStore
+from spoolq.store.handle import QueueHandle
 
 SEGMENT_MAX = 10_000
 #: compaction waits for this many acked files, or for the oldest to be this old (seconds)
@@ -120,11 +118,11 @@ def compact(store: StoreCore, q: QueueHandle, now_ms: int, force: bool = False) 
     return archived
 
 
-def expire_segments(store: FileStore, now_ms: int) -> int:
+def expire_segments(store: StoreCore, now_ms: int) -> int:
     removed = 0
     retention: dict[str, float] = {}
     for name in store.list_queues():
-        info = store._find(name)
+        info = store.find(name)
         if info is not None:
             retention[L.archive_dir_name(name)] = info.info.config.archive_retention
     base = store.root / "archive"
@@ -141,7 +139,7 @@ def expire_segments(store: FileStore, now_ms: int) -> int:
     return removed
 
 
-def segments(store: FileStore, queue: str | None = None) -> list[str]:
+def segments(store: StoreCore, queue: str | None = None) -> list[str]:
     """Paths of the archive segments of one queue, or of all queues."""
     base = store.root / "archive"
     qdirs = [L.archive_dir_name(L.check_queue_name(queue))] if queue is not None else listdir(str(base))

@@ -1,8 +1,12 @@
-"""Claims and their ends: poll, ack, renew, release, unclaim_all, dead-lettering, transfer.
+"""Claims and their ends: poll, ack, renew, release, unclaim_all, dead-lettering.
 
 A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp~tok``;
 the token is unique to the claimant, so a successful rename means the claim is ours.
 Nothing here waits for a flush except an at-most-once delivery (see files.py).
+
+:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`;
+it peeks through :class:`~spoolq.store.reading.Reading` (a poll with ``claim_ttl=0``) and runs a
+queue's maintenance when a poll finds nothing (:func:`spoolq.store.maintenance.maybe_maintain`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_number
-from spoolq.store.core import EMPTY_POLL_MAINTENANCE, QueueHandle, write_window_start
+from spoolq.store.core import StoreCore
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
@@ -27,6 +31,8 @@ from spoolq.store.files import (
     read_file,
     rename_into,
 )
+from spoolq.store.handle import QueueHandle, write_window_start
+from spoolq.store.maintenance import maybe_maintain
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_POLL_LIMIT,
@@ -42,9 +48,15 @@ from spoolq.store.watch import FALLBACK_STEP
 #: round trip, and the kernel serialises cross-directory renames per mount, so a poll walking a
 #: listing that other nodes already claimed could otherwise hold a request for tens of seconds
 CLAIM_TIME_BUDGET = 1.0
+#: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
+EMPTY_POLL_MAINTENANCE = 0.1
 
 
-class Claiming(Reading):
+class Claiming:
+    def __init__(self, core: StoreCore, reading: Reading) -> None:
+        self.core = core
+        self.reading = reading
+
     def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
         L.check_queue_name(queue)
@@ -53,15 +65,16 @@ class Claiming(Reading):
             check_number("claim_ttl", claim_ttl, 0, MAX_CLAIM_TTL)
         check_number("wait", wait, 0, MAX_WAIT)
         deadline = time.monotonic() + wait
+        core = self.core
         while True:
-            q = self._find(queue)
-            seen = self.watcher.generation(q.path) if q is not None else 0
+            q = core.find(queue)
+            seen = core.watcher.generation(q.path) if q is not None else 0
             if q is not None:
-                self._maybe_maintain(q, self.maintenance_interval)
+                maybe_maintain(core, q, core.maintenance_interval)
                 ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
                 try:
                     got = self._claim(q, limit, ttl)
-                    if not got and self._maybe_maintain(q, EMPTY_POLL_MAINTENANCE):
+                    if not got and maybe_maintain(core, q, EMPTY_POLL_MAINTENANCE):
                         got = self._claim(q, limit, ttl)  # expired claims or due delays came back
                 except OSError as e:
                     raise storage_error(e, f"polling {queue!r}") from e
@@ -73,7 +86,7 @@ class Claiming(Reading):
             if q is None:
                 time.sleep(min(remaining, 0.05))
             else:
-                self.watcher.wait(q.path, seen, remaining)
+                core.watcher.wait(q.path, seen, remaining)
 
     def wait_point(self, queue: str) -> tuple[str, int, float]:
         """Where a poll of ``queue`` that finds nothing would wait, read *before* polling.
@@ -84,20 +97,21 @@ class Claiming(Reading):
         until the key's generation differs (``watcher.add_listener``) or that time passes.
         """
         L.check_queue_name(queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
+        watcher = self.core.watcher
         if q is None:
             return f"?{queue}", 0, FALLBACK_STEP
-        armed = self.watcher.watch(q.path)
-        return q.path, self.watcher.generation(q.path), self.watcher.rescan if armed else FALLBACK_STEP
+        armed = watcher.watch(q.path)
+        return q.path, watcher.generation(q.path), watcher.rescan if armed else FALLBACK_STEP
 
     def _claim(self, q: QueueHandle, limit: int, ttl: float) -> list[Delivery]:
-        now_ms = self.now_ms()
+        now_ms = self.core.now_ms()
         if ttl == 0:  # EmoDB: ttl=0 returns unclaimed messages without claiming them
             return [Delivery(m, receipt="", claimed_until=now_ms / 1000)
-                    for m in self._peek(q, limit, include_claimed=False)]
+                    for m in self.reading.peek_queue(q, limit, include_claimed=False)]
         exp = now_ms + int(ttl * 1000)
         if q.kind is QueueKind.FIFO:
-            with self._fifo_lock(q):
+            with self.core.fifo_lock(q):
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
         keep_from = write_window_start(now_ms)
@@ -108,7 +122,7 @@ class Claiming(Reading):
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
         while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
-            candidates = q.cursor.take(keep_recent, limit - len(out), self.peers, keep_from)
+            candidates = q.cursor.take(keep_recent, limit - len(out), self.core.peers, keep_from)
             if not candidates:
                 break
             budget -= len(candidates)
@@ -122,9 +136,10 @@ class Claiming(Reading):
 
     def _claim_one(self, q: QueueHandle, src_dir: str, name: str, shard: str, now_ms: int,
                    exp: int) -> Delivery | None:
+        core = self.core
         parsed = L.parse_ready(name)
         if parsed is None:  # not ours: keep it out of every poller's way
-            self._quarantine(f"{src_dir}/{name}", q)
+            core.quarantine(f"{src_dir}/{name}", q)
             return None
         frt = parsed.frt or now_ms
         cname = L.claimed_name(parsed.id, parsed.rc + 1, frt, exp, L.new_token())
@@ -139,7 +154,7 @@ class Claiming(Reading):
         except FileNotFoundError:
             return None
         except CorruptMessage:
-            self._quarantine(cpath, q)
+            core.quarantine(cpath, q)
             return None
         expire = meta.get("x")
         if isinstance(expire, int) and expire <= now_ms:
@@ -153,14 +168,14 @@ class Claiming(Reading):
             self._dead_letter(q, cpath, parsed, meta)
             return None
         if q.kind is QueueKind.DEDUP:
-            self._surface(q, parsed.id, body)
+            q.surface(parsed.id, body)
         if meta.get("o"):
             # at-most-once: the delivery itself is the last state change, made durable first
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(cpath)
-            self.commit.note_paths(cdir)
-            self.commit.flush()
-        msg = self._message(parsed.id, meta, body, rc, frt)
+            core.commit.note_paths(cdir)
+            core.commit.flush()
+        msg = core.message(parsed.id, meta, body, rc, frt)
         return Delivery(message=msg, receipt=f"{shard}:{cname}", claimed_until=exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
@@ -188,7 +203,7 @@ class Claiming(Reading):
 
     def _dead_letter(self, q: QueueHandle, path: str, parsed: L.Parsed, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
-        target = self._find(dl.queue) if dl else None
+        target = self.core.find(dl.queue) if dl else None
         if target is None or target.path == q.path:
             if dl is None:  # a per-message max_receives without a DLQ: drop it
                 with contextlib.suppress(FileNotFoundError):
@@ -197,74 +212,10 @@ class Claiming(Reading):
             # the dead-letter queue is missing: keep the message rather than lose it
             bucket = os.path.basename(os.path.dirname(path))
             with contextlib.suppress(FileNotFoundError):
-                rename_into(path, q.ready_dir(self._ready_bucket(q, parsed.id, bucket)),
+                rename_into(path, q.ready_dir(q.ready_bucket(parsed.id, bucket)),
                             L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
-        self.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.now_ms()))
-
-    def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
-                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
-        """Rename the message file ``src`` into ``target``'s ready state under ``new_id`` (a fresh id
-        if not given); the new id, or None if ``src`` is gone."""
-        if new_id is None:
-            new_id = self._ids.new_id(target.name, self.now_ms())
-        if target.kind is QueueKind.FIFO:
-            bucket = L.fifo_bucket(str(meta.get("g") or "default"))
-        else:
-            bucket = L.std_bucket(L.id_time_ms(new_id))
-        rc, frt = keep_counts or (0, 0)
-        try:
-            with self._renaming_into_groups(target):
-                rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
-        except FileNotFoundError:
-            return None
-        self.commit.note_paths(target.ready_dir(bucket), os.path.dirname(src))
-        self.watcher.notify(target.path)
-        return new_id
-
-    @staticmethod
-    def _ready_bucket(q: QueueHandle, mid: str, shard: str) -> str:
-        return shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(mid))
-
-    def _locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.Parsed] | None:
-        if ref.claimed_name is not None and ref.shard is not None:
-            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
-            if os.path.exists(path):
-                parsed = L.parse_claimed(ref.claimed_name)
-                assert parsed is not None
-                return path, parsed
-            prefix = f"{ref.id}~{ref.receive_count}~"
-            shards = [ref.shard]
-        else:
-            prefix = f"{ref.id}~"
-            shards = [L.id_shard(ref.id)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
-        for shard in shards:
-            for n in listdir(q.sub(f"claimed/{shard}")):
-                if n.startswith(prefix):
-                    parsed = L.parse_claimed(n)
-                    if parsed is not None:
-                        return q.sub(f"claimed/{shard}/{n}"), parsed
-        return None
-
-    def _locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.Parsed] | None:
-        """Find a ready (or delayed) message by id: (directory, name, parsed)."""
-        prefix = f"{mid}~"
-        buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
-        for b in buckets:
-            d = q.ready_dir(b)
-            for n in listdir(d):
-                if n.startswith(prefix):
-                    parsed = L.parse_ready(n)
-                    if parsed is not None:
-                        return d, n, parsed
-        for b in listdir(q.sub("delayed")):
-            d = q.sub(f"delayed/{b}")
-            for n in listdir(d):
-                if n.startswith(prefix):
-                    parsed = L.parse_delayed(n)
-                    if parsed is not None:
-                        return d, n, parsed
-        return None
+        self.core.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.core.now_ms()))
 
     def _each_ref(self, queue: str, refs: Sequence[str], doing: str,
                   op: Callable[[QueueHandle, L.Ref], bool]) -> list[bool]:
@@ -274,7 +225,7 @@ class Claiming(Reading):
         if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
             raise InvalidArgument("refs must be a sequence of message ids or receipts")
         parsed = [L.parse_ref(r, queue) for r in refs]
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return [False] * len(parsed)
         try:
@@ -293,9 +244,9 @@ class Claiming(Reading):
         if ref.claimed_name is not None and ref.shard is not None \
                 and self._finish(q, q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")):
             return True  # the receipt names the file: no lookup first (the common case)
-        found = self._locate_claimed(q, ref)
+        found = self.core.locate_claimed(q, ref)
         if found is None and (ref.claimed_name is None or released_too):
-            loose = self._locate_unclaimed(q, ref.id)
+            loose = self.core.locate_unclaimed(q, ref.id)
             if loose is not None and (ref.claimed_name is None or loose[2].rc == ref.receive_count):
                 return self._finish(q, f"{loose[0]}/{loose[1]}")
             return False
@@ -305,14 +256,18 @@ class Claiming(Reading):
 
     def _finish(self, q: QueueHandle, path: str) -> bool:
         """Ack one file: the rename out of the queue is the ack; the unlink happens later, off the
-        request path (an unlink of a freshly written file can wait for its writeback)."""
+        request path (an unlink of a freshly written file can wait for its writeback). The
+        message's nack count goes with it (:mod:`spoolq.store.jobs`)."""
         try:
             if q.info.config.archive:
-                os.rename(path, q.sub(f"acked/{os.path.basename(path)}~{self.now_ms():x}"))
+                os.rename(path, q.sub(f"acked/{os.path.basename(path)}~{self.core.now_ms():x}"))
             else:
-                self.trash.discard(path)
+                self.core.trash.discard(path)
         except FileNotFoundError:
             return False
+        if q.kind is not QueueKind.FIFO:
+            with contextlib.suppress(OSError):
+                os.unlink(q.nacks_file(os.path.basename(path)[:40]))
         return True
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
@@ -322,14 +277,14 @@ class Claiming(Reading):
         check_number("ttl", ttl, 0, MAX_CLAIM_TTL)
         if ttl == 0:
             return self.release(queue, refs, live_only=live_only)
-        now = self.now_ms()
+        now = self.core.now_ms()
         new_exp = now + int(ttl * 1000)
         return self._each_ref(queue, refs, "renewing claims", lambda q, ref: self._renew_one(
             q, ref, new_exp, extend_only, claim_unclaimed, now if live_only else None))
 
     def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
                    live_after: int | None = None) -> bool:
-        found = self._locate_claimed(q, ref)
+        found = self.core.locate_claimed(q, ref)
         if found is not None and live_after is not None and found[1].when <= live_after:
             return False
         if found is not None:
@@ -344,7 +299,7 @@ class Claiming(Reading):
             return True
         if not claim_unclaimed or ref.claimed_name is not None:
             return False
-        loose = self._locate_unclaimed(q, ref.id)
+        loose = self.core.locate_unclaimed(q, ref.id)
         if loose is None:
             return False
         d, n, p = loose
@@ -358,16 +313,16 @@ class Claiming(Reading):
 
     def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
         """Make claimed messages visible again now. ``live_only``: as for :meth:`renew`."""
-        live_after = self.now_ms() if live_only else None
+        live_after = self.core.now_ms() if live_only else None
         out = self._each_ref(queue, refs, "releasing claims", lambda q, ref: self._release_one(q, ref, live_after))
         if any(out):
-            q = self._find(queue)
+            q = self.core.find(queue)
             if q is not None:
-                self.watcher.notify(q.path)
+                self.core.watcher.notify(q.path)
         return out
 
     def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:
-        found = self._locate_claimed(q, ref)
+        found = self.core.locate_claimed(q, ref)
         if found is None or (live_after is not None and found[1].when <= live_after):
             return False
         return self._unclaim(q, found[0], found[1])
@@ -375,7 +330,7 @@ class Claiming(Reading):
     def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
         shard = os.path.basename(os.path.dirname(path))
         try:
-            rename_into(path, q.ready_dir(self._ready_bucket(q, p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
+            rename_into(path, q.ready_dir(q.ready_bucket(p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
                         base=q.path)
         except FileNotFoundError:
             return False
@@ -383,7 +338,7 @@ class Claiming(Reading):
 
     def unclaim_all(self, queue: str) -> None:
         L.check_queue_name(queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return
         try:
@@ -391,4 +346,4 @@ class Claiming(Reading):
                 self._unclaim(q, path, p)
         except OSError as e:
             raise storage_error(e, f"unclaiming {queue!r}") from e
-        self.watcher.notify(q.path)
+        self.core.watcher.notify(q.path)

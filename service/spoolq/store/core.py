@@ -1,52 +1,55 @@
-"""The file store's shared core: the per-queue handle, the queue lookup, the shared helpers."""
+"""The file store's core: its state, the queues (lookup, creation, metadata) and what parts share.
+
+:class:`StoreCore` owns everything the operations of the store have in common: the root and its
+directories, the clock, the temp writer, the trash, the group commit, the watcher, the id
+factory and the per-process cache of :class:`~spoolq.store.handle.QueueHandle` s. On top of the
+lookup it manages queues (create, get, update, list, delete, purge) and holds the helpers that
+more than one operation needs: the FIFO queue lock, a dedup marker write, finding a message by
+id (:meth:`StoreCore.locate_claimed`, :meth:`StoreCore.locate_unclaimed`) and moving a message
+file into another queue (:meth:`StoreCore.transfer`: moves and dead letters).
+
+The operations are parts built on one core (see :mod:`spoolq.store.filestore`); the core knows
+none of them.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
-import hashlib
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spoolq.errors import (
+    InvalidArgument,
+    QueueAlreadyExists,
     QueueNotFound,
     StorageUnavailable,
     storage_error,
 )
 from spoolq.store import layout as L
-from spoolq.store.config import config_from_json
+from spoolq.store.config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
     Trash,
     listdir,
-    read_file,
     read_json,
+    rename_into,
+    write_json_atomic,
 )
+from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
+from spoolq.store.handle import QueueHandle
 from spoolq.store.making import MessageFiles
-from spoolq.store.markerlock import MarkerLocks
-from spoolq.store.model import (
-    Message,
-    QueueConfig,
-    QueueInfo,
-    QueueKind,
-)
+from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind
 from spoolq.store.watch import Watcher
 
 Clock = Callable[[], float]
-#: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
-EMPTY_POLL_MAINTENANCE = 0.1
-#: the write window: senders rename new messages into the ready bucket of the current second, so a
-#: poller that finds a bucket (or ksec directory) this recent empty leaves it in place rather than
-#: removing it under a sender's feet. Only an optimisation: renames survive any removal
-#: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
-WRITE_WINDOW_MS = 2000
-_MARKER_LOCKS_GUARD = threading.Lock()
 #: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
 _FIFO_HELD = threading.local()
 
@@ -58,101 +61,47 @@ def _fifo_locks_held() -> set[str]:
     return held
 
 
-def write_window_start(now_ms: int) -> str:
-    """The oldest standard ready bucket still inside the write window at ``now_ms``."""
-    return L.std_bucket(now_ms - WRITE_WINDOW_MS)
-
-
-@dataclass
-class QueueHandle:
-    info: QueueInfo
-    path: str
-    stamp: tuple[int, int]
-    cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
-    last_maintained: float = 0.0
-    #: FIFO: serialises this process's threads; the POSIX record lock serialises processes and nodes
-    fifo_mutex: threading.Lock = field(default_factory=threading.Lock)
-    #: dedup: this process's handle on ``dedup.lock`` (created on first use, see markerlock.py)
-    _marker_locks: MarkerLocks | None = None
-
-    @property
-    def kind(self) -> QueueKind:
-        return self.info.kind
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    def ready_dir(self, bucket: str) -> str:
-        return self.sub(L.ready_path(bucket))
-
-    def ready_buckets(self, keep_from: str) -> Iterator[tuple[str, str]]:
-        """(bucket, directory) of every ready bucket, oldest first, listed lazily: a caller that
-        stops early lists only ``ready/`` and the ksec directories it reached. An empty ksec
-        directory is removed on the way unless it holds buckets at or after ``keep_from`` (the
-        write window, see :data:`WRITE_WINDOW_MS`)."""
-        ready = self.sub("ready")
-        if self.info.kind is QueueKind.FIFO:
-            for group in sorted(listdir(ready)):
-                yield group, f"{ready}/{group}"
-            return
-        for ksec in sorted(listdir(ready)):
-            if not L.KSEC_RE.fullmatch(ksec):
-                continue
-            kdir = f"{ready}/{ksec}"
-            buckets = sorted(listdir(kdir))
-            if not buckets:
-                if ksec < keep_from[:8]:
-                    with contextlib.suppress(OSError):
-                        os.rmdir(kdir)
-                continue
-            for b in buckets:
-                if L.STD_BUCKET_RE.fullmatch(b):
-                    yield b, f"{kdir}/{b}"
-
-    def claimed_files(self) -> Iterator[tuple[str, L.Parsed]]:
-        """(path, parsed name) of every claimed file, live or expired, across all shards."""
-        cdir = self.sub("claimed")
-        for shard in listdir(cdir):
-            for n in listdir(f"{cdir}/{shard}"):
-                p = L.parse_claimed(n)
-                if p is not None:
-                    yield f"{cdir}/{shard}/{n}", p
-
-    def dedup_marker(self, body: bytes) -> str:
-        """Dedup queues: the marker naming the pending, unsurfaced copy of ``body``."""
-        return self.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
-
-    def marker_locks(self) -> MarkerLocks:
-        """Dedup queues: the locks that make a marker's check-then-write atomic (markerlock.py)."""
-        with _MARKER_LOCKS_GUARD:
-            if self._marker_locks is None:
-                self._marker_locks = MarkerLocks(self.path)
-            return self._marker_locks
-
-    def sub(self, part: str) -> str:
-        return f"{self.path}/{part}"
+def _check_tags(tags: Mapping[str, str]) -> None:
+    for k, v in tags.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise InvalidArgument("tags must map strings to strings")
 
 
 class StoreCore:
-    """State and helpers every part of the file store shares. See :class:`~spoolq.store.filestore.FileStore`."""
+    """State and helpers every part of the file store shares. See :mod:`spoolq.store.filestore`."""
 
-    root: Path
-    node_id: str
-    clock: Clock
-    peers: int
-    maintenance_interval: float
-    fsync: bool
-    queues_dir: str
-    tmp: TempWriter
-    files: MessageFiles
-    trash: Trash
-    commit: GroupCommit
-    watcher: Watcher
-    _ids: L.IdFactory
-    _queues: dict[str, QueueHandle]
-    _queues_lock: threading.Lock
-    _bytes_per_entry: float  # directory bytes per entry, recalibrated by exact counts (size estimates)
+    def __init__(self, root: Path | str, *, node_id: str, fsync: bool, clock: Clock, peers: int,
+                 maintenance_interval: float, flush: str | None, force_flush: bool = False,
+                 default_config: QueueConfig | None = None, in_place: bool = True) -> None:
+        self.root = Path(root)
+        #: the config of a queue created without one (the config file's ``queue_defaults``)
+        self.default_config = validate_config(default_config) if default_config is not None else QueueConfig()
+        self.node_id = node_id
+        self.clock = clock
+        self.peers = peers
+        self.maintenance_interval = maintenance_interval
+        self.ids = L.IdFactory(self.node_id)
+        self._queues: dict[str, QueueHandle] = {}
+        self._queues_lock = threading.Lock()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive", "journal"):
+                (self.root / sub).mkdir(exist_ok=True)
+        except OSError as e:
+            raise storage_error(e, f"preparing the root {self.root}") from e
+        self.queues_dir = str(self.root / "queues")
+        self.tmp = TempWriter(self.root / "tmp", self.node_id)
+        self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix, in_place=in_place)
+        self.trash = Trash(self.root, self.tmp.prefix)
+        # the flush that reaches stable storage where the root lives, or the one asked for (refused
+        # where it may not, unless forced): see spoolq.store.filesystems
+        if flush is not None and flush not in FLUSH_MODES:
+            raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
+        self.flush_mode = choose_flush(self.root, flush, force_flush).mode if fsync else (flush or LOCAL_DEFAULT)
+        self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=self.flush_mode != "fsync",
+                                  node_id=self.node_id, journal=self.flush_mode == "journal")
+        self.fsync = fsync
+        self.watcher = Watcher()
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -160,13 +109,15 @@ class StoreCore:
     def tmp_node_prefix(self) -> str:
         return self.tmp.prefix
 
-    def _qpath(self, name: str) -> str:
+    def queue_path(self, name: str) -> str:
         return f"{self.queues_dir}/{L.queue_dir_name(name)}"
 
-    def _find(self, name: str) -> QueueHandle | None:
+    # ------------------------------------------------------------ lookup
+
+    def find(self, name: str) -> QueueHandle | None:
         """The queue named ``name`` (validated), or None; cached while meta.json is unchanged."""
         L.check_queue_name(name)
-        path = self._qpath(name)
+        path = self.queue_path(name)
         try:
             st = os.stat(f"{path}/meta.json")
         except FileNotFoundError:
@@ -195,80 +146,159 @@ class StoreCore:
             self._queues[name] = q
             return q
 
-    def _require(self, name: str) -> QueueHandle:
-        q = self._find(name)
+    def require(self, name: str) -> QueueHandle:
+        """The queue named ``name``; :class:`~spoolq.errors.QueueNotFound` if there is none."""
+        q = self.find(name)
         if q is None:
             raise QueueNotFound(name)
         return q
 
-    def _message(self, mid: str, meta: Mapping[str, Any], body: bytes, rc: int, frt: int,
-                 claimed_until: float | None = None) -> Message:
+    # ------------------------------------------------------------ queues
+
+    @staticmethod
+    def _meta_json(info: QueueInfo) -> dict[str, Any]:
+        return {"name": info.name, "kind": info.kind.value, "config": config_to_json(info.config),
+                "tags": dict(info.tags), "created_at": info.created_at, "updated_at": info.updated_at}
+
+    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+        L.check_queue_name(name)
+        kind = check_kind(kind)
+        if config is not None:
+            validate_config(config)
+        tags = dict(tags or {})
+        _check_tags(tags)
+        existing = self.find(name)
+        if existing is not None:
+            return self._existing(existing, kind, config, exist_ok)
+        now = self.clock()
+        info = QueueInfo(name=name, kind=kind, config=config or self.default_config, tags=tags,
+                         created_at=now, updated_at=now)
+        staging = f"{self.queues_dir}/.new~{L.new_token()}"
+        try:
+            os.mkdir(staging)
+            for sub in ("ready", "claimed", "delayed", "dedup", "acked"):
+                os.mkdir(f"{staging}/{sub}")
+            if kind is not QueueKind.FIFO:
+                for shard in "0123456789abcdef":
+                    os.mkdir(f"{staging}/claimed/{shard}")
+            write_json_atomic(Path(staging) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
+            for attempt in range(5):
+                try:
+                    os.rename(staging, self.queue_path(name))
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                        raise
+                    found = self.find(name)
+                    if found is None and attempt < 4:
+                        continue  # deleted since the rename failed: take its place
+                    shutil.rmtree(staging, ignore_errors=True)
+                    if found is None:
+                        raise
+                    return self._existing(found, kind, config, exist_ok)
+            self.commit.note_paths(self.queues_dir)
+            self.commit.flush()
+        except OSError as e:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise storage_error(e, f"creating queue {name!r}") from e
+        return info
+
+    @staticmethod
+    def _existing(q: QueueHandle, kind: QueueKind, config: QueueConfig | None, exist_ok: bool) -> QueueInfo:
+        if not exist_ok:
+            raise QueueAlreadyExists(f"queue {q.name!r} already exists")
+        if q.kind is not kind or (config is not None and config != q.info.config):
+            raise QueueAlreadyExists(f"queue {q.name!r} already exists with a different kind or attributes")
+        return q.info
+
+    def get_queue(self, name: str) -> QueueInfo:
+        return self.require(name).info
+
+    def update_queue(self, name: str, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None) -> QueueInfo:
+        q = self.require(name)
+        if config is not None:
+            validate_config(config)
+        if tags is not None:
+            _check_tags(tags)
+        info = QueueInfo(name=q.name, kind=q.kind, config=config if config is not None else q.info.config,
+                         tags=dict(tags) if tags is not None else dict(q.info.tags),
+                         created_at=q.info.created_at, updated_at=self.clock())
+        try:
+            write_json_atomic(Path(q.path) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
+        except OSError as e:
+            raise storage_error(e, f"updating queue {name!r}") from e
+        return info
+
+    def list_queues(self, prefix: str = "") -> list[str]:
+        if not isinstance(prefix, str):
+            raise InvalidArgument("prefix must be a string")
+        names = []
+        for entry in listdir(self.queues_dir):
+            if entry.startswith("."):  # .new~ (being created), .del~ (being deleted)
+                continue
+            if "~" in entry:
+                data = read_json(Path(self.queues_dir) / entry / "meta.json")
+                name = data.get("name") if data else None
+            else:
+                name = entry if os.path.exists(f"{self.queues_dir}/{entry}/meta.json") else None
+            if isinstance(name, str) and name.startswith(prefix):
+                names.append(name)
+        return sorted(names)
+
+    def delete_queue(self, name: str) -> None:
+        q = self.require(name)
+        try:
+            os.rename(q.path, f"{self.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")
+        except FileNotFoundError:
+            raise QueueNotFound(name) from None
+        except OSError as e:
+            raise storage_error(e, f"deleting queue {name!r}") from e
+        self.forget(name)
+
+    def forget(self, name: str) -> None:
+        """Drop this process's handle of a queue that was deleted (or moved aside)."""
+        self._queues.pop(name, None)
+
+    def purge(self, queue: str) -> None:
+        L.check_queue_name(queue)
+        q = self.find(queue)
+        if q is None:
+            return
+        try:
+            for sub in ("ready", "delayed", "claimed", "dedup"):
+                path = q.sub(sub)
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(path, f"{self.root}/trash/{L.queue_dir_name(q.name)}~{sub}~{L.new_token()}")
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path)
+                if sub == "claimed" and q.kind is not QueueKind.FIFO:
+                    for shard in "0123456789abcdef":
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(f"{path}/{shard}")
+        except OSError as e:
+            raise storage_error(e, f"purging {queue!r}") from e
+        q.cursor = ReadyCursor()
+
+    # ------------------------------------------------------------ shared helpers
+
+    def message(self, mid: str, meta: Mapping[str, Any], body: bytes, rc: int, frt: int,
+                claimed_until: float | None = None) -> Message:
+        """The :class:`~spoolq.store.model.Message` of a decoded message file."""
         return Message(id=mid, body=body, sent_at=int(meta.get("t", L.id_time_ms(mid))) / 1000,
                        receive_count=rc, first_received_at=frt / 1000 if frt else None,
                        attributes=meta.get("a") or {}, group_id=meta.get("g"), dedup_id=meta.get("d"),
                        sequence_number=L.sequence_number(mid) if "g" in meta else None,
                        claimed_until=claimed_until)
 
-    def _quarantine(self, path: str, q: QueueHandle) -> None:
+    def quarantine(self, path: str, q: QueueHandle) -> None:
+        """Move a file that is not a whole message of ours out of every poller's way."""
         with contextlib.suppress(OSError):
             os.rename(path, f"{self.root}/corrupt/{L.queue_dir_name(q.name)}~{os.path.basename(path)}")
 
-    def _maybe_maintain(self, q: QueueHandle, interval: float) -> bool:
-        """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
-
-        Returns True if it made messages visible (expired claims, due delays)."""
-        now = self.clock()
-        if now - q.last_maintained < interval:
-            return False
-        q.last_maintained = now
-        try:
-            from spoolq.store.maintenance import maintain_queue
-
-            done = maintain_queue(self, q, int(now * 1000))
-        except OSError:
-            return False  # maintenance is retried; the operation that triggered it must not fail for it
-        return bool(done["claims_expired"] or done["delays_released"])
-
-    def _surface(self, q: QueueHandle, mid: str, body: bytes) -> None:
-        """Dedup: once peeked or polled, a message no longer absorbs identical sends. The marker is
-        removed under its lock (a concurrent identical send may be replacing it), and only looked
-        at without the lock first, so a poll of a message whose marker names another pays nothing."""
-        marker = q.dedup_marker(body)
-        if self._read_marker_id(marker) != mid:
-            return
-        try:
-            with q.marker_locks().hold([marker]):
-                if self._read_marker_id(marker) == mid:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(marker)
-        except FileNotFoundError:
-            return  # the queue was deleted meanwhile
-
-    def _pending_copy(self, q: QueueHandle, marker: str) -> str | None:
-        """The id a dedup marker names, if that message is still pending: never received, so
-        still at its first ready name (a stale marker names a claimed or acked message).
-
-        The bucket is listed rather than the name stat'd: on a shared file system a stat may be
-        answered from this node's caches (FUSE dentries, GlusterFS md-cache and quick-read) for
-        up to a second after another node claimed the message, and the send would be dropped as
-        a duplicate of a message already delivered. A directory listing asks the server."""
-        pending = self._read_marker_id(marker)
-        if pending is not None and L.ready_name(pending, 0, 0) in listdir(
-                q.ready_dir(L.std_bucket(L.id_time_ms(pending)))):
-            return pending
-        return None
-
-    def _read_marker_id(self, marker: str) -> str | None:
-        try:
-            text = read_file(marker, replaced=True).decode("ascii", "replace").strip()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:
-            raise storage_error(e, "reading a dedup marker") from e
-        return text if L.ID_RE.match(text) else None
-
     @contextlib.contextmanager
-    def _fifo_lock(self, q: QueueHandle) -> Iterator[None]:
+    def fifo_lock(self, q: QueueHandle) -> Iterator[None]:
         """Exclusive access to a FIFO queue's group state across threads, processes and nodes.
 
         POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
@@ -295,7 +325,7 @@ class StoreCore:
                 os.close(fd)
 
     @contextlib.contextmanager
-    def _renaming_into_groups(self, q: QueueHandle) -> Iterator[None]:
+    def renaming_into_groups(self, q: QueueHandle) -> Iterator[None]:
         """Held around a rename into a FIFO group's directory from outside that group (a due
         delayed message, a transfer from another queue): such a rename must not meet the removal
         of the group's directories (:func:`spoolq.store.maintenance.remove_idle_groups`), so it
@@ -307,9 +337,90 @@ class StoreCore:
         if q.kind is not QueueKind.FIFO or (held and q.path not in held):
             yield
             return
-        with self._fifo_lock(q):
+        with self.fifo_lock(q):
             yield
 
-    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
-        raise NotImplementedError  # FileStore
+    def write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:
+        """Write (or replace) a small record under the queue directory; a purge that is replacing
+        ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`). Flushed with
+        the send's messages: with per-file fsync its data now and its directory by the group's flush."""
+        try:
+            t = self.tmp.write(data, fsync_file=self.commit.per_file)
+        except OSError as e:
+            raise storage_error(e, "writing a dedup marker") from e
+        try:
+            rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
+            self.commit.note_paths(os.path.dirname(marker))
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(t)
+            if isinstance(e, FileNotFoundError):
+                raise QueueNotFound(q.name) from None
+            raise storage_error(e, "writing a dedup marker") from e
+
+    def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
+                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
+        """Rename the message file ``src`` into ``target``'s ready state under ``new_id`` (a fresh id
+        if not given); the new id, or None if ``src`` is gone."""
+        if new_id is None:
+            new_id = self.ids.new_id(target.name, self.now_ms())
+        if target.kind is QueueKind.FIFO:
+            bucket = L.fifo_bucket(str(meta.get("g") or "default"))
+        else:
+            bucket = L.std_bucket(L.id_time_ms(new_id))
+        rc, frt = keep_counts or (0, 0)
+        try:
+            with self.renaming_into_groups(target):
+                rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
+        except FileNotFoundError:
+            return None
+        self.commit.note_paths(target.ready_dir(bucket), os.path.dirname(src))
+        self.watcher.notify(target.path)
+        return new_id
+
+    def locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.Parsed] | None:
+        """Find a claim by receipt (its own claim, or a later one of the same receive) or by id:
+        (path, parsed name)."""
+        if ref.claimed_name is not None and ref.shard is not None:
+            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
+            if os.path.exists(path):
+                parsed = L.parse_claimed(ref.claimed_name)
+                assert parsed is not None
+                return path, parsed
+            prefix = f"{ref.id}~{ref.receive_count}~"
+            shards = [ref.shard]
+        else:
+            prefix = f"{ref.id}~"
+            shards = [L.id_shard(ref.id)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
+        for shard in shards:
+            for n in listdir(q.sub(f"claimed/{shard}")):
+                if n.startswith(prefix):
+                    parsed = L.parse_claimed(n)
+                    if parsed is not None:
+                        return q.sub(f"claimed/{shard}/{n}"), parsed
+        return None
+
+    def locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.Parsed] | None:
+        """Find a ready (or delayed) message by id: (directory, name, parsed)."""
+        prefix = f"{mid}~"
+        buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
+        for b in buckets:
+            d = q.ready_dir(b)
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    parsed = L.parse_ready(n)
+                    if parsed is not None:
+                        return d, n, parsed
+        for b in listdir(q.sub("delayed")):
+            d = q.sub(f"delayed/{b}")
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    parsed = L.parse_delayed(n)
+                    if parsed is not None:
+                        return d, n, parsed
+        return None
+
+    def close(self) -> None:
+        self.trash.close()
+        self.watcher.close()
+        self.commit.close()

@@ -35,15 +35,12 @@ import contextlib
 import errno
 import os
 import time
-from typing import TYPE_CHECKING
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import layout as L
+from spoolq.store.core import StoreCore
 from spoolq.store.files import GONE, listdir, rename_into
-
-if TYPE_CHECKING:
-    from spoolq.store.core import StoreCore
-    from spoolq.store.filestore import FileStore
+from spoolq.store.reading import Reading
 
 PREFIX = ".del~"
 #: the state directories whose files are messages (``acked/``: archived, not yet compacted)
@@ -63,11 +60,11 @@ def holds_messages(path: str) -> bool:
     return False
 
 
-def delete_if_empty(store: FileStore, name: str) -> None:
+def delete_if_empty(store: StoreCore, reading: Reading, name: str) -> None:
     """Delete queue ``name`` if it holds no message; else raise :class:`QueueNotEmpty` with the
     queue as it was (see the module docstring)."""
-    q = store._require(name)
-    if store.counts(name, limit=1).total:
+    q = store.require(name)
+    if reading.counts(name, limit=1).total:
         raise QueueNotEmpty(name)
     dirname = L.queue_dir_name(name)
     aside = f"{store.queues_dir}/{PREFIX}{L.new_token()}~{dirname}"
@@ -77,7 +74,7 @@ def delete_if_empty(store: FileStore, name: str) -> None:
         raise QueueNotFound(name) from None
     except OSError as e:
         raise storage_error(e, f"deleting queue {name!r}") from e
-    store._queues.pop(name, None)
+    store.forget(name)
     try:
         if settle(store, aside):
             raise QueueNotEmpty(name)
@@ -85,7 +82,7 @@ def delete_if_empty(store: FileStore, name: str) -> None:
         raise storage_error(e, f"deleting queue {name!r}") from e
 
 
-def settle(store: FileStore, aside: str) -> bool:
+def settle(store: StoreCore, aside: str) -> bool:
     """Finish a deletion: put the queue back (True) if it holds a message, else trash it (False)."""
     dirname = os.path.basename(aside).split("~", 2)[2]
     if not holds_messages(aside):
@@ -124,10 +121,10 @@ def wait_for_comeback(store: StoreCore, name: str) -> bool:
     deadline = time.monotonic() + COMEBACK_WAIT
     while being_deleted(store, name) and time.monotonic() < deadline:
         time.sleep(0.005)
-    return store._find(name) is not None
+    return store.find(name) is not None
 
 
-def sweep_deleting(store: FileStore, now: float) -> int:
+def sweep_deleting(store: StoreCore, now: float) -> int:
     """Finish the deletions of processes that died half-way (see the crash rules)."""
     done = 0
     for n in listdir(store.queues_dir):

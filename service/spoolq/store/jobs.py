@@ -10,16 +10,19 @@ queue at once, like ``release``, and counts it in a small file per nacked messag
     <queue>/nacks/<id>      decimal count of nacks of message <id>; written to tmp/ and
                             renamed over the old count (a crash keeps the old or the new
                             count, never a torn one); removed when the message is acked
+                            (:mod:`spoolq.store.claiming`)
 
 ``requeue`` (and ``nack``) retry a release whose target bucket directory a concurrent poller
 removed (``release`` reports that as "not claimed"). A nack count is best-effort (Disque's own counters are): two processes nacking the same
 message at the same instant may count one. The file of a message dropped by its TTL or by a
 purge stays behind (a few bytes) until the queue is deleted.
+
+:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`;
+it releases claims through :class:`~spoolq.store.claiming.Claiming`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -27,11 +30,12 @@ from dataclasses import dataclass
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
 from spoolq.store.claiming import Claiming
-from spoolq.store.core import QueueHandle, write_window_start
+from spoolq.store.core import StoreCore
 from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
-from spoolq.store.model import Message, QueueKind
+from spoolq.store.handle import QueueHandle, write_window_start
+from spoolq.store.model import Message
 
-#: the states of a message, as :meth:`JobLookup.list_jobs` and :meth:`JobLookup.find_job` name them
+#: the states of a message, as :meth:`Jobs.list_jobs` and :meth:`Jobs.find_job` name them
 READY, CLAIMED, DELAYED = "ready", "claimed", "delayed"
 
 
@@ -43,20 +47,24 @@ class JobView:
     nacks: int
 
 
-class JobLookup(Claiming):
+class Jobs:
+    def __init__(self, core: StoreCore, claiming: Claiming) -> None:
+        self.core = core
+        self.claiming = claiming
+
     def find_job(self, queue: str, message_id: str) -> JobView | None:
         """The message ``message_id`` of ``queue`` with its state, or None if it is gone."""
         L.check_queue_name(queue)
         mid = L.check_message_id(message_id, queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return None
         try:
-            claimed = self._locate_claimed(q, L.Ref(id=mid))
+            claimed = self.core.locate_claimed(q, L.Ref(id=mid))
             if claimed is not None:
                 path, p = claimed
                 return self._view(q, path, p, CLAIMED, p.when)
-            loose = self._locate_unclaimed(q, mid)
+            loose = self.core.locate_unclaimed(q, mid)
             if loose is not None:
                 d, n, p = loose
                 delayed = L.parse_delayed(n) is not None
@@ -70,16 +78,16 @@ class JobLookup(Claiming):
             meta, body = decode_message(read_file(path))
         except (FileNotFoundError, CorruptMessage):
             return None
-        msg = self._message(p.id, meta, body, p.rc, p.frt)
+        msg = self.core.message(p.id, meta, body, p.rc, p.frt)
         return JobView(msg, state, until_ms / 1000 if until_ms else None, self._nacks(q, p.id))
 
     def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
         """(id, state) of every message of ``queue``: ready oldest first, then claimed, then delayed."""
         L.check_queue_name(queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return
-        for _b, bdir in q.ready_buckets(write_window_start(self.now_ms())):
+        for _b, bdir in q.ready_buckets(write_window_start(self.core.now_ms())):
             for n in sorted(listdir(bdir)):
                 p = L.parse_ready(n)
                 if p is not None:
@@ -94,8 +102,8 @@ class JobLookup(Claiming):
 
     def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
         """Release claimed messages back to the queue now (``nack``: and count a nack for each)."""
-        out = self.release(queue, refs)
-        q = self._find(queue)
+        out = self.claiming.release(queue, refs)
+        q = self.core.find(queue)
         if q is None or not nack:
             return out
         for ref, done in zip(refs, out, strict=True):
@@ -110,7 +118,7 @@ class JobLookup(Claiming):
 
     def _nacks(self, q: QueueHandle, mid: str) -> int:
         try:
-            text = read_file(q.sub(f"nacks/{mid}")).decode("ascii", "replace").strip()
+            text = read_file(q.nacks_file(mid)).decode("ascii", "replace").strip()
         except (FileNotFoundError, NotADirectoryError):
             return 0
         except OSError as e:
@@ -120,14 +128,7 @@ class JobLookup(Claiming):
     def _write_nacks(self, q: QueueHandle, mid: str, count: int) -> None:
         try:
             os.makedirs(q.sub("nacks"), exist_ok=True)
-            tmp = self.tmp.write(str(count).encode())
-            os.replace(tmp, q.sub(f"nacks/{mid}"))
+            tmp = self.core.tmp.write(str(count).encode())
+            os.replace(tmp, q.nacks_file(mid))
         except OSError as e:
             raise storage_error(e, "counting a nack") from e
-
-    def _finish(self, q: QueueHandle, path: str) -> bool:
-        done = super()._finish(q, path)
-        if done and q.kind is not QueueKind.FIFO:
-            with contextlib.suppress(OSError):
-                os.unlink(q.sub(f"nacks/{os.path.basename(path)[:40]}"))
-        return done

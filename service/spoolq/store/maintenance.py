@@ -16,8 +16,12 @@ skips the queue if that is less than an interval ago, and otherwise stamps it an
 both do it, which is harmless. Without this a queue cost about twenty directory listings per
 second per process; on a distributed file system, where every listing asks every brick, six
 processes' passes kept the bricks busy enough to stall requests. Polls still run a queue's
-maintenance themselves when they find nothing (``StoreCore._maybe_maintain``), so an expired
-claim is not left waiting for its turn.
+maintenance themselves when they find nothing (:func:`maybe_maintain`), so an expired claim is
+not left waiting for its turn.
+
+Every step works on the store's :class:`~spoolq.store.core.StoreCore`; the steps that belong to
+other parts of the store (taking over stale moves, recovering commit journals) are handed to
+:func:`maintain_all` by the store that wires them.
 """
 
 from __future__ import annotations
@@ -27,16 +31,15 @@ import os
 import shutil
 import stat
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from spoolq.store import layout as L
-from spoolq.store.core import write_window_start
+from spoolq.store.archive import compact, expire_segments
+from spoolq.store.core import StoreCore
+from spoolq.store.deleting import sweep_deleting
 from spoolq.store.files import GONE, listdir, rename_into
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
-
-if TYPE_CHECKING:
-    from spoolq.store.core import QueueHandle, StoreCore
-    from spoolq.store.filestore import FileStore
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0
@@ -69,7 +72,7 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     due = [b for b in sorted(listdir(q.sub("delayed"))) if b.isdigit() and int(b) <= now_s]
     if not due:
         return 0
-    with store._renaming_into_groups(q):
+    with store.renaming_into_groups(q):
         for b in due:
             bdir = q.sub(f"delayed/{b}")
             for n in listdir(bdir):
@@ -99,7 +102,7 @@ def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
     without the lock (release, claim expiry, renew) move a message of the group from one directory
     to the other, and listing ``claimed/<g>`` before ``ready/<g>`` finds it in one of them.
     Renames from outside the group (due delays, transfers) take the lock
-    (``StoreCore._renaming_into_groups``). The idle time keeps a busy group's directories from
+    (:meth:`StoreCore.renaming_into_groups`). The idle time keeps a busy group's directories from
     being removed and made again between each of its messages."""
     if q.kind is not QueueKind.FIFO:
         return 0
@@ -108,7 +111,7 @@ def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
     if not idle:
         return 0
     removed = 0
-    with store._fifo_lock(q):
+    with store.fifo_lock(q):
         for g in _idle_groups(q, idle, now):
             for state in ("claimed", "ready"):
                 with contextlib.suppress(OSError):
@@ -176,15 +179,28 @@ def maintain_queue(store: StoreCore, q: QueueHandle, now_ms: int) -> dict[str, i
         "dedup_swept": sweep_dedup(store, q, now_ms),
     }
     if q.info.config.archive or listdir(q.sub("acked")) or listdir(q.sub("archive-work")):
-        from spoolq.store.archive import compact
-
         done["archived"] = compact(store, q, now_ms)
     if done["claims_expired"] or done["delays_released"]:
         store.watcher.notify(q.path)
     return done
 
 
-def sweep_tmp(store: FileStore, now: float) -> int:
+def maybe_maintain(store: StoreCore, q: QueueHandle, interval: float) -> bool:
+    """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
+
+    Returns True if it made messages visible (expired claims, due delays)."""
+    now = store.clock()
+    if now - q.last_maintained < interval:
+        return False
+    q.last_maintained = now
+    try:
+        done = maintain_queue(store, q, int(now * 1000))
+    except OSError:
+        return False  # maintenance is retried; the operation that triggered it must not fail for it
+    return bool(done["claims_expired"] or done["delays_released"])
+
+
+def sweep_tmp(store: StoreCore, now: float) -> int:
     """Remove temp files, and the per-process temp directories of message files (making.py), whose
     writer process is gone (same node) or that are very old."""
     swept = 0
@@ -230,7 +246,7 @@ def _sweep_process_tmp(path: str, dead: bool, now: float) -> int:
     return swept
 
 
-def sweep_staging(store: FileStore, now: float) -> int:
+def sweep_staging(store: StoreCore, now: float) -> int:
     """Remove ``queues/.new~*`` directories left by a create_queue that crashed half-way."""
     swept = 0
     for n in listdir(store.queues_dir):
@@ -244,7 +260,7 @@ def sweep_staging(store: FileStore, now: float) -> int:
     return swept
 
 
-def sweep_trash(store: FileStore) -> int:
+def sweep_trash(store: StoreCore) -> int:
     swept = 0
     tdir = store.root / "trash"
     for n in listdir(str(tdir)):
@@ -273,12 +289,15 @@ def take_turn(q: QueueHandle, now_ms: int, interval: float) -> bool:
     return True
 
 
-def maintain_all(store: FileStore, now_ms: int, shared_interval: float | None = None) -> dict[str, int]:
+def maintain_all(store: StoreCore, now_ms: int, shared_interval: float | None = None, *,
+                 recover_journals: Callable[[], tuple[int, int]],
+                 resume_moves: Callable[[int], int]) -> dict[str, int]:
     """One pass over every queue and the root. With ``shared_interval`` (background passes), a
-    queue another process maintained less than that many seconds ago is skipped."""
+    queue another process maintained less than that many seconds ago is skipped.
+    ``recover_journals`` and ``resume_moves`` are the store's own steps of the pass."""
     totals: dict[str, int] = {}
     for name in store.list_queues():
-        q = store._find(name)
+        q = store.find(name)
         if q is None:
             continue
         if shared_interval is not None and not take_turn(q, now_ms, shared_interval):
@@ -288,14 +307,10 @@ def maintain_all(store: FileStore, now_ms: int, shared_interval: float | None = 
             totals[key] = totals.get(key, 0) + value
         totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(store, q, time.time())
     totals["tmp_swept"] = sweep_tmp(store, time.time())
-    totals["journals_retired"], totals["journal_restored"] = store.recover_journals()
+    totals["journals_retired"], totals["journal_restored"] = recover_journals()
     totals["trash_swept"] = sweep_trash(store)
     totals["staging_swept"] = sweep_staging(store, time.time())
-    from spoolq.store.deleting import sweep_deleting
-
     totals["deletions_finished"] = sweep_deleting(store, time.time())
-    totals["moves_resumed"] = store.moves.resume_stale(now_ms)
-    from spoolq.store.archive import expire_segments
-
+    totals["moves_resumed"] = resume_moves(now_ms)
     totals["segments_expired"] = expire_segments(store, now_ms)
     return totals

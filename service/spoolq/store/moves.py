@@ -56,11 +56,11 @@ import os
 import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
-from spoolq.store.core import write_window_start
+from spoolq.store.core import StoreCore
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
@@ -69,11 +69,8 @@ from spoolq.store.files import (
     read_json,
     write_json_atomic,
 )
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
-
-if TYPE_CHECKING:
-    from spoolq.store.core import QueueHandle
-    from spoolq.store.filestore import FileStore
 
 STALE_AFTER = 15.0
 BATCH = 100
@@ -89,9 +86,11 @@ class _Stop(enum.Enum):
 
 
 class MoveRunner:
-    def __init__(self, store: FileStore) -> None:
-        self.store = store
-        self.dir = store.root / "moves"
+    """Starts, runs, takes over and cancels the moves of one store (see the module docstring)."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+        self.dir = core.root / "moves"
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
@@ -106,7 +105,7 @@ class MoveRunner:
                                            or not 1 <= max_per_second <= 1_000_000):
             raise InvalidArgument("max_per_second must be an integer between 1 and 1000000")
         ref = base64.b32encode(uuid.uuid4().bytes + b"move-queue").decode().rstrip("=")
-        now = self.store.clock()
+        now = self.core.clock()
         token = uuid.uuid4().hex
         status = {"ref": ref, "source": source, "destination": destination, "state": MoveState.IN_PROGRESS.value,
                   "moved": 0, "started_at": now, "finished_at": None, "error": None,
@@ -136,7 +135,7 @@ class MoveRunner:
         # the owner did not answer: it is gone (or stalled; it will see the state and stop)
         data = self._load(ref)
         if data["state"] == MoveState.IN_PROGRESS.value:
-            data.update(state=MoveState.CANCELLED.value, finished_at=self.store.clock(), run=None)
+            data.update(state=MoveState.CANCELLED.value, finished_at=self.core.clock(), run=None)
             self._save(ref, data)
         return self._to_status(data)
 
@@ -169,7 +168,7 @@ class MoveRunner:
             os.close(fd)
             token = uuid.uuid4().hex
             moved = int(data.get("moved") or 0) + self._settle(data)
-            data.update(owner=self._owner(), run=token, heartbeat=self.store.clock(), moved=moved, pending=[])
+            data.update(owner=self._owner(), run=token, heartbeat=self.core.clock(), moved=moved, pending=[])
             self._save(ref, data)
             self._launch(ref, token)
             resumed += 1
@@ -178,7 +177,7 @@ class MoveRunner:
     # ------------------------------------------------------------ internals
 
     def _owner(self) -> str:
-        return f"{self.store.node_id}:{os.getpid()}"
+        return f"{self.core.node_id}:{os.getpid()}"
 
     def _load(self, ref: str) -> dict[str, Any]:
         if not isinstance(ref, str) or not L.MOVE_REF_RE.match(ref):
@@ -190,7 +189,7 @@ class MoveRunner:
 
     def _save(self, ref: str, data: dict[str, Any]) -> None:
         try:
-            write_json_atomic(self.dir / f"{ref}.json", data, self.store.tmp, self.store.fsync)
+            write_json_atomic(self.dir / f"{ref}.json", data, self.core.tmp, self.core.fsync)
         except OSError as e:
             raise storage_error(e, "saving move status") from e
 
@@ -226,7 +225,7 @@ class MoveRunner:
                 data["state"] = state.value
             except Exception as e:  # any failure is reported, never silently half-done
                 data.update(state=MoveState.ERROR.value, error=f"{type(e).__name__}: {e}")
-            data.update(finished_at=self.store.clock(), heartbeat=self.store.clock(), pending=[])
+            data.update(finished_at=self.core.clock(), heartbeat=self.core.clock(), pending=[])
             with contextlib.suppress(Exception):
                 if self._mine(ref, token):
                     self._save(ref, data)
@@ -240,7 +239,7 @@ class MoveRunner:
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
-        dirs = [d for _b, d in src.ready_buckets(write_window_start(self.store.now_ms()))]
+        dirs = [d for _b, d in src.ready_buckets(write_window_start(self.core.now_ms()))]
         for state in ("delayed", "claimed"):
             dirs.extend(src.sub(f"{state}/{b}") for b in sorted(listdir(src.sub(state))))
         for d in dirs:
@@ -251,14 +250,14 @@ class MoveRunner:
 
     def _move_all(self, ref: str, token: str, data: dict[str, Any]) -> _Stop:
         """Move until a pass over the source moves nothing; save after every batch."""
-        store = self.store
-        src = store._find(data["source"])
+        core = self.core
+        src = core.find(data["source"])
         if src is None:
             return _Stop.DONE
-        dst = store._find(data["destination"])
+        dst = core.find(data["destination"])
         if dst is None:
-            store.create_queue(data["destination"], src.kind)
-            dst = store._require(data["destination"])
+            core.create_queue(data["destination"], src.kind)
+            dst = core.require(data["destination"])
         rate = data.get("max_per_second")
         batch = max(1, min(BATCH, rate // 4)) if rate else BATCH
         started = time.monotonic()
@@ -271,11 +270,11 @@ class MoveRunner:
                     return _Stop.CANCELLED
                 if not self._mine(ref, token):
                     return _Stop.LOST
-                chunk = [(p, store._ids.new_id(dst.name, store.now_ms())) for p in paths[i:i + batch]
+                chunk = [(p, core.ids.new_id(dst.name, core.now_ms())) for p in paths[i:i + batch]
                          if os.path.exists(p)]
                 if not chunk:
                     continue
-                data.update(pending=chunk, heartbeat=store.clock())
+                data.update(pending=chunk, heartbeat=core.clock())
                 self._save(ref, data)
                 done = 0
                 stop: _Stop | None = None
@@ -289,8 +288,8 @@ class MoveRunner:
                     if self._move_checked(path, dst, new_id):
                         done += 1
                         moved_here += 1
-                store.commit.flush()
-                data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=store.clock())
+                core.commit.flush()
+                data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=core.clock())
                 if stop is _Stop.LOST or not self._mine(ref, token):
                     return _Stop.LOST
                 self._save(ref, data)
@@ -313,16 +312,16 @@ class MoveRunner:
             if now - last_save >= SAVE_EVERY:
                 if not self._mine(ref, token):
                     return False
-                data["heartbeat"] = self.store.clock()
+                data["heartbeat"] = self.core.clock()
                 self._save(ref, data)
                 last_save = now
             time.sleep(min(CANCEL_POLL, due - now))
 
     def _settle(self, data: dict[str, Any]) -> int:
         """How many of a dead owner's pending renames happened (see the module docstring)."""
-        store = self.store
-        src = store._find(data["source"])
-        dst = store._find(data["destination"])
+        core = self.core
+        src = core.find(data["source"])
+        dst = core.find(data["destination"])
         done = 0
         for path, new_id in data.get("pending") or []:
             if os.path.exists(path):
@@ -336,8 +335,8 @@ class MoveRunner:
     def _present(self, q: QueueHandle, mid: str) -> bool:
         if not L.ID_RE.match(mid):
             return False
-        return (self.store._locate_unclaimed(q, mid) is not None
-                or self.store._locate_claimed(q, L.Ref(id=mid)) is not None)
+        return (self.core.locate_unclaimed(q, mid) is not None
+                or self.core.locate_claimed(q, L.Ref(id=mid)) is not None)
 
     def _move_checked(self, path: str, dst: QueueHandle, new_id: str) -> bool:
         """Move one file; False if someone else took it first. A rename into the destination
@@ -350,7 +349,7 @@ class MoveRunner:
         return False
 
     def _move_one(self, path: str, dst: QueueHandle, new_id: str) -> bool:
-        store = self.store
+        core = self.core
         meta: dict[str, Any] = {}
         if dst.kind in (QueueKind.FIFO, QueueKind.DEDUP):
             try:
@@ -362,15 +361,15 @@ class MoveRunner:
             if dst.kind is QueueKind.DEDUP:
                 marker = dst.dedup_marker(body)
                 with dst.marker_locks().hold([marker]):  # like a send: check and write atomically
-                    if store._pending_copy(dst, marker) is not None:
+                    if dst.pending_copy(marker) is not None:
                         try:
                             os.unlink(path)  # collapsed into the destination's pending copy
                         except FileNotFoundError:
                             return False
                         return True
-                    moved = store.transfer(path, dst, meta, new_id=new_id)
+                    moved = core.transfer(path, dst, meta, new_id=new_id)
                     if moved is not None:  # re-dedup at the destination: the moved copy is now the pending one
-                        store._write_marker(dst, marker, moved.encode())
+                        core.write_marker(dst, marker, moved.encode())
                     return moved is not None
-        moved = store.transfer(path, dst, meta, new_id=new_id)
+        moved = core.transfer(path, dst, meta, new_id=new_id)
         return moved is not None

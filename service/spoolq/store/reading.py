@@ -1,4 +1,7 @@
-"""Reads without side effects (except dedup surfacing): peek, counts, size, claim count, oldest."""
+"""Reads without side effects (except dedup surfacing): peek, counts, size, claim count, oldest.
+
+:class:`Reading` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +13,14 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int
-from spoolq.store.core import QueueHandle, StoreCore, write_window_start
+from spoolq.store.core import StoreCore
 from spoolq.store.files import (
     CorruptMessage,
     decode_message,
     listdir,
     read_file,
 )
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
     MAX_PEEK_LIMIT,
     Message,
@@ -25,9 +29,16 @@ from spoolq.store.model import (
 )
 
 
-class Reading(StoreCore):
-    def _peek(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
-        now_ms = self.now_ms()
+class Reading:
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+        self._bytes_per_entry = 80.0  # directory bytes per entry, recalibrated by exact counts
+
+    def peek_queue(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
+        """Up to ``limit`` messages of ``q`` oldest first, without claiming them (and claimed ones
+        unless ``include_claimed`` is False); dedup queues surface the ready ones they return."""
+        core = self.core
+        now_ms = core.now_ms()
         entries: list[tuple[str, str, L.Parsed, bool]] = []  # (id, path, parsed, claimed)
         for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
             for n in listdir(bdir):
@@ -48,25 +59,25 @@ class Reading(StoreCore):
             except FileNotFoundError:
                 continue
             except CorruptMessage:
-                self._quarantine(path, q)
+                core.quarantine(path, q)
                 continue
             expire = meta.get("x")
             if isinstance(expire, int) and expire <= now_ms:
                 continue
             if q.kind is QueueKind.DEDUP and not claimed:
-                self._surface(q, mid, body)
-            out.append(self._message(mid, meta, body, p.rc, p.frt,
+                q.surface(mid, body)
+            out.append(core.message(mid, meta, body, p.rc, p.frt,
                                      claimed_until=p.when / 1000 if claimed and p.when > now_ms else None))
         return out
 
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
         L.check_queue_name(queue)
         check_int("limit", limit, 1, MAX_PEEK_LIMIT)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return []
         try:
-            return self._peek(q, limit)
+            return self.peek_queue(q, limit)
         except OSError as e:
             raise storage_error(e, f"peeking {queue!r}") from e
 
@@ -74,10 +85,10 @@ class Reading(StoreCore):
         L.check_queue_name(queue)
         if limit is not None:
             check_int("limit", limit, 1, 2**63 - 1)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return QueueCounts(0, 0, 0, True)
-        now_ms = self.now_ms()
+        now_ms = self.core.now_ms()
         claimed = expired = 0
         for _path, p in q.claimed_files():
             if p.when > now_ms:
@@ -97,7 +108,7 @@ class Reading(StoreCore):
         known to be over the budget and the rest is estimated (ksec directories give their
         bucket counts through their link counts, without being listed)."""
         if budget is None or q.kind is QueueKind.FIFO:
-            return sum(len(listdir(d)) for _b, d in q.ready_buckets(write_window_start(self.now_ms()))), True
+            return sum(len(listdir(d)) for _b, d in q.ready_buckets(write_window_start(self.core.now_ms()))), True
         ready = q.sub("ready")
         ksecs = [k for k in sorted(listdir(ready)) if L.KSEC_RE.fullmatch(k)]
         later = [self._buckets_in(f"{ready}/{k}") for k in ksecs]  # bucket counts, from link counts
@@ -164,10 +175,10 @@ class Reading(StoreCore):
 
     def claim_count(self, queue: str) -> int:
         L.check_queue_name(queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return 0
-        now_ms = self.now_ms()
+        now_ms = self.core.now_ms()
         return sum(1 for _path, p in q.claimed_files() if p.when > now_ms)
 
     def oldest_ready_at(self, queue: str) -> float | None:
@@ -175,12 +186,12 @@ class Reading(StoreCore):
         ready. Standard and dedup queues list only up to the first non-empty bucket (a message keeps
         its send-time bucket when released); FIFO queues list each group's directory."""
         L.check_queue_name(queue)
-        q = self._find(queue)
+        q = self.core.find(queue)
         if q is None:
             return None
         oldest: int | None = None
         try:
-            for bucket, bdir in q.ready_buckets(write_window_start(self.now_ms())):
+            for bucket, bdir in q.ready_buckets(write_window_start(self.core.now_ms())):
                 names = [n for n in listdir(bdir) if L.READY_RE.match(n)]
                 if not names:
                     continue

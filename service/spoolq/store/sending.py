@@ -5,6 +5,8 @@ still pending and unsurfaced (``dedup/<sha256>`` names it); the check, the write
 under the marker's record lock (``dedup.lock``, see markerlock.py). FIFO queues take the queue's
 flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
 seen in the last five minutes.
+
+:class:`Sending` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
 """
 
 from __future__ import annotations
@@ -29,21 +31,20 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_kind, check_number
-from spoolq.store.core import QueueHandle, StoreCore
+from spoolq.store.core import StoreCore
 from spoolq.store.deleting import wait_for_comeback
 from spoolq.store.files import (
     encode_message,
     encode_meta,
     read_file,
-    rename_into,
 )
+from spoolq.store.handle import QueueHandle
 from spoolq.store.making import Unnamed
 from spoolq.store.model import (
     FIFO_DEDUP_WINDOW,
     MAX_BATCH,
     MAX_DELAY,
     OutgoingMessage,
-    QueueConfig,
     QueueInfo,
     QueueKind,
     SendResult,
@@ -77,16 +78,22 @@ class _Prepared:
 SEND_ATTEMPTS = 10
 
 
-class Sending(StoreCore):
-    def _prepare(self, q: QueueHandle, m: OutgoingMessage, now_ms: int) -> _Prepared:
+class Sending:
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    @staticmethod
+    def _prepare(info: QueueInfo, m: OutgoingMessage, now_ms: int) -> _Prepared:
+        """Check ``m`` against the queue ``info`` describes; its file's metadata and due time."""
         if not isinstance(m, OutgoingMessage):
             raise InvalidArgument("each message must be an OutgoingMessage")
         if not isinstance(m.body, (bytes, bytearray)):
             raise InvalidArgument("message body must be bytes")
-        if len(m.body) > q.info.config.max_message_bytes:
+        config = info.config
+        if len(m.body) > config.max_message_bytes:
             raise MessageTooLarge(
-                f"message of {len(m.body)} bytes is over the limit of {q.info.config.max_message_bytes} bytes")
-        delay = q.info.config.delay if m.delay is None else check_number("delay", m.delay, 0, MAX_DELAY)
+                f"message of {len(m.body)} bytes is over the limit of {config.max_message_bytes} bytes")
+        delay = config.delay if m.delay is None else check_number("delay", m.delay, 0, MAX_DELAY)
         meta: dict[str, Any] = {"t": now_ms}
         if m.ttl is not None:
             meta["x"] = now_ms + int(check_number("ttl", m.ttl, 0.001, 10 * 365 * 86400) * 1000)
@@ -99,10 +106,10 @@ class Sending(StoreCore):
                 if not isinstance(value, str) or not 1 <= len(value) <= 128:
                     raise InvalidArgument(f"{key} must be a string of 1 to 128 characters")
                 meta[short] = value
-        if q.kind is QueueKind.FIFO:
+        if info.kind is QueueKind.FIFO:
             if m.group_id is None:
                 raise QueueKindMismatch("a message for a FIFO queue needs a group id")
-            if m.dedup_id is None and not q.info.config.content_based_dedup:
+            if m.dedup_id is None and not config.content_based_dedup:
                 raise QueueKindMismatch(
                     "a message for a FIFO queue needs a deduplication id unless content-based deduplication is on")
         if m.attributes:
@@ -125,28 +132,27 @@ class Sending(StoreCore):
             raise InvalidArgument("messages must be a sequence")
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
-        q = self._find(queue)
-        if q is None and create is None and wait_for_comeback(self, queue):
-            q = self._find(queue)  # a delete-if-empty had it aside for an instant
-        now_ms = self.now_ms()
+        q = self.core.find(queue)
+        if q is None and create is None and wait_for_comeback(self.core, queue):
+            q = self.core.find(queue)  # a delete-if-empty had it aside for an instant
+        now_ms = self.core.now_ms()
         if q is None:
             if create is None:
                 raise QueueNotFound(queue)
-            check_kind(create)
-            prepared_probe = QueueInfo(queue, QueueKind(create), QueueConfig(), {}, 0, 0)
-            probe = QueueHandle(info=prepared_probe, path="", stamp=(0, 0))
-            for m in messages:  # validate before creating anything
-                self._prepare(probe, m, now_ms)
+            # validate against the queue as it will be created, before creating anything
+            to_be = QueueInfo(queue, check_kind(create), self.core.default_config, {}, 0, 0)
+            for m in messages:
+                self._prepare(to_be, m, now_ms)
             if not messages:
                 return []
         for attempt in range(1, SEND_ATTEMPTS + 1):
             if q is None:
                 assert create is not None  # checked above
-                self.create_queue(queue, create)
-                q = self._find(queue)
+                self.core.create_queue(queue, create)
+                q = self.core.find(queue)
                 if q is None:  # deleted again at once
                     continue
-            prepared = [self._prepare(q, m, now_ms) for m in messages]
+            prepared = [self._prepare(q.info, m, now_ms) for m in messages]
             if not prepared:
                 return []
             try:
@@ -156,21 +162,21 @@ class Sending(StoreCore):
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
-                q = self._find(queue) if wait_for_comeback(self, queue) else None
+                q = self.core.find(queue) if wait_for_comeback(self.core, queue) else None
                 if attempt == SEND_ATTEMPTS or (q is None and create is None):
                     raise
         else:
             raise QueueNotFound(queue)
-        self.watcher.notify(q.path)
+        self.core.watcher.notify(q.path)
         return results
 
     def _write_kind(self, q: QueueHandle, prepared: list[_Prepared], now_ms: int) -> list[SendResult]:
         if q.kind is QueueKind.FIFO:
-            with self._fifo_lock(q):
+            with self.core.fifo_lock(q):
                 return self._write_fifo(q, prepared, now_ms)
         if q.kind is QueueKind.DEDUP:
             return self._write_dedup(q, prepared)
-        return self._write(q, [(p, self._ids.new_id(q.name, now_ms)) for p in prepared])
+        return self._write(q, [(p, self.core.ids.new_id(q.name, now_ms)) for p in prepared])
 
     def _target(self, q: QueueHandle, p: _Prepared, message_id: str) -> tuple[str, str]:
         bucket = L.fifo_bucket(p.meta["g"]) if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(message_id))
@@ -185,7 +191,7 @@ class Sending(StoreCore):
             return self._write_once(q, items, flush)
         except StorageUnavailable as e:
             cause = e.__cause__
-            if not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and self.trash.drain()):
+            if not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and self.core.trash.drain()):
                 raise
         return self._write_once(q, items, flush)
 
@@ -194,7 +200,7 @@ class Sending(StoreCore):
         placed: list[str] = []
         unnamed: list[Unnamed] = []
         # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
-        journal = self.commit.journal if flush and q.kind is QueueKind.STANDARD \
+        journal = self.core.commit.journal if flush and q.kind is QueueKind.STANDARD \
             and not any(p.meta.get("o") for p, _ in items) else None
         datas: list[bytes] = []
         try:
@@ -203,23 +209,23 @@ class Sending(StoreCore):
             unnamed = self._write_unnamed(q, datas, [d for d, _n in targets])
             for u, (dst_dir, name) in zip(unnamed, targets, strict=True):
                 try:
-                    self.files.name(u, dst_dir, name, base=q.path)
+                    self.core.files.name(u, dst_dir, name, base=q.path)
                 except FileNotFoundError:
                     raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
                 placed.append(f"{dst_dir}/{name}")
-                self.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
+                self.core.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
             if journal is not None:
-                cut = len(self.queues_dir) + 1
+                cut = len(self.core.queues_dir) + 1
                 journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
                 journal.flush()
             elif flush:
-                self.commit.flush()
+                self.core.commit.flush()
         except (OSError, StorageUnavailable, QueueNotFound) as e:
             for path in placed:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
             for u in unnamed:
-                self.files.discard(u)
+                self.core.files.discard(u)
             if isinstance(e, FileNotFoundError) and not os.path.isdir(q.path):
                 raise QueueNotFound(q.name) from None  # deleted before its files were named
             if isinstance(e, OSError):
@@ -233,18 +239,18 @@ class Sending(StoreCore):
         fsync (``flush="fsync"``) a batch is written by a few threads at once, so its fsyncs overlap
         (1.6-3x measured); without, the writes are CPU-bound and a pool only costs (0.6-0.7x). On
         failure none of the files is left behind."""
-        per_file = self.commit.per_file
+        per_file = self.core.commit.per_file
         if not per_file or len(datas) < PARALLEL_FROM:
             out: list[Unnamed] = []
             try:
                 for data, d in zip(datas, dirs, strict=True):
-                    out.append(self.files.write(data, d, base=q.path, fsync_file=per_file))
+                    out.append(self.core.files.write(data, d, base=q.path, fsync_file=per_file))
             except BaseException:
                 for u in out:
-                    self.files.discard(u)
+                    self.core.files.discard(u)
                 raise
             return out
-        futures = [_pool().submit(self.files.write, data, d, base=q.path, fsync_file=per_file)
+        futures = [_pool().submit(self.core.files.write, data, d, base=q.path, fsync_file=per_file)
                    for data, d in zip(datas, dirs, strict=True)]
         written: list[Unnamed] = []
         error: BaseException | None = None
@@ -255,7 +261,7 @@ class Sending(StoreCore):
                 error = error or e
         if error is not None:
             for u in written:
-                self.files.discard(u)
+                self.core.files.discard(u)
             raise error
         return written
 
@@ -263,41 +269,23 @@ class Sending(StoreCore):
         """Check, write and flush under the locks of the batch's markers (markerlock.py), so
         identical sends racing through any threads, processes or nodes leave one pending copy."""
         results: list[SendResult] = []
-        now_ms = self.now_ms()
+        now_ms = self.core.now_ms()
         markers = [q.dedup_marker(p.message.body) for p in prepared]
         try:
             with q.marker_locks().hold(m for p, m in zip(prepared, markers, strict=True) if not p.due_ms):
                 for p, marker in zip(prepared, markers, strict=True):
-                    pending = None if p.due_ms else self._pending_copy(q, marker)
+                    pending = None if p.due_ms else q.pending_copy(marker)
                     if pending is not None:
                         results.append(SendResult(id=pending, duplicate=True))
                         continue
-                    mid = self._ids.new_id(q.name, now_ms)
+                    mid = self.core.ids.new_id(q.name, now_ms)
                     results.extend(self._write(q, [(p, mid)], flush=False))
                     if not p.due_ms:
-                        self._write_marker(q, marker, mid.encode())
-                self.commit.flush()
+                        self.core.write_marker(q, marker, mid.encode())
+                self.core.commit.flush()
         except FileNotFoundError:
             raise QueueNotFound(q.name) from None  # deleted before we could open its lock file
         return results
-
-    def _write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:
-        """Write (or replace) a small record under the queue directory; a purge that is replacing
-        ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`). Flushed with
-        the send's messages: with per-file fsync its data now and its directory by the group's flush."""
-        try:
-            t = self.tmp.write(data, fsync_file=self.commit.per_file)
-        except OSError as e:
-            raise storage_error(e, "writing a dedup marker") from e
-        try:
-            rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
-            self.commit.note_paths(os.path.dirname(marker))
-        except OSError as e:
-            with contextlib.suppress(OSError):
-                os.unlink(t)
-            if isinstance(e, FileNotFoundError):
-                raise QueueNotFound(q.name) from None
-            raise storage_error(e, "writing a dedup marker") from e
 
     def _write_last(self, path: str, data: bytes) -> None:
         """Rewrite ``fifo.last`` in place (under the queue lock), never by rename: a file replaced
@@ -309,7 +297,7 @@ class Sending(StoreCore):
             try:
                 os.pwrite(fd, data, 0)
                 os.ftruncate(fd, len(data))
-                if self.commit.per_file:
+                if self.core.commit.per_file:
                     os.fsync(fd)
             finally:
                 os.close(fd)  # on FUSE, close flushes the client's write-behind before the lock is released
@@ -340,7 +328,7 @@ class Sending(StoreCore):
             if earlier is not None:
                 results.append(SendResult(id=earlier, sequence_number=L.sequence_number(earlier), duplicate=True))
                 continue
-            mid = self._ids.next_after(q.name, now_ms, last)
+            mid = self.core.ids.next_after(q.name, now_ms, last)
             last = mid
             seen_in_batch[digest] = mid
             to_write.append((p, mid))
@@ -348,10 +336,10 @@ class Sending(StoreCore):
             results.append(None)
         written = iter(self._write(q, to_write, flush=False)) if to_write else iter(())
         for marker, mid in markers:
-            self._write_marker(q, marker, f"{mid} {now_ms}".encode())
+            self.core.write_marker(q, marker, f"{mid} {now_ms}".encode())
         if last is not None:
             self._write_last(last_path, last.encode())
-        self.commit.flush()
+        self.core.commit.flush()
         return [r if r is not None else next(written) for r in results]
 
     def _recent_fifo_marker(self, marker: str, now_ms: int) -> str | None:
