@@ -10,10 +10,15 @@ step) two racing sends of one body both miss each other's marker and both store 
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-from spoolq.store import FileStore, QueueKind
+import pytest
+
+from spoolq.store import FileStore, QueueKind, core
 
 from .helpers import Child
 
@@ -75,4 +80,35 @@ def test_racing_sends_beside_polls_never_lose_and_never_double_pending(tmp_path:
     pending = _pending_counts(store, "d")
     assert {b: n for b, n in pending.items() if n > 1} == {}
     assert set(pending) | set(claimed) == {f"payload-{i}".encode() for i in range(40)}
+    store.close()
+
+
+def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first lookups of a queue, racing in several threads of one process, end with one handle.
+    Its dedup lock descriptor and mutexes are what keep the threads' identical sends apart: two
+    handles lock through two descriptors of one file, which a process's record locks do not tell
+    apart, and the first handle's descriptor, closed when it is dropped, takes the other's locks
+    with it. (The race above met this: two pending copies of one body from one process.)"""
+    FileStore(tmp_path, fsync=False).create_queue("d", QueueKind.DEDUP)
+    store = FileStore(tmp_path, fsync=False)  # a process that has not looked at "d" yet
+    threads = 4
+    everyone_read = threading.Barrier(threads)
+    real_read_json = core.read_json
+
+    def read_json_together(path: Path) -> Any:
+        data = real_read_json(path)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            everyone_read.wait(timeout=5)  # every thread has missed the cache before any fills it
+        return data
+
+    monkeypatch.setattr(core, "read_json", read_json_together)
+    handles: list[object] = []
+    workers = [threading.Thread(target=lambda: handles.append(store.core.find("d"))) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join(timeout=30)
+    assert len(handles) == threads
+    assert len({id(h) for h in handles}) == 1
+    assert store.core.find("d") is handles[0]
     store.close()

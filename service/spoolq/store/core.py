@@ -139,9 +139,12 @@ class StoreCore:
                          tags=dict(data.get("tags") or {}), created_at=float(data["created_at"]),
                          updated_at=float(data["updated_at"]))
         with self._queues_lock:
-            if cached is not None:
-                cached.info, cached.stamp = info, stamp
-                return cached
+            # looked up again under the lock: threads that race through a first lookup must end
+            # with one handle (its dedup lock descriptor and mutexes keep their sends apart)
+            current = self._queues.get(name)
+            if current is not None:
+                current.info, current.stamp = info, stamp
+                return current
             q = QueueHandle(info=info, path=path, stamp=stamp)
             self._queues[name] = q
             return q
