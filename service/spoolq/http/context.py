@@ -27,6 +27,7 @@ from spoolq.http.metrics import Metrics
 from spoolq.http.overview import Overview
 from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
+from spoolq.store.batches import BatchClaims
 from spoolq.store.model import QueueConfig, QueueStore
 
 
@@ -42,6 +43,7 @@ class Services:
         self._owned = store is None
         self._lock = threading.Lock()
         self._store = None if store is None else self._instrument(store)
+        self._batches: BatchClaims | None = None
         self.overview = Overview(self.store, root=settings.root)
 
     def _instrument(self, store: Any) -> QueueStore:
@@ -59,6 +61,14 @@ class Services:
             if self._store is None:
                 self._store = self._instrument(self._open_store())
             return self._store
+
+    def batches(self) -> BatchClaims:
+        """Batch claims (``claimbatch``, ``renewbatches``, ``ackbatches``) over :meth:`store`, so
+        their polls and acks are counted like any other; records under the data root."""
+        batches = self._batches
+        if batches is None:
+            batches = self._batches = BatchClaims(self.store(), self.settings.root)
+        return batches
 
     def _open_store(self) -> QueueStore:
         from spoolq.store import FileStore  # type: ignore[attr-defined]  # lands with the engine

@@ -31,7 +31,7 @@ from flask import Response, request
 from flask_smorest import Blueprint
 
 from spoolq.errors import QueueNotFound
-from spoolq.http import apidoc, emodb_settings, framing
+from spoolq.http import apidoc, emodb_batches, emodb_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.auth import OPEN, Principal
@@ -275,6 +275,16 @@ class EmoDoor:
             self.services.store().ack(name, ids)
         return success()
 
+    # spoolq extension: batch claims (the views are in :mod:`spoolq.http.emodb_batches`)
+    def claim_batch(self, queue: str) -> Response:
+        return emodb_batches.claim_batch(self, queue)
+
+    def renew_batches(self, queue: str) -> Response:
+        return emodb_batches.renew_batches(self, queue)
+
+    def ack_batches(self, queue: str) -> Response:
+        return emodb_batches.ack_batches(self, queue)
+
     def size(self, queue: str) -> Response:
         self.authorize("get_status", queue)
         args = request.args
@@ -418,6 +428,13 @@ def _routes(dedup: bool) -> list[_Route]:
             ok=success_ok, body=s.ID_LIST, query=s.RenewQuery, errors=body_err)),
         ("/<queue>/ack", "POST", "ack", "Acknowledge (delete) messages", dict(
             ok=success_ok, body=s.ID_LIST, query=s.PartitionedQuery, errors=body_err)),
+        ("/<queue>/claimbatch", "POST", "claim_batch",
+         "Claim a batch named by a token, or fetch it again (spoolq extension)", dict(
+             ok=messages_ok, query=s.ClaimBatchQuery, errors=errs)),
+        ("/<queue>/renewbatches", "POST", "renew_batches", "Extend the claims of batches (spoolq extension)", dict(
+            ok=apidoc.ok_json(s.BatchCountSchema), body=s.TOKEN_LIST, query=s.RenewBatchesQuery, errors=body_err)),
+        ("/<queue>/ackbatches", "POST", "ack_batches", "Acknowledge batches (spoolq extension)", dict(
+            ok=apidoc.ok_json(s.BatchCountSchema), body=s.TOKEN_LIST, errors=body_err)),
         ("/<queue>/size", "GET", "size", "Count messages (exact up to limit)", dict(
             ok=count_ok, query=s.DedupSizeQuery if dedup else s.SizeQuery, errors=errs)),
         ("/<queue>/claimcount", "GET", "claim_count", "Count unexpired claims", dict(

@@ -17,12 +17,14 @@ from typing import Any
 from marshmallow import Schema, fields, validate
 
 from spoolq.http import emodb_wire as wire
+from spoolq.store.batches import MAX_BATCH_CLAIM, TOKEN_RE
 
 QUEUE_NAME_PATTERN = r"^[a-z0-9:@._-]{1,255}$"
 #: a /queue/1 path also takes the store name of a queue another door made (sqs:...:Orders, disque:MyJobs)
 STORE_NAME_PATTERN = r"^[A-Za-z0-9:@._-]{1,400}$"
 MQ_QUEUE_PATTERN = r"^[A-Za-z0-9:@._-]{1,255}$"
 MOVE_REF_PATTERN = r"^[A-Z2-7]{42}$"
+BATCH_TOKEN_PATTERN = TOKEN_RE.pattern
 
 
 # --- EmoDB responses -------------------------------------------------------------------------
@@ -197,6 +199,31 @@ class RenewQuery(Schema):
                          metadata={"description": "seconds; extend-only; 0 releases the claims"})
 
 
+class ClaimBatchQuery(Schema):
+    token = fields.String(required=True, metadata={
+        "description": "names the batch: the first call claims it, later calls return the same messages",
+        "pattern": BATCH_TOKEN_PATTERN})
+    limit = fields.Integer(load_default=1000, validate=validate.Range(1, MAX_BATCH_CLAIM),
+                           metadata={"description": "most messages the batch claims"})
+    ttl = fields.Integer(load_default=300, validate=validate.Range(1, wire.MAX_CLAIM_TTL),
+                         metadata={"description": "claim seconds (renewed to this when the batch is fetched again)"})
+    maxBytes = fields.Integer(validate=validate.Range(1, wire.JAVA_LONG_MAX), metadata={
+        "description": "stop claiming once the bodies claimed reach this many bytes (at least one message)",
+        "format": "int64"})
+    meta = fields.String(metadata={
+        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
+        "enum": ["true", "false"]})
+
+
+class RenewBatchesQuery(Schema):
+    ttl = fields.Integer(load_default=300, validate=validate.Range(1, wire.MAX_CLAIM_TTL),
+                         metadata={"description": "claim seconds from now; extend-only"})
+
+
+class BatchCountSchema(Schema):
+    count = fields.Integer(required=True, metadata={"description": "messages renewed or acknowledged"})
+
+
 class MoveQuery(Schema):
     from_ = fields.String(required=True, data_key="from", metadata={"pattern": QUEUE_NAME_PATTERN})
     to = fields.String(required=True, metadata={"pattern": QUEUE_NAME_PATTERN})
@@ -233,6 +260,8 @@ ANY_LIST: dict[str, Any] = {"type": "array", "items": {}, "description": "messag
 BATCH_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "array", "items": {}},
                              "description": "queue name -> messages"}
 ID_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "description": "message ids"}
+TOKEN_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string", "pattern": BATCH_TOKEN_PATTERN},
+                              "description": "batch tokens"}
 COUNT: dict[str, Any] = {"type": "integer", "format": "int64", "minimum": 0}
 TEXT: dict[str, Any] = {"type": "string"}
 BINARY: dict[str, Any] = {"type": "string", "format": "binary"}

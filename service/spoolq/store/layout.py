@@ -22,6 +22,7 @@ Root layout::
         archive-work/<segment>/       compaction in progress (see archive.py)
       archive/<adir>/<segment>.jsonl  rolling archive segments, one JSON record a line (adir: see
                                       ``archive_dir_name``: qdir with ``+`` for ``:``)
+      batches/<qdir>/<token>          batch claims: what a token claimed, for its fetch again (batches.py)
       moves/<ref>.json                move status; moves/<ref>.cancel asks a move to stop
       trash/                          purged queues and directories awaiting rmtree
       corrupt/                        files whose checksum failed (never acknowledged writes)

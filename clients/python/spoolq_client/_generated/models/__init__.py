@@ -1,6 +1,8 @@
 """ Contains all the data models used in inputs/outputs """
 
 from .ack_partitioned import AckPartitioned
+from .batch_count import BatchCount
+from .claim_batch_meta import ClaimBatchMeta
 from .claim_count_partitioned import ClaimCountPartitioned
 from .console_can import ConsoleCan
 from .console_confirm_body import ConsoleConfirmBody
@@ -52,6 +54,7 @@ from .console_settings import ConsoleSettings
 from .console_totals import ConsoleTotals
 from .dead_letter import DeadLetter
 from .dedup_ack_partitioned import DedupAckPartitioned
+from .dedup_claim_batch_meta import DedupClaimBatchMeta
 from .dedup_claim_count_partitioned import DedupClaimCountPartitioned
 from .dedup_peek_meta import DedupPeekMeta
 from .dedup_peek_partitioned import DedupPeekPartitioned
@@ -105,6 +108,8 @@ from .validation_errors import ValidationErrors
 
 __all__ = (
     "AckPartitioned",
+    "BatchCount",
+    "ClaimBatchMeta",
     "ClaimCountPartitioned",
     "ConsoleCan",
     "ConsoleConfirmBody",
@@ -156,6 +161,7 @@ __all__ = (
     "ConsoleTotals",
     "DeadLetter",
     "DedupAckPartitioned",
+    "DedupClaimBatchMeta",
     "DedupClaimCountPartitioned",
     "DedupPeekMeta",
     "DedupPeekPartitioned",
