@@ -11,7 +11,6 @@ import shutil
 import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,6 +67,3 @@ def opts(server: Server, queue: str, **extra: Any) -> dict[str, str]:
     out.update({k: str(v) for k, v in extra.items()})
     return out
 
-
-def spool_of(tmp_path: Path) -> str:
-    return str(tmp_path / "checkpoint" / "spool")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.spoolq_server import KEY_NONE, Server
-from tests.spark.conftest import opts, spool_of
+from tests.spark.conftest import opts
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]  # a loaded 2-core box starts Spark slowly
 
@@ -20,8 +20,10 @@ def produce(spark: Any, server: Server, queue: str, n: int, partitions: int = 2,
     df.write.format("spoolq").options(**opts(server, queue, **extra)).mode("append").save()
 
 
-def spool_batches(tmp_path: Path) -> list[str]:
-    return sorted(p for p in (Path(spool_of(tmp_path))).iterdir() if p.name.endswith(".json") and p.name[0] != "m")
+def batch_records(server: Server, queue: str) -> list[str]:
+    """The batch claims the service still keeps for ``queue`` (acknowledged ones are forgotten)."""
+    d = server.root / "batches" / queue
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
 
 
 def test_produce_10k_then_consume_available_now_exactly_once_after_dedup(
@@ -30,7 +32,7 @@ def test_produce_10k_then_consume_available_now_exactly_once_after_dedup(
     assert client.size(queue) == 10_000
     out = tmp_path / "out"
     query = (spark.readStream.format("spoolq")
-             .options(**opts(server, queue, spoolDir=spool_of(tmp_path), maxMessagesPerBatch=3000))
+             .options(**opts(server, queue, maxMessagesPerTrigger=3000))
              .load().writeStream.format("parquet").option("path", str(out))
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     assert query.awaitTermination(240)
@@ -42,7 +44,7 @@ def test_produce_10k_then_consume_available_now_exactly_once_after_dedup(
     assert all(r.receive_count >= 1 and r.sent_at is not None for r in rows)
     assert client.size(queue) == 0
     assert client.claim_count(queue) == 0
-    assert spool_batches(tmp_path) == []  # every spooled batch was acknowledged and removed
+    assert batch_records(server, queue) == []  # every batch was acknowledged and forgotten
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
     assert len(batches) >= 4 and max(p["numInputRows"] for p in batches) <= 3000
 
@@ -61,7 +63,7 @@ def test_failed_batch_replays_exactly_after_restart(
 
     def start() -> Any:
         return (spark.readStream.format("spoolq")
-                .options(**opts(server, queue, spoolDir=spool_of(tmp_path), maxMessagesPerBatch=300))
+                .options(**opts(server, queue, maxMessagesPerBatch=300))
                 .load().writeStream.foreachBatch(sink)
                 .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
 
@@ -93,7 +95,7 @@ def test_idle_processing_time_query_acks_its_last_batch_within_a_trigger(
             done_at.append(time.monotonic())
 
     query = (spark.readStream.format("spoolq")
-             .options(**opts(server, queue, spoolDir=spool_of(tmp_path)))
+             .options(**opts(server, queue))
              .load().writeStream.foreachBatch(sink)
              .option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(processingTime="2 seconds").start())
@@ -147,7 +149,7 @@ def test_missing_queue_option_fails_planning(spark: Any, server: Server, client:
     with pytest.raises(Exception, match="option 'queue' is required"):
         _payloads(spark, "1").write.format("spoolq").option("url", server.url).mode("append").save()
     with pytest.raises(Exception, match="option 'queue' is required"):
-        spark.readStream.format("spoolq").option("url", server.url).option("spoolDir", "/tmp/x").load()
+        spark.readStream.format("spoolq").option("url", server.url).load()
 
 
 def test_unknown_and_invalid_options_are_named(spark: Any, server: Server, client: Any, queue: str) -> None:
@@ -165,7 +167,7 @@ def test_wrong_url_fails_with_a_clear_error(spark: Any, server: Server, client: 
     bad = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(Exception, match="cannot reach spoolq at " + bad):
         _payloads(spark, "1").write.format("spoolq").options(**{**opts(server, queue), "url": bad}).mode("append").save()
-    query = (spark.readStream.format("spoolq").options(**{**opts(server, queue, spoolDir="/nonexistent/x"), "url": bad})
+    query = (spark.readStream.format("spoolq").options(**{**opts(server, queue), "url": bad})
              .load().writeStream.format("noop").trigger(availableNow=True).start())
     with pytest.raises(Exception, match="cannot reach spoolq at " + bad):
         query.awaitTermination(120)
@@ -195,7 +197,7 @@ def test_claims_of_a_slow_batch_are_renewed(
         time.sleep(7)  # longer than two claim TTLs: only renewal keeps the messages claimed
 
     query = (spark.readStream.format("spoolq")
-             .options(**opts(server, queue, spoolDir=spool_of(tmp_path), claimTtl=3, renewInterval=1))
+             .options(**opts(server, queue, claimTtl=3, renewInterval=1))
              .load().writeStream.foreachBatch(slow_sink)
              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
     assert query.awaitTermination(180)

@@ -12,14 +12,18 @@ pytestmark = pytest.mark.spark
 
 
 def test_defaults_and_case_insensitive_names() -> None:
-    o = parse({"QUEUE": "q", "claimttl": "60", "SpoolDir": "/s"}, "stream", environ={})
-    assert (o.url, o.queue, o.claim_ttl, o.renew_interval, o.spool_dir) == (DEFAULT_URL, "q", 60, 20.0, "/s")
+    o = parse({"QUEUE": "q", "claimttl": "60", "SpoolDir": "/s"}, "stream", environ={})  # spoolDir: accepted, unused
+    assert (o.url, o.queue, o.claim_ttl, o.renew_interval, o.max_per_batch) == (DEFAULT_URL, "q", 60, 20.0, 10_000)
+    assert parse({"queue": "q", "maxMessagesPerTrigger": "7", "maxBytesPerTrigger": "100"}, "stream").max_per_batch == 7
+    assert parse({"queue": "q", "maxMessagesPerBatch": "8"}, "stream").max_per_batch == 8
     assert parse({"queue": "q", "dedup": "TRUE"}, "write").door == "/dedupq/1"
 
 
 @pytest.mark.parametrize(("options", "mode", "text"), [
     ({}, "write", "option 'queue' is required"),
-    ({"queue": "q"}, "stream", "'spoolDir' is required"),
+    ({"queue": "q", "maxmessagespertrigger": "5", "maxmessagesperbatch": "6"}, "stream", "not both"),
+    ({"queue": "q", "partitionsize": "10001"}, "stream", "'partitionSize' must be between 1 and 10000"),
+    ({"queue": "q", "maxbytespertrigger": "0"}, "stream", "'maxBytesPerTrigger' must be between"),
     ({"queue": "q", "spooldir": "/s", "claimttl": "0"}, "stream", "'claimTtl' must be between 1 and 3600"),
     ({"queue": "q", "spooldir": "/s", "claimttl": "30", "renewinterval": "30"}, "stream", "'renewInterval'"),
     ({"queue": "q", "batchsize": "x"}, "write", "'batchSize' must be an integer"),
@@ -57,3 +61,12 @@ def test_a_bad_spoolq_url_is_named_unless_the_option_overrides_it() -> None:
     with pytest.raises(OptionError, match="SPOOLQ_URL must be an http"):
         parse({"queue": "q"}, "read", environ={"SPOOLQ_URL": "127.0.0.1:8480"})
     assert parse({"queue": "q", "url": "http://h:1"}, "read", environ={"SPOOLQ_URL": "nonsense"}).url == "http://h:1"
+
+
+def test_a_batch_is_planned_in_partitions_of_partition_size() -> None:
+    from spoolq_spark.stream import plan
+
+    o = parse({"queue": "q", "partitionSize": "1000", "maxBytesPerTrigger": "1000000"}, "stream", environ={})
+    assert plan(o, 10_000) == (10, 1000, 100_000)
+    assert plan(o, 1) == (1, 1, 1_000_000)
+    assert plan(parse({"queue": "q", "minPartitions": "4"}, "stream", environ={}), 10) == (4, 3, 0)

@@ -7,7 +7,7 @@ Register it once per SparkSession::
 
 * ``df.write.format("spoolq").option("queue", Q).mode("append").save()``: bulk produce
   (:mod:`spoolq_spark.writer`);
-* ``spark.readStream.format("spoolq").option("queue", Q).option("spoolDir", D).load()``:
+* ``spark.readStream.format("spoolq").option("queue", Q).load()`` (with Spark's ``checkpointLocation``):
   consume, at-least-once, acknowledged after Spark commits each batch (:mod:`spoolq_spark.stream`);
 * ``spark.read.format("spoolq").option("queue", Q).load()``: a peek snapshot (:mod:`spoolq_spark.batch`).
 

@@ -5,7 +5,8 @@ text (validated, or serialised from a struct) and splices it into the request bo
 and the reader keeps each payload as JSON text; going through the generated models would parse
 and re-serialise every message twice. The surface used is small: ``sendbatch`` (with ``delay``/
 ``ttl``), ``poll``/``peek`` with the ``meta=true`` extension (``sentAt``, ``receiveCount``),
-``renew``, ``ack``, ``size`` and ``/healthz``.
+``renew``, ``ack``, ``size``, ``claimcount``, the batch claims (``claimbatch``, ``renewbatches``,
+``ackbatches``) and ``/healthz``.
 
 Retries: connection errors, 429 and 5xx are retried with exponential backoff, honouring a
 ``Retry-After`` header, until ``retry_timeout`` seconds have passed; then, and on every other
@@ -131,8 +132,35 @@ class Api:
         for chunk in _chunks(list(ids), 1000):
             self.request("POST", self.queue_path("ack", queue), content=_ids(chunk))
 
-    def size(self) -> int:
-        return int(self.request("GET", self.queue_path("size")).json())
+    def size(self, limit: int | None = None) -> int:
+        params = {"limit": limit} if limit is not None else None
+        return int(self.request("GET", self.queue_path("size"), params=params).json())
+
+    def any_ready(self) -> bool:
+        """Whether an unclaimed message is visible now (``poll?ttl=0``: EmoDB's look without a claim)."""
+        r = self.request("GET", self.queue_path("poll"), params={"limit": 1, "ttl": 0})
+        return bool(r.json())
+
+    def claim_batch(self, token: str, limit: int, ttl: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
+        """The batch ``token`` names: claimed now, or the same messages again if it was claimed before."""
+        params: dict[str, Any] = {"token": token, "limit": limit, "ttl": ttl, "meta": "true"}
+        if max_bytes is not None:
+            params["maxBytes"] = max_bytes
+        out: list[dict[str, Any]] = self.request("POST", self.queue_path("claimbatch"), params=params).json()
+        return out
+
+    def renew_batches(self, tokens: Sequence[str], ttl: int) -> int:
+        count = 0
+        for chunk in _chunks(list(tokens), 1000):
+            r = self.request("POST", self.queue_path("renewbatches"), params={"ttl": ttl}, content=_ids(chunk))
+            count += int(r.json()["count"])
+        return count
+
+    def ack_batches(self, tokens: Sequence[str]) -> int:
+        count = 0
+        for chunk in _chunks(list(tokens), 1000):
+            count += int(self.request("POST", self.queue_path("ackbatches"), content=_ids(chunk)).json()["count"])
+        return count
 
     def claim_count(self) -> int:
         return int(self.request("GET", self.queue_path("claimcount")).json())

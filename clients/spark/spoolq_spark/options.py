@@ -16,12 +16,13 @@ fails while it is planned, before a single request is sent.
 | ``retryTimeout``       | all            | ``60``                   | seconds to keep retrying 429/5xx/connection errors |
 | ``batchSize``          | write          | ``500``                  | messages per ``sendbatch`` request (1..10000) |
 | ``limit``              | read           | ``5000``                 | messages in the peek snapshot (1..5000) |
-| ``spoolDir``           | stream         | required                 | durable directory for claimed batches (next to the checkpoint) |
 | ``claimTtl``           | stream         | ``300``                  | claim seconds (1..3600) |
-| ``renewInterval``      | stream         | ``claimTtl / 3``         | seconds between renewals of spooled claims |
-| ``maxMessagesPerBatch``| stream         | ``10000``                | messages per micro-batch |
-| ``pollSize``           | stream         | ``1000``                 | messages per poll request (1..1000) |
-| ``partitionSize``      | stream         | ``5000``                 | messages per Spark partition of a micro-batch |
+| ``renewInterval``      | stream         | ``claimTtl / 3``         | seconds between renewals of the claims of unacknowledged batches |
+| ``maxMessagesPerTrigger`` | stream      | ``10000``                | messages per micro-batch (``maxMessagesPerBatch`` is the same) |
+| ``maxBytesPerTrigger`` | stream         | none                     | message bytes per micro-batch (soft: a partition stops claiming once past its share) |
+| ``partitionSize``      | stream         | ``1000``                 | messages per Spark partition of a micro-batch (1..10000) |
+| ``minPartitions``      | stream         | ``1``                    | at least this many partitions when a batch is planned |
+| ``spoolDir``, ``pollSize`` | stream     | none                     | accepted and unused (earlier versions needed them) |
 """
 
 from __future__ import annotations
@@ -50,12 +51,14 @@ class Options:
     retry_timeout: float = 60.0
     batch_size: int = 500
     limit: int = 5000
-    spool_dir: str | None = None
+    spool_dir: str | None = None  # accepted, unused
     claim_ttl: int = 300
     renew_interval: float = 100.0
     max_per_batch: int = 10_000
-    poll_size: int = 1000
-    partition_size: int = 5000
+    max_bytes_per_batch: int | None = None
+    poll_size: int = 1000  # accepted, unused
+    partition_size: int = 1000
+    min_partitions: int = 1
 
     @property
     def door(self) -> str:
@@ -126,9 +129,12 @@ _SPEC: dict[str, tuple[str, Callable[[str, str], Any], tuple[str, ...], str]] = 
     "spooldir": ("spool_dir", _text, ("stream",), "spoolDir"),
     "claimttl": ("claim_ttl", _int(1, 3600), ("stream",), "claimTtl"),
     "renewinterval": ("renew_interval", _float(0, 3600), ("stream",), "renewInterval"),
+    "maxmessagespertrigger": ("max_per_batch", _int(1, 10_000_000), ("stream",), "maxMessagesPerTrigger"),
     "maxmessagesperbatch": ("max_per_batch", _int(1, 10_000_000), ("stream",), "maxMessagesPerBatch"),
+    "maxbytespertrigger": ("max_bytes_per_batch", _int(1, 2**62), ("stream",), "maxBytesPerTrigger"),
     "pollsize": ("poll_size", _int(1, 1000), ("stream",), "pollSize"),
-    "partitionsize": ("partition_size", _int(1, 1_000_000), ("stream",), "partitionSize"),
+    "partitionsize": ("partition_size", _int(1, 10_000), ("stream",), "partitionSize"),
+    "minpartitions": ("min_partitions", _int(1, 100_000), ("stream",), "minPartitions"),
 }
 
 
@@ -169,9 +175,9 @@ def parse(options: Mapping[str, str], mode: str, environ: Mapping[str, str] | No
     if "queue" not in values:
         raise OptionError("spoolq: option 'queue' is required")
     if mode == "stream":
-        if "spool_dir" not in values:
-            raise OptionError("spoolq: option 'spoolDir' is required for streaming reads "
-                              "(a durable directory next to the checkpoint, e.g. <checkpoint>/spool)")
+        both = {"maxmessagespertrigger", "maxmessagesperbatch"} & {k.lower() for k in options}
+        if len(both) > 1:
+            raise OptionError("spoolq: give 'maxMessagesPerTrigger' or its older name 'maxMessagesPerBatch', not both")
         values.setdefault("renew_interval", max(1.0, values.get("claim_ttl", 300) / 3))
         if values["renew_interval"] >= values.get("claim_ttl", 300):
             raise OptionError("spoolq option 'renewInterval' must be shorter than 'claimTtl'")

@@ -1,52 +1,56 @@
 """Streaming consume: ``spark.readStream.format("spoolq")...load()``, at-least-once, ack after commit.
 
-A claim queue cannot be re-read at an offset, so the reader turns claims into a replayable log:
+A claim queue cannot be re-read at an offset, so the reader makes every micro-batch a set of
+**batch claims** that the service keeps addressable by token (``claimbatch`` / ``renewbatches`` /
+``ackbatches``, see ``docs/compatibility.md``). The replay guarantee comes from Spark's own
+checkpoint plus the service; nothing else has to be durable:
 
-* **Offsets** are small dicts ``{"seq": n}`` (plus ``"tick": k`` for a flush tick, below): batch
-  ``n`` is the spool file ``<spoolDir>/<n:012d>.json``. Payloads never go into Spark's offset log.
-* ``latestOffset(start, limit)`` (driver host, the query's long-lived source runner process):
-  if the spool of ``start.seq + 1`` exists (written before a crash), it is reused as is, so a
-  batch replays exactly. Otherwise it polls (``meta=true``, claim ``claimTtl``, ``POLLERS``
-  requests at a time) up to the limit
-  (``ReadMaxRows`` = ``maxMessagesPerBatch``; ``ReadAllAvailable`` = until the queue is empty;
-  after ``prepareForTriggerAvailableNow`` never more than the queue held at that moment), writes
-  the claimed messages to the spool durably (temp file, fsync, rename, fsync dir) and only then
-  returns ``{"seq": n + 1}``.
-* ``partitions(start, end)`` reads the spools ``start.seq+1 .. end.seq`` and puts the messages
-  themselves into the ``InputPartition``s (``partitionSize`` each), so executors need no access
-  to the spool and a replayed batch sees exactly the same rows.
-* ``commit(end)``: Spark calls it once the batch is durably in the sink (while it plans the next
-  batch). It records ``end.seq`` in ``<spoolDir>/committed``, acknowledges every message of the
-  spools up to ``end.seq`` and deletes them. If the ack fails the query fails; on restart the
-  spools at or below ``committed`` are acknowledged first.
+* **Offsets** are small dicts ``{"stream": s, "batch": n, "parts": k, "limit": m, "bytes": b,
+  "prev": j}``: micro-batch ``n`` of stream ``s`` is ``k`` partitions, partition ``p`` claiming up
+  to ``m`` messages (and about ``b`` bytes) under the token ``s-n-p``; ``prev`` is the number of
+  partitions of batch ``n - 1``. ``s`` is chosen once, in ``initialOffset``, and carried by every
+  later offset, so tokens are unique to one checkpoint. Payloads never go into Spark's offset log.
+* ``latestOffset(start, limit)`` (driver host, the query's long-lived source runner process)
+  looks, without claiming, whether any message is ready (``poll?ttl=0&limit=1``) and estimates
+  how many (``size - claimcount``), then plans the next batch within the limit
+  (``ReadMaxRows`` = ``maxMessagesPerTrigger``; ``ReadAllAvailable`` = everything ready; after
+  ``prepareForTriggerAvailableNow`` never more than the queue held then, unclaimed). The driver
+  plans; it never moves a payload.
+* ``partitions(start, end)`` makes ``end.parts`` partitions that carry only their token and
+  limits. ``read(partition)`` runs on the executors: ``claimbatch`` claims the partition's
+  messages under its token, or, when Spark re-runs a batch (a task retry, a failed batch, a
+  restarted driver replaying its offset log), answers the same messages again, row for row, with
+  their claims renewed. Consumption therefore grows with executor cores.
+* ``commit(end)``: Spark calls it once batch ``end.batch`` is durably in the sink (while it plans
+  the next one). It acknowledges the batch's tokens (``ackbatches``) and those of the batch
+  before it, which a driver killed during that acknowledgement left claimed.
 * **Flush tick.** Spark commits batch ``n`` only when it plans batch ``n + 1``; with no new data
-  the last batch would stay unacknowledged (its claims expire and the messages are delivered
-  again). So when a poll finds nothing while an uncommitted spool exists, ``latestOffset``
-  returns ``{"seq": n, "tick": k + 1}`` once: Spark plans one empty batch and commits batch ``n``.
-  An ``availableNow`` run therefore ends with nothing claimed, and an idle ``processingTime``
-  query acknowledges its last batch one trigger later.
-* **Renewal.** A daemon thread in the runner process renews the claims of every spooled,
-  uncommitted message every ``renewInterval`` seconds (``renew`` re-claims a message whose claim
-  lapsed if it is still unclaimed), and once at start-up before the first poll.
+  the last batch would stay unacknowledged until its claims expire. So when nothing is ready
+  while a batch is unacknowledged, ``latestOffset`` returns ``{..., "tick": 1}`` once (a second
+  time only if a restart left the batch unacknowledged after the first): Spark plans
+  one empty batch and commits batch ``n``. An ``availableNow`` run therefore ends with nothing
+  claimed, and an idle ``processingTime`` query acknowledges its last batch one trigger later.
+* **Renewal.** A thread of the runner process renews the claims of every planned,
+  unacknowledged batch every ``renewInterval`` seconds (``renewbatches``), and the offset a
+  restarted query resumes from is renewed at once.
 
-Sinks see every message at least once: a batch that fails in the sink is replayed from its spool
-with the same rows; a crash between writing a spool and Spark logging its offset replays that
-spool as the next batch. Deduplicate by ``id`` in the sink for exactly-once output.
-
-The ``spoolDir`` must be on durable storage that the driver host sees as a POSIX path, and must
-belong to one query (its ``meta.json`` pins the URL and queue).
+Delivery is at least once. A batch re-run while its claims are held sees exactly its first
+rows, so a sink that writes each batch once (Spark's file sink, ``foreachBatch`` keyed by batch
+id) gets every message once. A message can reach the sink twice only if its claim expired
+before its batch was acknowledged (the query was stopped or down for longer than ``claimTtl``,
+or a batch ran longer than ``claimTtl`` with renewal failing): it then went back to the queue
+and is delivered again in a later batch. Deduplicate by ``id`` in the sink for exactly-once
+output in that case too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import re
+import math
 import sys
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -58,18 +62,16 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from spoolq_spark.http import Api, SpoolqError
+from spoolq_spark.http import Api
 from spoolq_spark.options import Options
 
 MESSAGE_SCHEMA = "id STRING, queue STRING, payload STRING, sent_at TIMESTAMP, receive_count INT"
 ARROW_SCHEMA = pa.schema([("id", pa.string()), ("queue", pa.string()), ("payload", pa.string()),
                           ("sent_at", pa.timestamp("us", tz="UTC")), ("receive_count", pa.int32())])
-#: concurrent poll (and ack) requests of the source runner
-POLLERS = 4
-_SPOOL_RE = re.compile(r"^(\d{12})\.json$")
 
-#: one message in a spool or a partition: (id, payload JSON text, sent_at epoch seconds, receive_count)
+#: one message in a partition: (id, payload JSON text, sent_at epoch seconds, receive_count)
 Row = tuple[str, str, float, int]
+Offset = dict[str, Any]
 
 
 def to_rows(messages: Sequence[dict[str, Any]]) -> list[Row]:
@@ -87,204 +89,164 @@ def record_batch(queue: str, rows: Sequence[Row]) -> pa.RecordBatch:
     ], schema=ARROW_SCHEMA)
 
 
-class Spool:
-    """The claimed batches of one query on disk: ``<seq:012d>.json``, ``committed``, ``meta.json``."""
+def tokens_of(stream: str, batch: int, parts: int) -> list[str]:
+    """The batch-claim tokens of micro-batch ``batch``: one per partition."""
+    return [f"{stream}-{batch}-{p}" for p in range(parts)]
 
-    def __init__(self, path: str, opts: Options) -> None:
-        self.path = path
-        os.makedirs(path, exist_ok=True)
-        meta = {"url": opts.url, "queue": opts.queue, "dedup": opts.dedup}
-        meta_path = os.path.join(path, "meta.json")
-        if os.path.exists(meta_path):
-            with open(meta_path) as f:
-                found = json.load(f)
-            if found != meta:
-                raise SpoolqError(f"spoolq: spoolDir {path} belongs to another stream ({found}); "
-                                  "give each query its own spoolDir next to its checkpoint")
-        else:
-            self._atomic_write("meta.json", json.dumps(meta).encode())
 
-    def file(self, seq: int) -> str:
-        return os.path.join(self.path, f"{seq:012d}.json")
+def plan(opts: Options, total: int) -> tuple[int, int, int]:
+    """(partitions, messages per partition, bytes per partition or 0) for a batch of ``total``."""
+    parts = max(opts.min_partitions, math.ceil(total / opts.partition_size))
+    per_part = max(1, math.ceil(total / parts))
+    per_bytes = max(1, opts.max_bytes_per_batch // parts) if opts.max_bytes_per_batch else 0
+    return parts, per_part, per_bytes
 
-    def seqs(self) -> list[int]:
-        return sorted(int(m.group(1)) for n in os.listdir(self.path) if (m := _SPOOL_RE.match(n)))
 
-    def exists(self, seq: int) -> bool:
-        return os.path.exists(self.file(seq))
+class _Runner:
+    """State of the source runner process (one per query run): never pickled."""
 
-    def read(self, seq: int) -> list[Row]:
-        try:
-            with open(self.file(seq), "rb") as f:
-                return [tuple(r) for r in json.load(f)["messages"]]  # type: ignore[misc]
-        except FileNotFoundError:
-            raise SpoolqError(f"spoolq: the spool of batch {seq} is missing from {self.path}: that batch "
-                              "cannot be replayed (was the spoolDir changed or cleaned?)") from None
+    def __init__(self, opts: Options) -> None:
+        self.api = Api(opts)
+        self.renew_api = Api(opts)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.unacked: dict[int, list[str]] = {}  # batch -> tokens, planned and not acknowledged yet
+        self.acked_upto = -1
+        self.budget: int | None = None  # availableNow: messages still to plan
+        self.thread: threading.Thread | None = None
 
-    def write(self, seq: int, rows: list[Row]) -> None:
-        self._atomic_write(os.path.basename(self.file(seq)),
-                           json.dumps({"seq": seq, "messages": rows}, separators=(",", ":")).encode())
+    def hold(self, batch: int, tokens: list[str]) -> None:
+        with self.lock:
+            if batch > self.acked_upto and tokens:
+                self.unacked.setdefault(batch, tokens)
 
-    def committed(self) -> int:
-        try:
-            with open(os.path.join(self.path, "committed")) as f:
-                return int(f.read().strip() or 0)
-        except FileNotFoundError:
-            return 0
-
-    def set_committed(self, seq: int) -> None:
-        if seq > self.committed():
-            self._atomic_write("committed", str(seq).encode())
-
-    def remove(self, seq: int) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.file(seq))
-
-    def _atomic_write(self, name: str, data: bytes) -> None:
-        tmp = os.path.join(self.path, f".{name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, os.path.join(self.path, name))
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def held_tokens(self) -> list[str]:
+        with self.lock:
+            return [t for tokens in self.unacked.values() for t in tokens]
 
 
 class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, opts: Options) -> None:
         self.opts = opts  # nothing else: __init__ runs in several processes and is pickled
-        self._live: dict[str, Any] | None = None
+        self._live: _Runner | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"opts": self.opts, "_live": None}
 
-    # --- runner-process state (created on first use, never pickled) ---------------------
-
-    def _state(self) -> dict[str, Any]:
+    def _runner(self) -> _Runner:
         if self._live is None:
-            spool = Spool(self.opts.spool_dir or "", self.opts)
-            api = Api(self.opts)
-            live: dict[str, Any] = {"spool": spool, "api": api, "renew_api": Api(self.opts), "lock": threading.Lock(),
-                                    "stop": threading.Event(), "budget": None,
-                                    "pool": ThreadPoolExecutor(POLLERS, thread_name_prefix="spoolq-poll")}
-            self._live = live
-            self._ack_committed()
-            self._renew_spooled()
-            thread = threading.Thread(target=self._renew_loop, name="spoolq-renew", daemon=True)
-            live["thread"] = thread
-            thread.start()
+            self._live = _Runner(self.opts)
+            self._live.thread = threading.Thread(target=self._renew_loop, args=(self._live,),
+                                                 name="spoolq-renew", daemon=True)
+            self._live.thread.start()
         return self._live
 
-    def _ack_committed(self) -> None:
-        live = self._live
-        assert live is not None
-        spool: Spool = live["spool"]
-        upto = spool.committed()
-        with live["lock"]:
-            for seq in spool.seqs():
-                if seq > upto:
-                    break
-                ids = [r[0] for r in spool.read(seq)]
-                chunks = [ids[i:i + 1000] for i in range(0, len(ids), 1000)]
-                list(live["pool"].map(live["api"].ack, chunks))
-                spool.remove(seq)
-
-    def _renew_spooled(self) -> None:
-        live = self._live
-        assert live is not None
-        spool: Spool = live["spool"]
-        with live["lock"]:
-            ids = [r[0] for seq in spool.seqs() if seq > spool.committed() for r in spool.read(seq)]
-        if ids:
-            live["renew_api"].renew(ids, self.opts.claim_ttl)
-
-    def _renew_loop(self) -> None:
-        live = self._live
-        assert live is not None
-        while not live["stop"].wait(self.opts.renew_interval):
+    def _renew_loop(self, live: _Runner) -> None:
+        while not live.stop.wait(self.opts.renew_interval):
+            tokens = live.held_tokens()
+            if not tokens:
+                continue
             try:
-                self._renew_spooled()
+                live.renew_api.renew_batches(tokens, self.opts.claim_ttl)
             except Exception as e:  # keep renewing; a lapsed claim only means a redelivery
-                print(f"spoolq: renewing spooled claims failed: {e}", file=sys.stderr)
+                print(f"spoolq: renewing the claims of unacknowledged batches failed: {e}", file=sys.stderr)
+
+    def _resume(self, live: _Runner, offset: Offset) -> None:
+        """Hold (and renew now) the batches an offset names that this run has not acknowledged:
+        after a restart, Spark resumes from its last offset, whose batch may still be unacked."""
+        batch = int(offset.get("batch", 0))
+        fresh: list[str] = []
+        for b, parts in ((batch, int(offset.get("parts", 0))), (batch - 1, int(offset.get("prev", 0)))):
+            tokens = tokens_of(str(offset["stream"]), b, parts) if b >= 0 else []
+            with live.lock:
+                known = b in live.unacked or b <= live.acked_upto
+            if tokens and not known:
+                live.hold(b, tokens)
+                fresh.extend(tokens)
+        if fresh:
+            live.api.renew_batches(fresh, self.opts.claim_ttl)
 
     # --- DataSourceStreamReader --------------------------------------------------------
 
-    def initialOffset(self) -> dict[str, int]:
-        return {"seq": 0}
+    def initialOffset(self) -> Offset:
+        return {"stream": uuid.uuid4().hex[:16], "batch": 0, "parts": 0, "limit": 0, "bytes": 0, "prev": 0}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.opts.max_per_batch)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        live = self._state()
-        live["budget"] = live["api"].size()
+        live = self._runner()
+        live.budget = max(0, live.api.size() - live.api.claim_count())
 
-    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
-        live = self._state()
-        spool: Spool = live["spool"]
-        nxt = int(start["seq"]) + 1
-        if spool.exists(nxt):
-            return {"seq": nxt}  # claimed before a restart: replay that spool
-        want = limit.max_rows if isinstance(limit, ReadMaxRows) else sys.maxsize
-        if not isinstance(limit, ReadMaxRows | ReadAllAvailable):
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        live = self._runner()
+        self._resume(live, start)
+        if isinstance(limit, ReadAllAvailable):
+            want = sys.maxsize
+        elif isinstance(limit, ReadMaxRows):
+            want = limit.max_rows
+        else:
             want = self.opts.max_per_batch
-        if live["budget"] is not None:
-            want = min(want, live["budget"])
-        rows = self._claim(live, want)
-        if rows:
-            with live["lock"]:
-                spool.write(nxt, rows)
-            if live["budget"] is not None:
-                live["budget"] -= len(rows)
-            return {"seq": nxt}
-        uncommitted = any(seq <= start["seq"] for seq in spool.seqs())
-        if uncommitted and "tick" not in start:
-            return {"seq": int(start["seq"]), "tick": 1}  # an empty batch, so Spark commits the last one
-        return start
+        if live.budget is not None:
+            want = min(want, live.budget)
+        total = self._ready_estimate(live, want) if want > 0 else 0
+        if total <= 0:
+            with live.lock:
+                unacked = int(start["batch"]) in live.unacked
+            tick = int(start.get("tick", 0))
+            if unacked and tick < 2:  # a second tick only after a restart left the batch unacked
+                return {**start, "tick": tick + 1}  # an empty batch, so Spark commits the last one
+            return start
+        parts, per_part, per_bytes = plan(self.opts, total)
+        batch = int(start["batch"]) + 1
+        if live.budget is not None:
+            live.budget -= total
+        live.hold(batch, tokens_of(str(start["stream"]), batch, parts))
+        return {"stream": start["stream"], "batch": batch, "parts": parts, "limit": per_part,
+                "bytes": per_bytes, "prev": int(start.get("parts", 0))}
 
-    def _claim(self, live: dict[str, Any], want: int) -> list[Row]:
-        """Poll up to ``want`` messages, ``POLLERS`` requests at a time, until the queue runs dry."""
-        rows: list[Row] = []
-        api: Api = live["api"]
-        pool: ThreadPoolExecutor = live["pool"]
-        while len(rows) < want:
-            sizes: list[int] = []
-            left = want - len(rows)
-            while left > 0 and len(sizes) < POLLERS:
-                sizes.append(min(self.opts.poll_size, left))
-                left -= sizes[-1]
-            batches = list(pool.map(lambda n: api.poll(n, self.opts.claim_ttl), sizes))
-            for got in batches:
-                rows.extend(to_rows(got))
-            if any(len(got) < n for got, n in zip(batches, sizes, strict=True)):
-                break  # the queue had no more unclaimed messages
-        return rows
+    def _ready_estimate(self, live: _Runner, want: int) -> int:
+        """How many of ``want`` messages a batch planned now should claim: 0 unless one is ready."""
+        if not live.api.any_ready():
+            return 0
+        estimate = live.api.size() - live.api.claim_count()  # ready + delayed (+ claims just expired)
+        return max(1, min(want, estimate))
 
-    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        spool = Spool(self.opts.spool_dir or "", self.opts)
-        out: list[InputPartition] = []
-        size = self.opts.partition_size
-        for seq in range(int(start["seq"]) + 1, int(end["seq"]) + 1):
-            rows = spool.read(seq)
-            out.extend(InputPartition(rows[i:i + size]) for i in range(0, len(rows), size))
-        return out
+    def partitions(self, start: Offset, end: Offset) -> Sequence[InputPartition]:
+        if int(end["batch"]) <= int(start["batch"]) or not end.get("parts"):
+            return []
+        tokens = tokens_of(str(end["stream"]), int(end["batch"]), int(end["parts"]))
+        if self._live is not None:
+            self._live.hold(int(end["batch"]), tokens)
+        limits = (int(end["limit"]), int(end["bytes"]) or None)
+        return [InputPartition((token, *limits)) for token in tokens]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        yield record_batch(self.opts.queue, partition.value)
+        token, limit, max_bytes = partition.value
+        api = Api(self.opts)
+        try:
+            messages = api.claim_batch(token, limit, self.opts.claim_ttl, max_bytes)
+        finally:
+            api.close()
+        yield record_batch(self.opts.queue, to_rows(messages))
 
-    def commit(self, end: dict[str, int]) -> None:
-        live = self._state()
-        live["spool"].set_committed(int(end["seq"]))
-        self._ack_committed()
+    def commit(self, end: Offset) -> None:
+        live = self._runner()
+        batch = int(end["batch"])
+        self._resume(live, end)  # a restarted run: the batch before may have been left unacked
+        with live.lock:
+            done = sorted(b for b in live.unacked if b <= batch)
+            tokens = [t for b in done for t in live.unacked[b]]
+        if tokens:
+            live.api.ack_batches(tokens)
+        with live.lock:
+            for b in done:
+                live.unacked.pop(b, None)
+            live.acked_upto = max(live.acked_upto, batch)
 
     def stop(self) -> None:
-        if self._live is not None:
-            self._live["stop"].set()
-            self._live["api"].close()
-            self._live["renew_api"].close()
-            self._live["pool"].shutdown(wait=False)
-            self._live = None
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop.set()
+            live.api.close()
+            live.renew_api.close()
