@@ -15,14 +15,16 @@ from spoolq.cli_client import CliError
 
 
 def add_pipeline_command(sub: Any) -> None:
-    p = sub.add_parser("pipeline", help="run a Spark pipeline (audit, requeue); needs spoolq-spark",
+    p = sub.add_parser("pipeline", help="run a Spark pipeline (audit, requeue, replay); needs spoolq-spark",
                        add_help=False, formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="examples:\n"
                               "  spoolq pipeline audit ./data --out /tmp/audit\n"
                               "  spoolq pipeline requeue orders-dlq orders --where \"receive_count < 5\"\n"
+                              "  spoolq pipeline replay ./data orders-again --queue orders --since 2026-09-21T10:00"
+                              " --dry-run\n"
                               "  spoolq pipeline --help")
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="NAME ARGS",
-                   help="the pipeline (audit, requeue) and its arguments; `spoolq pipeline --help` lists them")
+                   help="the pipeline (audit, requeue, replay) and its arguments; `spoolq pipeline --help` lists them")
     p.set_defaults(handler=run_pipeline)
 
 
