@@ -22,8 +22,11 @@ checkpoint plus the service; nothing else has to be durable:
   restarted driver replaying its offset log), answers the same messages again, row for row, with
   their claims renewed. Consumption therefore grows with executor cores.
 * ``commit(end)``: Spark calls it once batch ``end.batch`` is durably in the sink (while it plans
-  the next one). It acknowledges the batch's tokens (``ackbatches``) and those of the batch
-  before it, which a driver killed during that acknowledgement left claimed.
+  the next one). The batch's tokens, and those of the batch before it that a driver killed
+  during that acknowledgement left claimed, go to the runner's ack thread, which acknowledges
+  them (``ackbatches``, ``ACKERS`` requests at once) while Spark runs the next batch; a failed
+  acknowledgement fails the query at its next planning step, and ``stop`` waits for the
+  acknowledgements already committed.
 * **Flush tick.** Spark commits batch ``n`` only when it plans batch ``n + 1``; with no new data
   the last batch would stay unacknowledged until its claims expire. So when nothing is ready
   while a batch is unacknowledged, ``latestOffset`` returns ``{..., "tick": 1}`` once (a second
@@ -47,10 +50,12 @@ from __future__ import annotations
 
 import json
 import math
+import queue
 import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -68,6 +73,9 @@ from spoolq_spark.options import Options
 MESSAGE_SCHEMA = "id STRING, queue STRING, payload STRING, sent_at TIMESTAMP, receive_count INT"
 ARROW_SCHEMA = pa.schema([("id", pa.string()), ("queue", pa.string()), ("payload", pa.string()),
                           ("sent_at", pa.timestamp("us", tz="UTC")), ("receive_count", pa.int32())])
+
+#: concurrent ``ackbatches`` requests of the source runner (the service spreads them over workers)
+ACKERS = 2
 
 #: one message in a partition: (id, payload JSON text, sent_at epoch seconds, receive_count)
 Row = tuple[str, str, float, int]
@@ -112,8 +120,16 @@ class _Runner:
         self.stop = threading.Event()
         self.unacked: dict[int, list[str]] = {}  # batch -> tokens, planned and not acknowledged yet
         self.acked_upto = -1
-        self.budget: int | None = None  # availableNow: messages still to plan
+        self.budget: int | None = None  # availableNow: the messages ready when the run started
+        self.planned: dict[int, int] = {}  # batch -> messages planned, until its acknowledgement counts them
+        self.consumed = 0  # messages acknowledged by this run
         self.thread: threading.Thread | None = None
+        self.acks: queue.Queue[tuple[list[int], list[str]] | None] = queue.Queue()
+        self.ack_apis = [Api(opts) for _ in range(ACKERS)]
+        self.ack_pool = ThreadPoolExecutor(ACKERS, thread_name_prefix="spoolq-ack")
+        self.ack_error: BaseException | None = None
+        self.acker = threading.Thread(target=self._ack_loop, name="spoolq-acks", daemon=True)
+        self.acker.start()
 
     def hold(self, batch: int, tokens: list[str]) -> None:
         with self.lock:
@@ -123,6 +139,59 @@ class _Runner:
     def held_tokens(self) -> list[str]:
         with self.lock:
             return [t for tokens in self.unacked.values() for t in tokens]
+
+    def _ack_loop(self) -> None:
+        """Acknowledge committed batches in the order they were committed, ``ACKERS`` requests at
+        a time, while Spark already runs the next batch. A failure is kept and fails the query at
+        its next planning step (the claims then expire and the messages come back: no loss)."""
+        while True:
+            job = self.acks.get()
+            try:
+                if job is None:
+                    return
+                batches, tokens = job
+                if self.ack_error is None:
+                    share = math.ceil(len(tokens) / ACKERS)
+                    chunks = [tokens[i:i + share] for i in range(0, len(tokens), share)]
+                    jobs = zip(self.ack_apis, chunks, strict=False)  # at most ACKERS chunks
+                    acked = sum(self.ack_pool.map(lambda j: j[0].ack_batches(j[1]), jobs))
+                    with self.lock:
+                        if any(b in self.planned for b in batches):  # not a batch an earlier run planned
+                            self.consumed += acked
+                        for b in batches:
+                            self.planned.pop(b, None)
+            except BaseException as e:  # kept, and raised in the query's thread
+                self.ack_error = e
+            finally:
+                self.acks.task_done()
+
+    def budget_left(self) -> int | None:
+        """availableNow: messages still to plan. Batches not acknowledged yet count as planned;
+        if that leaves nothing, wait for the acknowledgements under way, which count what the
+        batches really claimed (fewer than planned when others took messages meanwhile)."""
+        if self.budget is None:
+            return None
+        with self.lock:
+            left = self.budget - self.consumed - sum(self.planned.values())
+        if left <= 0 and self.acks.unfinished_tasks:
+            self.acks.join()
+            self.check()
+            with self.lock:
+                left = self.budget - self.consumed - sum(self.planned.values())
+        return max(0, left)
+
+    def check(self) -> None:
+        if self.ack_error is not None:
+            raise self.ack_error
+
+    def close(self, timeout: float) -> None:
+        """Finish the acknowledgements already committed (at most ``timeout`` s), then stop."""
+        self.stop.set()
+        self.acks.put(None)
+        self.acker.join(timeout)
+        self.ack_pool.shutdown(wait=False)
+        for api in (self.api, self.renew_api, *self.ack_apis):
+            api.close()
 
 
 class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -176,10 +245,11 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         live = self._runner()
-        live.budget = max(0, live.api.size() - live.api.claim_count())
+        live.budget = max(0, live.api.size() - live.api.claim_count())  # exact: ready and delayed
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
         live = self._runner()
+        live.check()
         self._resume(live, start)
         if isinstance(limit, ReadAllAvailable):
             want = sys.maxsize
@@ -187,8 +257,9 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             want = limit.max_rows
         else:
             want = self.opts.max_per_batch
-        if live.budget is not None:
-            want = min(want, live.budget)
+        left = live.budget_left()
+        if left is not None:
+            want = min(want, left)
         total = self._ready_estimate(live, want) if want > 0 else 0
         if total <= 0:
             with live.lock:
@@ -199,8 +270,8 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return start
         parts, per_part, per_bytes = plan(self.opts, total)
         batch = int(start["batch"]) + 1
-        if live.budget is not None:
-            live.budget -= total
+        with live.lock:
+            live.planned[batch] = parts * per_part
         live.hold(batch, tokens_of(str(start["stream"]), batch, parts))
         return {"stream": start["stream"], "batch": batch, "parts": parts, "limit": per_part,
                 "bytes": per_bytes, "prev": int(start.get("parts", 0))}
@@ -232,21 +303,17 @@ class SpoolqStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: Offset) -> None:
         live = self._runner()
+        live.check()
         batch = int(end["batch"])
         self._resume(live, end)  # a restarted run: the batch before may have been left unacked
         with live.lock:
             done = sorted(b for b in live.unacked if b <= batch)
-            tokens = [t for b in done for t in live.unacked[b]]
-        if tokens:
-            live.api.ack_batches(tokens)
-        with live.lock:
-            for b in done:
-                live.unacked.pop(b, None)
+            tokens = [t for b in done for t in live.unacked.pop(b)]
             live.acked_upto = max(live.acked_upto, batch)
+        if tokens:
+            live.acks.put((done, tokens))  # acknowledged by the runner's ack thread, in commit order
 
     def stop(self) -> None:
         live, self._live = self._live, None
         if live is not None:
-            live.stop.set()
-            live.api.close()
-            live.renew_api.close()
+            live.close(self.opts.retry_timeout + self.opts.timeout)

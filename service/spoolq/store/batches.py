@@ -204,8 +204,8 @@ class BatchClaims:
                 messages.append(d.message)
                 receipts.append(d.receipt)
                 size += len(d.message.body)
-            if len(got) < want:
-                break  # nothing more unclaimed right now
+            if not got:
+                break  # nothing more unclaimed right now (a short poll may only have run out of time)
         return messages, receipts
 
     def _wait_for(self, path: Path, marker: Path) -> None:
