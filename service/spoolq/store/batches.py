@@ -181,6 +181,8 @@ class BatchClaims:
                 self._wait_for(path, marker)
                 continue
             try:
+                if path.exists():  # another caller made it between our look and our marker
+                    continue
                 messages, receipts = self._claim(queue, limit, ttl, max_bytes)
                 if messages:
                     _write_record(qdir, token, queue, self.clock(), messages, receipts)
