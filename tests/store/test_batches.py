@@ -78,25 +78,31 @@ def test_renew_batches_keeps_the_claims_past_their_first_ttl(
     assert batches.ack_batches(queue, ["r"]) == 5
 
 
+def claim_together(batches: BatchClaims, queue: str, token: str, callers: int) -> list[list[str]]:
+    """``callers`` threads claim ``token`` at the same moment; the ids each one got."""
+    results: list[list[str]] = []
+    lock = threading.Lock()
+    gate = threading.Barrier(callers)
+
+    def claim() -> None:
+        gate.wait()
+        got = [m.id for m in batches.claim_batch(queue, token, 50, 60).messages]
+        with lock:
+            results.append(got)
+
+    threads = [threading.Thread(target=claim) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def test_concurrent_first_claims_of_one_token_make_one_batch(store: FileStore, batches: BatchClaims,
                                                               queue: str) -> None:
     fill(store, queue, 1000)
     for round_ in range(8):  # the race between one caller's look and another's marker is narrow
-        results: list[list[str]] = []
-        lock = threading.Lock()
-        gate = threading.Barrier(6)
-
-        def claim(token: str = f"same-{round_}") -> None:
-            gate.wait()
-            got = [m.id for m in batches.claim_batch(queue, token, 50, 60).messages]
-            with lock:
-                results.append(got)
-
-        threads = [threading.Thread(target=claim) for _ in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = claim_together(batches, queue, f"same-{round_}", 6)
         assert len(results) == 6 and all(r == results[0] for r in results) and len(results[0]) == 50
         assert store.claim_count(queue) == 50 * (round_ + 1)
 
