@@ -181,7 +181,7 @@ class BatchClaims:
                 self._wait_for(path, marker)
                 continue
             try:
-                if path.exists():  # another caller made it between our look and our marker
+                if _read_record(path) is not None:  # another caller made it between our look and our marker
                     continue
                 messages, receipts = self._claim(queue, limit, ttl, max_bytes)
                 if messages:
@@ -215,7 +215,7 @@ class BatchClaims:
         the marker over once it is stale (its maker died)."""
         deadline = time.monotonic() + STALE_CLAIM + 5
         while time.monotonic() < deadline:
-            if path.exists():
+            if _read_record(path) is not None:
                 return
             try:
                 age = self.clock() - marker.stat().st_mtime
