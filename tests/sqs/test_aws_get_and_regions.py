@@ -97,8 +97,7 @@ def test_get_send_and_receive(sqs: Any, qname: Callable[[str], str]) -> None:
     assert signed_get(first, {"Action": "SendMessage", "MessageBody": "foobar"}).ok
     reply = signed_get(second, {"Action": "ReceiveMessage"})
     assert reply.ok and "foobar" not in reply.text
-    assert "<ReceiveMessageResult/>" in reply.text.replace(" />", "/>").replace(
-        "<ReceiveMessageResult></ReceiveMessageResult>", "<ReceiveMessageResult/>")
+    assert "<ReceiveMessageResult/>" in reply.text.replace(" />", "/>")
     reply = signed_get(first, {"Action": "ReceiveMessage"})
     assert reply.ok and "<Body>foobar</Body>" in reply.text and "<MD5OfBody>" in reply.text
 
@@ -129,6 +128,16 @@ def test_get_on_the_endpoint_with_json_negotiation(spoolq_url: str, queue_url: s
     assert queue_url in json.dumps(reply.json())
     reply = signed_get(spoolq_url, params)
     assert reply.status_code == 200 and b"<ListQueuesResponse" in reply.content
+
+
+@pytest.mark.parametrize("body", ['{"foo": "ba\rr", "foo2": "ba&quot;r&quot;"}', json.dumps('{"foo": "ba\rr"}')])
+def test_get_receive_with_json_negotiation(spoolq_url: str, queue_url: str, sqs: Any, body: str) -> None:
+    # test_marker_serialization_json_protocol (what AWS answers: its is_aws_cloud() branch)
+    sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+    reply = signed_get(spoolq_url, {"Action": "ReceiveMessage", "QueueUrl": queue_url, "Version": "2012-11-05",
+                                    "VisibilityTimeout": "0"}, headers={"Accept": "application/json"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]["Body"] == body
 
 
 def test_json_protocol_sent_to_a_queue_url(queue_url: str) -> None:

@@ -324,6 +324,34 @@ def test_message_attribute_name_filters(aws_sqs: Any, qname: Callable[[str], str
     assert names(["AWS."]) == set()
 
 
+def test_an_empty_name_list_in_the_query_form(spoolq_url: str, sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_receive_message_attribute_names_filters[sqs_query] (and the message- and system-attribute
+    # filters): a Query client sends an empty list as the bare member, ``MessageAttributeNames=`` as
+    # the SDKs' Query model names it or ``MessageAttributeName=`` flattened; AWS answers as for no list
+    url = sqs.create_queue(QueueName=qname(), Attributes={"VisibilityTimeout": "0"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="msg",
+                     MessageAttributes={"Foo": {"DataType": "String", "StringValue": "Bar"}})
+    for empty in ("MessageAttributeNames", "MessageAttributeName", "MessageSystemAttributeNames"):
+        form = {"Action": "ReceiveMessage", "Version": "2012-11-05", "QueueUrl": url, "WaitTimeSeconds": "2",
+                "AttributeName.1": "All", empty: ""}
+        reply = requests.post(spoolq_url, data=form, timeout=30)
+        assert reply.status_code == 200, (empty, reply.text)
+        assert "<Body>msg</Body>" in reply.text and "<MessageAttribute>" not in reply.text, reply.text
+        assert "<Name>ApproximateReceiveCount</Name>" in reply.text and "<Name>SenderId</Name>" in reply.text
+    form = {"Action": "ReceiveMessage", "QueueUrl": url, "WaitTimeSeconds": "2", "AttributeNames": "",
+            "MessageAttributeName.1": "All"}
+    reply = requests.post(spoolq_url, data=form, timeout=30)
+    assert reply.status_code == 200 and "<Name>Foo</Name>" in reply.text and "<Attribute>" not in reply.text
+
+
+def test_delete_with_an_illegal_receipt_handle(aws_sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_delete_message_with_illegal_receipt_handle
+    url = aws_sqs.create_queue(QueueName=qname())["QueueUrl"]
+    err = _error(lambda: aws_sqs.delete_message(QueueUrl=url, ReceiptHandle="garbage"))
+    assert (err["Code"], err["Message"], err["status"]) == (
+        "ReceiptHandleIsInvalid", 'The input receipt handle "garbage" is not a valid receipt handle.', 400), err
+
+
 # ---------------------------------------------------------------- the request id of every answer
 
 

@@ -265,7 +265,10 @@ def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     info = env.queue(store_name)  # a missing queue is reported before the handle is looked at
     handle = required_str(p, "ReceiptHandle")
-    receipt, _ = unwrap_receipt(store_name, handle)
+    try:
+        receipt, _ = unwrap_receipt(store_name, handle)
+    except ReceiptHandleIsInvalid:
+        raise _not_a_handle(handle) from None
     if info.kind is QueueKind.FIFO and not _in_flight(env, store_name, receipt):
         # FIFO: a handle whose visibility ended no longer deletes (recorded from AWS)
         raise invalid_value("ReceiptHandle", handle, EXPIRED_HANDLE)
@@ -273,6 +276,12 @@ def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     # not delete"
     env.store.ack(store_name, [receipt], released_too=info.kind is not QueueKind.FIFO)
     return {}
+
+
+def _not_a_handle(handle: str) -> ReceiptHandleIsInvalid:
+    """DeleteMessage(Batch)'s answer to a handle that is no receipt handle of the queue (recorded:
+    test_delete_message_with_illegal_receipt_handle)."""
+    return ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.')
 
 
 def _in_flight(env: Env, store_name: str, receipt: str) -> bool:
@@ -291,8 +300,7 @@ def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         try:
             receipt, _ = unwrap_receipt(store_name, required_str(entry, "ReceiptHandle"))
         except ReceiptHandleIsInvalid:
-            failed.append(_failure(entry["Id"], ReceiptHandleIsInvalid(
-                f'The input receipt handle "{handle}" is not a valid receipt handle.')))
+            failed.append(_failure(entry["Id"], _not_a_handle(str(handle))))
             continue
         except SqsError as exc:
             failed.append(_failure(entry["Id"], exc))

@@ -17,7 +17,8 @@ Query (older SDKs)
     the 2012-11-05 namespace; errors are ``<ErrorResponse>`` with the legacy code. A Query
     request whose ``Accept`` prefers ``application/json`` gets the same reply as JSON,
     ``{"<Action>Response": {"<Action>Result": {...}, "ResponseMetadata": {...}}}``, as AWS
-    negotiates it.
+    negotiates it (ReceiveMessage's list is ``messages`` there). An empty list arrives as the
+    bare member (``AttributeName=`` or ``MessageAttributeNames=``), as botocore sends one.
 
 Every reply, errors included, carries a fresh request id in ``x-amzn-RequestId``.
 
@@ -62,6 +63,11 @@ _QUERY_LISTS = {
     "AWSAccountId": "AWSAccountIds",
     "ActionName": "Actions",
 }
+_QUERY_LIST_NAMES = frozenset(_QUERY_LISTS.values())
+
+#: members a Query reply negotiated to JSON names otherwise (recorded: ReceiveMessage's
+#: ``ReceiveMessageResult.messages[0].Body``, test_marker_serialization_json_protocol)
+_JSON_REPLY_NAMES = {"Messages": "messages"}
 #: Query members that are flattened maps: query name -> (JSON name, key field, value field).
 _QUERY_MAPS = {
     "Attribute": ("Attributes", "Name", "Value"),
@@ -153,6 +159,8 @@ def _fold(tree: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in tree.items():
         if key in _QUERY_LISTS and isinstance(value, dict):
             out[_QUERY_LISTS[key]] = _indexed(value)
+        elif (key in _QUERY_LISTS or key in _QUERY_LIST_NAMES) and value == "":
+            out[_QUERY_LISTS.get(key, key)] = []  # an empty list, as botocore sends one (``AttributeName=``)
         elif key in _QUERY_MAPS and isinstance(value, dict):
             json_name, key_field, value_field = _QUERY_MAPS[key]
             folded: dict[str, Any] = {}
@@ -221,12 +229,15 @@ def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
         # content_type, not mimetype: the same header (no charset) without working it out
         return Response(json.dumps(result, separators=(",", ":")), 200, headers, content_type=JSON_CONTENT_TYPE)
     if req.json_reply:
+        result = {_JSON_REPLY_NAMES.get(k, k): v for k, v in result.items()}
         doc = {f"{req.action}Response": {f"{req.action}Result": result or None,
                                          "ResponseMetadata": {"RequestId": req.request_id}}}
         return Response(json.dumps(doc, separators=(",", ":")), 200, headers, mimetype="application/json")
     body = "".join(_xml(k, v, req.action) for k, v in result.items())
+    # an empty result is an empty element, as AWS writes it (``<ReceiveMessageResult/>``)
+    result_xml = f"<{req.action}Result>{body}</{req.action}Result>" if body else f"<{req.action}Result/>"
     xml = (f'<?xml version="1.0"?><{req.action}Response xmlns="{XML_NAMESPACE}">'
-           f"<{req.action}Result>{body}</{req.action}Result>"
+           f"{result_xml}"
            f"<ResponseMetadata><RequestId>{req.request_id}</RequestId></ResponseMetadata>"
            f"</{req.action}Response>")
     return Response(xml, 200, headers, mimetype="text/xml")
