@@ -135,3 +135,35 @@ def test_move_task_errors(sqs: Any, qname: Callable[[str], str]) -> None:
                                                       DestinationArn=_arn(qname("dest")))) == (
         "InvalidParameterValue", "There is already a task running. Only one active task is allowed for a source "
                                  "queue arn at a given time.", 400)
+
+
+def test_dead_letter_keeps_message_id_attributes_and_receive_count(aws_sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_dead_letter_queue_message_attributes, test_dead_letter_queue_max_receive_count: in the dead-letter
+    # queue a message has its MessageId, attributes and AWSTraceHeader, the source's ARN, and the receive count
+    # it had there plus the new receive (2 after one receive in a source with maxReceiveCount 1)
+    dlq = aws_sqs.create_queue(QueueName=qname("dlq"))["QueueUrl"]
+    src = aws_sqs.create_queue(QueueName=qname("src"), Attributes={"RedrivePolicy": json.dumps(
+        {"deadLetterTargetArn": _arn(qname("dlq")), "maxReceiveCount": 1})})["QueueUrl"]
+    trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+    attributes = {"MyAttribute": {"StringValue": "foobar", "DataType": "String"}}
+    sent = aws_sqs.send_message(QueueUrl=src, MessageBody="message-1", MessageAttributes=attributes,
+                                MessageSystemAttributes={"AWSTraceHeader": {"StringValue": trace,
+                                                                            "DataType": "String"}})
+    other = aws_sqs.send_message(QueueUrl=src, MessageBody="message-2")
+    before: list[dict[str, Any]] = []
+    for _ in range(4):
+        before += aws_sqs.receive_message(QueueUrl=src, VisibilityTimeout=0, AttributeNames=["All"],
+                                          MessageAttributeNames=["All"]).get("Messages", [])
+    assert sorted((m["Body"], m["Attributes"]["ApproximateReceiveCount"]) for m in before) == [
+        ("message-1", "1"), ("message-2", "1")]
+    got = aws_sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10, WaitTimeSeconds=5, AttributeNames=["All"],
+                                  MessageAttributeNames=["All"])["Messages"]
+    by_body = {m["Body"]: m for m in got}
+    assert set(by_body) == {"message-1", "message-2"}
+    assert by_body["message-1"]["MessageId"] == sent["MessageId"]
+    assert by_body["message-2"]["MessageId"] == other["MessageId"]
+    for m in got:
+        assert m["Attributes"]["ApproximateReceiveCount"] == "2"
+        assert m["Attributes"]["DeadLetterQueueSourceArn"] == _arn(qname("src"))
+    assert by_body["message-1"]["Attributes"]["AWSTraceHeader"] == trace
+    assert by_body["message-1"]["MessageAttributes"] == attributes

@@ -179,20 +179,39 @@ class Claiming:
         return Delivery(message=msg, receipt=f"{shard}:{cname}", claimed_until=exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
+        """Under the queue's FIFO lock. A group is delivered in order from its head up to its first
+        message in flight (claims whose time ran out go back first), and groups are taken in the order
+        they became available: the time of their head, or of the last claim, release or delete in them
+        if later, so a group received and released goes behind groups nobody received (as SQS does)."""
         ready = q.sub("ready")
-        heads: list[tuple[str, str, list[str]]] = []
+        heads: list[tuple[int, str, str, list[str]]] = []
         for group in listdir(ready):
             if not L.FIFO_BUCKET_RE.match(group):
                 continue
-            names = sorted(listdir(f"{ready}/{group}"))
+            names = listdir(f"{ready}/{group}")
+            claimed_dir = q.sub(f"claimed/{group}")
+            try:  # the group's last claim, release or delete (never claimed: no directory)
+                touched: int | None = os.stat(claimed_dir).st_mtime_ns // 1_000_000
+            except FileNotFoundError:
+                touched = None
+            claimed = listdir(claimed_dir) if touched is not None else []
+            first_in_flight: str | None = None
+            for cname in claimed:
+                c = L.parse_claimed(cname)
+                if c is None:
+                    continue
+                if c.when <= now_ms and self._unclaim(q, f"{claimed_dir}/{cname}", c):
+                    names.append(L.ready_name(c.id, c.rc, c.frt))  # its visibility ended: deliverable again
+                elif first_in_flight is None or c.id < first_in_flight:
+                    first_in_flight = c.id
+            names = sorted(n for n in names if first_in_flight is None or n[:40] < first_in_flight)
             if not names:
-                continue  # an idle group: maintenance removes its directories (remove_idle_groups)
-            if listdir(q.sub(f"claimed/{group}")):
-                continue  # one in-flight batch per group
-            heads.append((names[0], group, names))
+                continue  # empty, or blocked by its head in flight (idle groups: remove_idle_groups)
+            available = max(L.id_time_ms(names[0][:40]), touched or 0)
+            heads.append((available, names[0], group, names))
         heads.sort()
         out: list[Delivery] = []
-        for _head, group, names in heads:
+        for _available, _head, group, names in heads:
             for name in names:
                 if len(out) >= limit:
                     return out
@@ -215,7 +234,10 @@ class Claiming:
                 rename_into(path, q.ready_dir(q.ready_bucket(parsed.id, bucket)),
                             L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
-        self.core.transfer(path, target, meta, keep_counts=(parsed.rc + 1, parsed.frt or self.core.now_ms()))
+        # the message keeps its id's head and its receive count (the receive that found it over the
+        # limit handed it to no one): SQS's DLQ shows the MessageId and the count the source had
+        self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
+                           new_id=L.rebind_id(parsed.id, target.name))
 
     def _each_ref(self, queue: str, refs: Sequence[str], doing: str,
                   op: Callable[[QueueHandle, L.Ref], bool]) -> list[bool]:

@@ -47,8 +47,9 @@ Names inside a queue:
   backlog: a queue filled one message a second for a day has 87 ksec directories of at most
   1000 buckets, not 86,400 buckets in one directory.
 * ``shard`` of a claim: standard/dedup: the id's last random hex digit (16 shards, so
-  finding a claim by id lists 1/16 of the in-flight set); FIFO: the group bucket, so a
-  group is in flight exactly when its claimed shard is not empty.
+  finding a claim by id lists 1/16 of the in-flight set); FIFO: the group bucket. A group
+  is delivered from its head up to its first live claim; the shard directory's mtime is the
+  group's last claim, release or delete, which places it behind groups nobody received.
 * ``tok``: 16 random hex digits, unique to the claimant. A claim renames to a name no
   one else can choose, so "rename returned 0" means "mine" even on GlusterFS.
 * A receipt (SQS receipt handle) is ``<shard>:<claimed name>``.
@@ -162,6 +163,13 @@ class IdFactory:
         value = int.from_bytes(raw, "big") + (1 << 32)  # bump the counter field past ``last``
         head = value.to_bytes(18, "big")[:14] + os.urandom(4)
         return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+
+
+def rebind_id(message_id: str, queue: str) -> str:
+    """The same id for another queue: its head (time, node, counter, random) with ``queue``'s
+    checksum. A dead-lettered message keeps it, so every door can show it the same identity there."""
+    head = bytes.fromhex(message_id[:36])
+    return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
 
 
 def id_time_ms(message_id: str) -> int:

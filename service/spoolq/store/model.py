@@ -39,7 +39,7 @@ FIFO_DEDUP_WINDOW = 300.0
 class QueueKind(enum.StrEnum):
     STANDARD = "standard"
     DEDUP = "dedup"  # EmoDB DedupQueueService: identical pending, unsurfaced payloads collapse
-    FIFO = "fifo"  # SQS FIFO: per-group order, one in-flight batch per group, 5-minute dedup
+    FIFO = "fifo"  # SQS FIFO: per-group order (a group delivers up to its first message in flight), 5-minute dedup
 
 
 class MoveState(enum.StrEnum):
