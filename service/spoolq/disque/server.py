@@ -58,6 +58,7 @@ from spoolq.disque.queues import QueueCommands
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.http.auth import OPEN, Authenticator, Principal
 from spoolq.http.metrics import Metrics
+from spoolq.http.rates import RateHistory
 from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
 from spoolq.store import FileStore, QueueConfig
@@ -403,7 +404,9 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     store.start_background()
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)
-    door = Door(settings, store, auth, pool, loop, Metrics())
+    metrics = Metrics()
+    RateHistory(metrics).start()  # the console's rate history also fills when only Disque is used
+    door = Door(settings, store, auth, pool, loop, metrics)
     connections: set[Connection] = set()
 
     def connect() -> Connection:

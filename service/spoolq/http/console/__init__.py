@@ -8,8 +8,11 @@
   sending the key the user typed (kept in the browser's ``sessionStorage``) as ``X-BV-API-Key``.
   The server checks every call; the page disables what the key's permissions (returned with
   each queue) do not allow.
-* Rates and sparklines are computed in the browser from the per-queue message totals the list
-  returns (``spoolq_queue_messages_total``), refreshed every two seconds.
+* Rates: the sparklines show the server's history of the last hour (:mod:`spoolq.http.rates`,
+  sampled every five seconds by whichever process of the server comes first, kept in the
+  metrics directory), so a page opened now shows the recent past; the figure beside each is
+  computed in the browser from the per-queue message totals the list returns
+  (``spoolq_queue_messages_total``), refreshed every two seconds.
 * ``GET /`` from a browser (``Accept`` prefers ``text/html``) redirects to ``/console/``; any
   other ``GET /`` answers 405 as before, and SQS's ``POST /`` is not touched.
 """
@@ -25,6 +28,7 @@ from werkzeug.exceptions import MethodNotAllowed
 from spoolq import __version__
 from spoolq.http.console import api as console_api
 from spoolq.http.context import Services
+from spoolq.http.rates import RateHistory
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,7 +49,12 @@ def register(app: Flask, api: Api, services: Services) -> None:
         return Response(html, mimetype="text/html", headers={"Cache-Control": "no-store"})
 
     app.register_blueprint(pages)
-    api.register_blueprint(console_api.create_blueprint(services))
+    history = RateHistory(services.metrics)
+    api.register_blueprint(console_api.create_blueprint(services, history))
+
+    @app.before_request
+    def start_sampling() -> None:  # in the worker, after the fork: see spoolq.http.rates
+        history.start()
 
     def root() -> Response:
         if wants_html():

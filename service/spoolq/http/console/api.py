@@ -27,8 +27,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from flask import Response, json
+from flask import Response, json, request
 from flask_smorest import Blueprint
+from marshmallow import ValidationError
 
 from spoolq import __version__
 from spoolq.errors import SpoolqError
@@ -38,12 +39,31 @@ from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import LIST_MAX_AGE, ConsoleApi, ConsoleError, errors_doc, json_response
 from spoolq.http.context import Services
 from spoolq.http.overview import QueueRow, door_and_name, manage_action, permission_name
+from spoolq.http.rates import RateHistory
 from spoolq.store.model import QueueKind
 
 STARTED_AT = time.time()
 
 
 class ConsoleViews(ConsoleApi):
+    def __init__(self, services: Services, history: RateHistory) -> None:
+        super().__init__(services)
+        self.history = history
+
+    def rates(self) -> Response:
+        who = self.principal()
+        try:
+            query = cs.ConsoleRatesQuery().load(dict(request.args))
+        except ValidationError as e:
+            raise ConsoleError(400, f"invalid query: {e.messages}") from None
+        queue: str | None = query.get("queue")
+        if queue is not None:
+            self.require(who, "get_status", queue)
+
+        def keep(name: str) -> bool:  # Principal.can caches its answers
+            return name == queue if queue is not None else who.can("get_status", permission_name(name))
+        return json_response(self.history.rates(query["window"], keep), cs.ConsoleRatesSchema())
+
     def session(self) -> Response:
         who = self.principal()
         return json_response({"open": self.services.auth.open, "principal": who.name, "version": __version__,
@@ -225,15 +245,18 @@ def _routes() -> list[_Route]:
         ("/moves/<ref>/cancel", "POST", "cancel", v.cancel, "Cancel a move",
          dict(ok=cs.ConsoleMoveSchema, errors=errors_doc(400, 401, 403, 404, 503),
               parameters=[{"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}}])),
+        ("/rates", "GET", "rates", v.rates,
+         "Messages per second of each queue over the last hour (the server's history, every 5 s)",
+         dict(ok=cs.ConsoleRatesSchema, errors=errors_doc(400, 401, 403), query=cs.ConsoleRatesQuery)),
         ("/server", "GET", "server", v.server, "The node: root, free space, flush latency, group-commit sizes, workers",
          dict(ok=cs.ConsoleServerSchema, errors=errors_doc(401, 503))),
     ]
 
 
-def create_blueprint(services: Services) -> Blueprint:
+def create_blueprint(services: Services, history: RateHistory) -> Blueprint:
     blp = Blueprint("console_api", __name__, url_prefix="/console/api",
                     description="The web console's JSON API (spoolq extension)")
-    views = ConsoleViews(services)
+    views = ConsoleViews(services, history)
     for rule, method, view, handler, summary, kw in _routes():
         doc: dict[str, Any] = {
             "operationId": f"console_{view}", "summary": summary, "security": apidoc.SECURITY[:1],

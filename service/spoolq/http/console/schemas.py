@@ -229,3 +229,25 @@ class ConsoleServerSchema(Schema):
     flush_batch_buckets = fields.Dict(keys=fields.String(), values=fields.Float(), required=True)
     long_polls_waiting = fields.Float(required=True)
     open = fields.Boolean(required=True)
+
+
+class ConsoleRatesQuery(Schema):
+    window = fields.Integer(load_default=600, validate=validate.Range(60, 3600), metadata={
+        "description": "seconds of history, up to the last hour"})
+    queue = fields.String(load_default=None, metadata={"description": "one queue's store name (default: every queue)"})
+
+
+class ConsoleQueueRatesSchema(Schema):
+    send = fields.List(fields.Float(allow_none=True), required=True, metadata={"description": "sent per second"})
+    poll = fields.List(fields.Float(allow_none=True), required=True, metadata={"description": "delivered per second"})
+    ack = fields.List(fields.Float(allow_none=True), required=True, metadata={"description": "acknowledged per second"})
+
+
+class ConsoleRatesSchema(Schema):
+    interval = fields.Integer(required=True, metadata={"description": "seconds per point"})
+    end = fields.Integer(required=True, metadata={"description": "Unix time the last point ends at"})
+    slots = fields.Integer(required=True, metadata={"description": "points per series, oldest first"})
+    covered = fields.List(fields.Boolean(), required=True, metadata={
+        "description": "per point: whether the server has a sample for it (false: before it started)"})
+    queues = fields.Dict(keys=fields.String(), values=fields.Nested(ConsoleQueueRatesSchema), required=True,
+                         metadata={"description": "queues that moved in the window; null points: no sample"})

@@ -32,10 +32,13 @@ from .console_queue_detail_door import ConsoleQueueDetailDoor
 from .console_queue_detail_kind import ConsoleQueueDetailKind
 from .console_queue_detail_tags import ConsoleQueueDetailTags
 from .console_queue_list import ConsoleQueueList
+from .console_queue_rates import ConsoleQueueRates
 from .console_queue_row import ConsoleQueueRow
 from .console_queue_row_dead_letter_type_0_type_0 import ConsoleQueueRowDeadLetterType0Type0
 from .console_queue_row_door import ConsoleQueueRowDoor
 from .console_queue_row_kind import ConsoleQueueRowKind
+from .console_rates import ConsoleRates
+from .console_rates_queues import ConsoleRatesQueues
 from .console_receipts_body import ConsoleReceiptsBody
 from .console_receive_body import ConsoleReceiveBody
 from .console_received import ConsoleReceived
@@ -139,10 +142,13 @@ __all__ = (
     "ConsoleQueueDetailKind",
     "ConsoleQueueDetailTags",
     "ConsoleQueueList",
+    "ConsoleQueueRates",
     "ConsoleQueueRow",
     "ConsoleQueueRowDeadLetterType0Type0",
     "ConsoleQueueRowDoor",
     "ConsoleQueueRowKind",
+    "ConsoleRates",
+    "ConsoleRatesQueues",
     "ConsoleReceiptsBody",
     "ConsoleReceiveBody",
     "ConsoleReceived",

@@ -5,15 +5,15 @@
 
 const KEY_STORE = "spoolq.apiKey";
 const REFRESH_MS = 2000;
-const HISTORY = 60; // points per sparkline (two minutes at 2 s)
 const DOORS = ["queue", "dedupq", "sqs", "mq", "disque"];
 const DOOR_LABEL = { queue: "EmoDB", dedupq: "EmoDB dedup", sqs: "SQS", mq: "MQ", disque: "Disque", service: "console" };
 
 const state = {
   sort: { key: "name", asc: true }, filter: "", door: "all",
-  history: {},   // store name -> { t: [...], send: [...], poll: [...], ack: [...] }
+  live: {},      // store name -> { send, poll, ack }: per second between the last two refreshes
   last: {},      // store name -> { t, totals }
-  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, shown: null, editing: null, gen: 0,
+  rates: {},     // "<window>:<queue or empty>" -> { slot, data }: the server's history
+  queues: [], timer: null, busy: false, moveTotals: {}, rendered: null, shown: null, editing: null, gen: 0, pageWindow: 600,
 };
 
 // --- helpers ------------------------------------------------------------------------------
@@ -80,37 +80,73 @@ async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
-// --- sparklines (inline SVG) ------------------------------------------------------------------
+// --- rates and sparklines (inline SVG) --------------------------------------------------------
 
-function sparkline(values, color, w = 72, h = 26) {
-  const pts = values.length ? values : [0];
-  const max = Math.max(...pts, 1e-9);
-  const step = pts.length > 1 ? w / (HISTORY - 1) : 0;
-  const x0 = w - step * (pts.length - 1);
-  const coords = pts.map((v, i) => [x0 + i * step, h - 2 - (v / max) * (h - 4)]);
-  const line = coords.map(([x, y], i) => `${i ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)}`).join("");
-  const area = `${line}L${w},${h}L${x0.toFixed(1)},${h}Z`;
-  return `<svg class="spark" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" aria-hidden="true">
-    <line x1="0" y1="${h - 1.5}" x2="${w}" y2="${h - 1.5}" stroke="#e3e6ee" stroke-width="1"/><path d="${area}" fill="${color}" fill-opacity=".12"/><path d="${line}" fill="none" stroke="${color}" stroke-width="1.5"/></svg>`;
+// The sparklines draw the server's history (GET /console/api/rates: a point every five seconds,
+// kept an hour; see spoolq/http/rates.py), so a page opened now shows the recent past. The figure
+// beside each is the live rate, from the per-queue totals the list returns at every refresh; until
+// two refreshes have come, it is the history's latest point.
+const LIST_WINDOW = 600;   // the list's sparklines: the last ten minutes
+const PAGE_WINDOWS = { 600: "10 min", 3600: "1 hour" };  // a queue's charts (state.pageWindow)
+const OPS = ["send", "poll", "ack"];
+
+function sparkline(values, color, w = 72, h = 26, fluid = false) {
+  const known = values.filter((v) => v != null);
+  const top = Math.max(...known, 1e-9);
+  const step = values.length > 1 ? w / (values.length - 1) : 0;
+  const y = (v) => (h - 2 - (v / top) * (h - 4)).toFixed(1);
+  let line = "", area = "", seg = [];
+  const flush = () => {
+    if (seg.length) {
+      const path = seg.map(([x, v], i) => `${i ? "L" : "M"}${x.toFixed(1)},${y(v)}`).join("");
+      line += path;
+      area += `${path}L${seg[seg.length - 1][0].toFixed(1)},${h}L${seg[0][0].toFixed(1)},${h}Z`;
+    }
+    seg = [];
+  };
+  values.forEach((v, i) => { if (v == null) flush(); else seg.push([i * step, v]); });
+  flush();
+  const size = fluid ? `width="100%" height="${h}" preserveAspectRatio="none"` : `width="${w}" height="${h}"`;
+  return `<svg class="spark" ${size} viewBox="0 0 ${w} ${h}" aria-hidden="true" data-points="${known.length}" data-max="${known.length ? Math.max(...known) : 0}">
+    <line x1="0" y1="${h - 1.5}" x2="${w}" y2="${h - 1.5}" stroke="#e3e6ee" stroke-width="1" vector-effect="non-scaling-stroke"/><path d="${area}" fill="${color}" fill-opacity=".12"/><path d="${line}" fill="none" stroke="${color}" stroke-width="1.5" vector-effect="non-scaling-stroke"/></svg>`;
 }
 
+// live rates: messages per second between the last two list refreshes
 function record(queues, now) {
   for (const q of queues) {
     const prev = state.last[q.store_name];
-    const h = state.history[q.store_name] || (state.history[q.store_name] = { send: [], poll: [], ack: [] });
     if (prev && now > prev.t) {
-      for (const op of ["send", "poll", "ack"]) {
-        h[op].push(Math.max(0, (q.totals[op] - prev.totals[op]) / (now - prev.t)));
-        if (h[op].length > HISTORY) h[op].shift();
-      }
+      state.live[q.store_name] = Object.fromEntries(OPS.map((op) => [op, Math.max(0, (q.totals[op] - prev.totals[op]) / (now - prev.t))]));
     }
     state.last[q.store_name] = { t: now, totals: q.totals };
   }
 }
-const rateOf = (name, op) => { const h = state.history[name]; return h && h[op].length ? h[op][h[op].length - 1] : 0; };
+
+// the server's history: fetched again when a new five-second point may exist
+async function loadRates(window, queue, now) {
+  const key = `${window}:${queue || ""}`;
+  const slot = Math.floor(now / 5);
+  const have = state.rates[key];
+  if (have && have.slot === slot) return have.data;
+  const data = await api(`/rates?window=${window}${queue ? `&queue=${encodeURIComponent(queue)}` : ""}`);
+  state.rates[key] = { slot, data };
+  return data;
+}
+function historyOf(name, op, window = LIST_WINDOW) {
+  const r = state.rates[`${window}:`] || state.rates[`${window}:${name}`];
+  if (!r) return [];
+  const q = r.data.queues[name];
+  return q ? q[op] : r.data.covered.map((c) => (c ? 0 : null));
+}
+function rateOf(name, op) {
+  const live = state.live[name];
+  if (live) return live[op];
+  const h = [...historyOf(name, op), ...historyOf(name, op, state.pageWindow)].filter((v) => v != null);
+  return h.length ? h[h.length - 1] : 0;
+}
 function rateCell(name, op, color) {
   const r = rateOf(name, op);
-  return `<div class="rate"><b class="${r ? "" : "zero"}">${fmtRate(r)}</b>${sparkline((state.history[name] || {})[op] || [], color)}</div>`;
+  return `<div class="rate" data-op="${op}"><b class="${r ? "" : "zero"}">${fmtRate(r)}</b>${sparkline(historyOf(name, op), color)}</div>`;
 }
 
 // --- login ------------------------------------------------------------------------------------

@@ -34,7 +34,12 @@ function renderQueue(q, messages) {
   const why = (perm) => q.can[perm] ? "" : `<span class="why">this key may not ${perm === "manage" ? (q.door === "sqs" ? "administer" : "poll") : perm} on this queue</span>`;
   const statTile = (label, value, extra = "") => `<div class="tile ${extra}"><div class="label">${label}</div><div class="value">${value}</div></div>`;
   const dead = q.dead_letter ? q.dead_letter.messages : null;
-  const bigRate = (op, label, color) => `<div class="bigrate"><div class="label">${label}</div><div class="value">${fmtRate(rateOf(q.store_name, op))}/s</div>${sparkline((state.history[q.store_name] || {})[op] || [], color, 260, 44)}</div>`;
+  const bigRate = (op, label, color) => {
+    const h = historyOf(q.store_name, op, state.pageWindow);
+    const peak = Math.max(0, ...h.filter((v) => v != null));
+    return `<div class="bigrate" data-op="${op}"><div class="label">${label}</div><div class="value">${fmtRate(rateOf(q.store_name, op))}/s</div>
+      ${sparkline(h, color, 300, 56, true)}<div class="axis"><span>${PAGE_WINDOWS[state.pageWindow]} ago</span><span>peak ${fmtRate(peak)}/s</span><span>now</span></div></div>`;
+  };
   $("#view").innerHTML = `
     <div class="crumbs"><a href="#/">Queues</a> /</div>
     <div class="pagehead"><div>
@@ -48,7 +53,9 @@ function renderQueue(q, messages) {
       ${statTile("Oldest", fmtAge(q.oldest_age))}
     </div>
     <div class="grid rates-row">
-      <div class="card"><h3>Rates</h3><div class="body bigrates">
+      <div class="card"><div class="section-title"><h3>Rates <small class="muted">a point every 5 s, kept by the server</small></h3>
+        <div class="chips" style="padding:10px 18px 0">${Object.entries(PAGE_WINDOWS).map(([w, label]) => `<button class="chip ${+w === state.pageWindow ? "on" : ""}" data-window="${w}" data-testid="rates-window">${label}</button>`).join("")}</div></div>
+        <div class="body bigrates">
         ${bigRate("send", "Sent", "var(--send)")}${bigRate("poll", "Received", "var(--recv)")}${bigRate("ack", "Acknowledged", "var(--ack)")}</div></div>
       <div class="card"><h3>Consumers</h3><div class="body" data-testid="consumers">${consumersTable(q.consumers)}</div></div>
     </div>
@@ -184,6 +191,10 @@ function drawMessages(q) {
 function wireQueueActions(q) {
   const name = encodeURIComponent(q.store_name);
   wireSettings(q);
+  document.querySelectorAll("[data-window]").forEach((b) => b.addEventListener("click", async () => {
+    state.pageWindow = +b.dataset.window;
+    await showQueue(q.store_name, true);
+  }));
   const show = (kind, list) => { state.shown = { queue: q.store_name, kind, list, done: {} }; drawMessages(q); };
   act($("#peek"), async () => show("peek", (await api(`/queues/${name}/messages?limit=${$("#peek-limit").value}`)).messages));
   act($("#receive"), async () => {
@@ -269,7 +280,8 @@ function keepFields() {
 }
 
 async function showQueue(storeName, keepMessages, gen = state.gen) {
-  const [q] = await Promise.all([api(`/queues/${encodeURIComponent(storeName)}`), refreshQueues()]);
+  const [q, list] = await Promise.all([api(`/queues/${encodeURIComponent(storeName)}`), refreshQueues()]);
+  await loadRates(state.pageWindow, storeName, list.time);
   if (gen !== state.gen) return; // the user went elsewhere meanwhile
   const restore = state.rendered === storeName ? keepFields() : null;
   const focus = document.activeElement && document.activeElement.id;

@@ -170,6 +170,7 @@ async function refreshQueues() {
   const data = await api("/queues");
   record(data.queues, data.time);
   state.queues = data.queues;
+  if (current().page === "queues") await loadRates(LIST_WINDOW, null, data.time);
   return data;
 }
 
