@@ -4,8 +4,8 @@ delete by id.
 A test send is JSON unless the user chose text (:func:`message_body`). **Receive** claims
 messages as any consumer's poll does (their receive count goes up; a dead-letter policy applies)
 for the visibility timeout asked for (the queue's own by default); each comes with its receipt.
-**Acknowledge** (a receipt) removes the message if the claim is still the console's, counted as
-an acknowledgement; **release** (a receipt) makes it visible again now; **delete** (a message id,
+**Acknowledge** (a receipt) removes the message if nobody received it since the console did
+(an expired claim nobody took over still acknowledges, as in SQS), counted as an acknowledgement; **release** (a receipt) makes it visible again now; **delete** (a message id,
 or a Disque job id on a Disque queue) removes the message wherever it is, claimed by anyone or
 not. All four need ``poll``, as receiving and deleting do through every door.
 """

@@ -181,7 +181,7 @@ function drawMessages(q) {
       const r = await api(`${base}/${what}`, { method: "POST", body: { receipts: [m.receipt] } });
       if (!r.done[0]) {
         shown.done[m.id] = "claim lost";
-        toast("The claim expired or the message was received again: nothing done", true);
+        toast("This claim is gone (it expired and the message was received again, or it was released): nothing done", true);
       } else shown.done[m.id] = what === "ack" ? "acknowledged" : "released";
     }
     await showQueue(q.store_name, true);
