@@ -100,9 +100,31 @@ def test_a_deletion_cut_off_half_way_is_finished_by_maintenance(real: FileStore)
         os.rename(f"{real.queues_dir}/{name}", f"{real.queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
     assert real.list_queues() == []
     assert deleting.sweep_deleting(real.core, time.time()) == 0  # young: maybe still in progress
-    assert deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1) == 2
+    later = time.time() + deleting.ORPHAN_AGE + 1
+    assert deleting.sweep_deleting(real.core, later) == 2
     assert real.list_queues() == ["full"]
     assert [d.message.body for d in real.poll("full")] == [b"m"]
+    assert [n for n in os.listdir(real.queues_dir) if n.startswith(deleting.GONE_PREFIX)]  # the empty one
+    assert deleting.sweep_deleting(real.core, later + deleting.ORPHAN_AGE + 1) == 1
+    assert [n for n in os.listdir(real.queues_dir) if n.startswith(".")] == []
+
+
+def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real: FileStore) -> None:
+    """A send resolves its file's path, then names it: a deletion that moved the queue aside in
+    between has already looked. The deleted queue waits a minute and is looked into again."""
+    real.create_queue("q")
+    real.delete_queue("q", if_empty=True)
+    assert real.list_queues() == []
+    (gone,) = [n for n in os.listdir(real.queues_dir) if n.startswith(deleting.GONE_PREFIX)]
+    real.send("elsewhere", M(b"late"), create=QueueKind.STANDARD)  # a whole message file to move in
+    (path,) = [p for p in Path(real.queues_dir, "elsewhere", "ready").rglob("*") if p.is_file()]
+    bucket = Path(real.queues_dir, gone, os.path.relpath(path.parent, Path(real.queues_dir, "elsewhere")))
+    bucket.mkdir(parents=True)
+    os.rename(path, bucket / path.name)  # what the straggler's link did
+    assert deleting.sweep_deleting(real.core, time.time()) == 0  # its minute is not up
+    assert deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1) == 1
+    assert real.list_queues() == ["elsewhere", "q"]
+    assert [m.body for m in real.peek("q")] == [b"late"]
 
 
 @pytest.mark.parametrize("create", [QueueKind.STANDARD, None], ids=["implicit-queue", "explicit-queue"])
@@ -158,6 +180,9 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
     for t in others:
         t.join()
     assert errors == []
+    # a send whose file was named in the queue after a deletion had looked into it (see
+    # deleting.py) is put back when the deleted queue's minute is up
+    deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1)
     left = [m.id for m in real.peek("q", limit=5000)] if "q" in real.list_queues() else []
     assert set(sent) <= set(got) | set(left)
     assert len(sent) == 600

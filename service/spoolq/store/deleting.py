@@ -6,26 +6,35 @@ the queue is empty and then deleting it would lose a message sent between the tw
 queue directory is first moved aside in one rename and only then looked into::
 
     queues/<q>  ->  queues/.del~<token>~<q>      the queue is gone for every caller
-    no message file under ready/ claimed/ delayed/ acked/:
-    queues/.del~<token>~<q>  ->  trash/<q>~<token>        deleted (the trash sweep unlinks it)
     any message file (a send landed before the rename):
     queues/.del~<token>~<q>  ->  queues/<q>                put back; QueueNotEmpty
     ... unless a send re-created queues/<q> meanwhile: every message file is renamed into the
     new queue's directory at the same place (claims keep their names, so receipts still work),
     then the rest goes to trash/ (dedup markers and nack counts stay behind: a later identical
     send may not collapse into a merged copy, a duplicate rather than a loss)
+    no message file under ready/ claimed/ delayed/ acked/:
+    queues/.del~<token>~<q>  ->  queues/.gone~<ms>~<token>~<q>     deleted, kept a while
+    a minute later (maintenance, :func:`sweep_deleting`), looked into once more:
+    queues/.gone~...  ->  trash/<q>~<token>      (the trash sweep unlinks it)
+    or, if a message file is there now, put back (or merged) as above
+
+Why the minute: a rename or link resolves its destination's path first and adds the name to
+the last directory a moment later, and a rename of an ancestor (the queue directory moved aside)
+may fall in between. So a send whose path was resolved before the queue moved aside can still
+name its file in it after it was looked into. The directory is therefore kept, renamed but
+whole, until such stragglers are surely done, and looked into again before it goes.
 
 Whoever fails a rename into the queue while it is aside (a send, a release) sees the queue
 missing: a send that may create its queue (EmoDB, Disque) creates it again and writes there; any
-other send waits for the queue to come back (:func:`being_deleted` tells it that a deletion of
-that queue is in flight) and tries once more, so a concurrent delete-if-empty never refuses a
-send of a queue that stays. Polls see an empty queue for that instant; an ack or release there
-finds nothing to act on (the claim then expires and its message is delivered again: a duplicate,
-never a loss), which needs a message sent and claimed after the emptiness check, within the
-same instant.
+other send waits while the queue is being looked into (:func:`being_deleted`: a ``.del~``
+directory of that queue exists) and tries once more, so a concurrent delete-if-empty never
+refuses a send of a queue that stays. Polls see an empty queue for that instant; an ack or
+release there finds nothing to act on (the claim then expires and its message is delivered
+again: a duplicate, never a loss), which needs a message sent and claimed after the emptiness
+check, within the same instant.
 
 Crash rules: a ``.del~`` directory left by a process that died half-way is finished by
-maintenance (:func:`sweep_deleting`) once it is older than a minute: put back (or merged) if it
+maintenance once it is older than a minute, like a ``.gone~`` one: put back (or merged) if it
 holds a message, moved to trash otherwise. ``list_queues`` never lists names starting with ``.``.
 """
 
@@ -40,12 +49,16 @@ from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import layout as L
 from spoolq.store.core import StoreCore
 from spoolq.store.files import GONE, listdir, rename_into
+from spoolq.store.handle import QueueHandle
 from spoolq.store.reading import Reading
 
 PREFIX = ".del~"
+#: deleted queues wait here (``.gone~<ms>~<token>~<queue dir>``) for stragglers before the trash
+GONE_PREFIX = ".gone~"
 #: the state directories whose files are messages (``acked/``: archived, not yet compacted)
 MESSAGE_DIRS = ("ready", "claimed", "delayed", "acked")
-#: a ``.del~`` directory older than this (seconds) belongs to a process that died half-way
+#: a ``.del~`` directory older than this (seconds) belongs to a process that died half-way; a
+#: ``.gone~`` one is looked into again (and trashed if still empty) after this long
 ORPHAN_AGE = 60.0
 #: how long a send that found its queue aside waits for it to come back (seconds)
 COMEBACK_WAIT = 2.0
@@ -82,11 +95,22 @@ def delete_if_empty(store: StoreCore, reading: Reading, name: str) -> None:
         raise storage_error(e, f"deleting queue {name!r}") from e
 
 
-def settle(store: StoreCore, aside: str) -> bool:
-    """Finish a deletion: put the queue back (True) if it holds a message, else trash it (False)."""
-    dirname = os.path.basename(aside).split("~", 2)[2]
+def queue_dir_of(aside: str) -> str:
+    """The queue directory name of ``.del~<token>~<dir>`` or ``.gone~<ms>~<token>~<dir>``."""
+    base = os.path.basename(aside)
+    return base.split("~", 3 if base.startswith(GONE_PREFIX) else 2)[-1]
+
+
+def settle(store: StoreCore, aside: str, *, final: bool = False) -> bool:
+    """Decide a deletion: put the queue back (True) if it holds a message; else (False) it is
+    deleted: kept as ``.gone~`` for stragglers, or with ``final`` (a ``.gone~`` whose time is
+    up) moved to trash."""
+    dirname = queue_dir_of(aside)
     if not holds_messages(aside):
-        os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+        if final:
+            os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+        else:
+            os.rename(aside, f"{store.queues_dir}/{GONE_PREFIX}{int(time.time() * 1000)}~{L.new_token()}~{dirname}")
         return False
     home = f"{store.queues_dir}/{dirname}"
     try:
@@ -115,24 +139,37 @@ def being_deleted(store: StoreCore, name: str) -> bool:
     return any(n.startswith(PREFIX) and n.endswith(tail) for n in listdir(store.queues_dir))
 
 
-def wait_for_comeback(store: StoreCore, name: str) -> bool:
-    """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside;
-    whether the queue exists now."""
+def wait_for_comeback(store: StoreCore, name: str) -> QueueHandle | None:
+    """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside.
+    The queue once it is back; None when no deletion has it aside (it is gone)."""
     deadline = time.monotonic() + COMEBACK_WAIT
-    while being_deleted(store, name) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    return store.find(name) is not None
+    while True:
+        q = store.find(name)
+        if q is not None:
+            return q
+        if not being_deleted(store, name):
+            q = store.find(name)  # put back between the two looks?
+            if q is not None or not being_deleted(store, name):
+                return q  # back, or gone for good
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.002)
 
 
 def sweep_deleting(store: StoreCore, now: float) -> int:
-    """Finish the deletions of processes that died half-way (see the crash rules)."""
+    """Finish deletions: trash the ``.gone~`` directories whose minute is up (or put them back if
+    a straggler's message is in them), and settle the ``.del~`` ones of processes that died
+    half-way (see the crash rules). Returns how many it finished."""
     done = 0
     for n in listdir(store.queues_dir):
-        if not n.startswith(PREFIX):
-            continue
         path = f"{store.queues_dir}/{n}"
         try:
-            if now - os.stat(path).st_ctime > ORPHAN_AGE:
+            if n.startswith(GONE_PREFIX):
+                stamp = n[len(GONE_PREFIX):].split("~", 1)[0]
+                if stamp.isdigit() and now - int(stamp) / 1000 > ORPHAN_AGE:
+                    settle(store, path, final=True)
+                    done += 1
+            elif n.startswith(PREFIX) and now - os.stat(path).st_ctime > ORPHAN_AGE:
                 settle(store, path)
                 done += 1
         except OSError as e:

@@ -133,8 +133,8 @@ class Sending:
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
         q = self.core.find(queue)
-        if q is None and create is None and wait_for_comeback(self.core, queue):
-            q = self.core.find(queue)  # a delete-if-empty had it aside for an instant
+        if q is None and create is None:
+            q = wait_for_comeback(self.core, queue)  # a delete-if-empty may have it aside for an instant
         now_ms = self.core.now_ms()
         if q is None:
             if create is None:
@@ -162,7 +162,7 @@ class Sending:
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
-                q = self.core.find(queue) if wait_for_comeback(self.core, queue) else None
+                q = wait_for_comeback(self.core, queue)
                 if attempt == SEND_ATTEMPTS or (q is None and create is None):
                     raise
         else:
