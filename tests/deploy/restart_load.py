@@ -14,10 +14,12 @@ The load, all clients as users run them (bounded in count and time, loopback onl
 * Disque: ADDJOB, blocking GETJOB (``TIMEOUT 2000``), ACKJOB with redis-py's defaults.
 
 Every body is unique; a send counts as sent once the client got its success. At the end the
-pollers drain the queues: *lost* is sent and never received, *duplicates* received more than
-once (at-least-once allows them: a claim cut off by a restart is delivered again), *errors*
-every failure a client reported (curl's exit status or HTTP status, boto3's or redis-py's
-exception after their own retries), *refused* those that were "connection refused".
+pollers drain the queues (up to 60 s), then short polls sweep what is left: *lost* is sent and
+never received, *late* received only by that sweep (the store held it, the load's long polls did
+not get it within the drain), *duplicates* received more than once (at-least-once allows them: a
+claim cut off by a restart is delivered again), *errors* every failure a client reported (curl's
+exit status or HTTP status, boto3's or redis-py's exception after their own retries), *refused*
+those that were "connection refused".
 
 ``python -m tests.deploy.restart_load --how plain|restart|upgrade|usr2`` prints the figures
 (``plain`` stops the server and starts a new one that binds the ports itself: the old way).
@@ -276,6 +278,7 @@ class Load:
         self.polling = threading.Event()
         self.threads: list[threading.Thread] = []
         self.sqs_url = ""
+        self.last_emo_poll = time.monotonic()
 
     def start(self) -> None:
         self.sending.set()
@@ -308,6 +311,24 @@ class Load:
         for t in self.threads:
             t.join(timeout=60)
 
+    def sweep(self) -> int:
+        """After the drain, short polls of every queue until they come back empty: the bodies the
+        load's own (long) polls never got, although the store still held them."""
+        late = 0
+        for _ in range(100):
+            got = requests.get(f"{self.gens.url}/queue/1/restart-emo/poll?ttl=300&limit=100", timeout=30).json()
+            sqs = self._sqs().receive_message(QueueUrl=self.sqs_url,  # type: ignore[attr-defined]
+                                              MaxNumberOfMessages=10).get("Messages", [])
+            with redis.Redis(host="127.0.0.1", port=self.gens.disque_port, protocol=2) as r:
+                jobs = r.execute_command("GETJOB", "NOHANG", "COUNT", 100, "FROM", "restart-dq") or []
+            bodies = [m["payload"] for m in got] + [m["Body"] for m in sqs] + [j[2].decode() for j in jobs]
+            if not bodies:
+                break
+            with self.tally.lock:
+                late += sum(1 for b in bodies if b in self.tally.sent and self.tally.received[b] == 0)
+            self.tally.got(bodies)
+        return late
+
     def _sqs(self) -> object:
         return boto3.client("sqs", endpoint_url=self.gens.url, region_name="us-east-1",
                             aws_access_key_id="any", aws_secret_access_key="any")
@@ -328,6 +349,7 @@ class Load:
     def _emodb_poller(self) -> None:
         while self.polling.is_set():
             code, out = _curl(f"{self.gens.url}/queue/1/restart-emo/poll?ttl=30&limit=10&wait=2")
+            self.last_emo_poll = time.monotonic()
             if code != 0:
                 self.tally.error(f"curl poll exit {code}: {out}")
                 continue
@@ -438,10 +460,18 @@ def run(how: str, workdir: Path, rounds: int = 2, settle: float = 3.0) -> dict[s
             time.sleep(settle)
         load.stop_sending()
         load.drain()
+        late = load.sweep() if tally.figures()["lost"] else 0
         figures = tally.figures()
         figures["rounds"] = rounds
+        figures["late"] = late
         if tally.errors:
             print("first errors:", *tally.errors[:5], sep="\n  ", file=sys.stderr)
+        if figures["lost"]:
+            with tally.lock:
+                missing = [b for b in tally.sent if tally.received[b] == 0][:5]
+            for body in missing:  # where is it? (message files hold their bodies as bytes)
+                where = subprocess.run(["grep", "-rl", body, str(workdir / "root")], capture_output=True, text=True)
+                print(f"not received: {body} in {where.stdout.strip() or 'no file'}", file=sys.stderr)
         return figures
 
 

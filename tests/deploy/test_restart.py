@@ -2,7 +2,10 @@
 
 Each test runs the mixed load (curl without retries, boto3 and redis-py with their defaults,
 EmoDB/SQS/Disque senders, long pollers and blocked GETJOBs acking) across two generations
-changes, then drains the queues. The figures are printed (``-s``)."""
+changes, then drains the queues. The figures are printed (``-s``). ``late`` (messages the store
+still held that the load's long polls did not get within the drain; short polls got them) is
+printed, not asserted: a delivery delay of long polls seen in about one run in six of this load
+(one or two messages), not yet pinned down, and not a loss: the messages are there."""
 
 from __future__ import annotations
 
