@@ -4,6 +4,13 @@ A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp
 the token is unique to the claimant, so a successful rename means the claim is ours.
 Nothing here waits for a flush except an at-most-once delivery (see files.py).
 
+A message present twice (a raw copy of a live root put in place, a crash between the two halves
+of a claim on a shared file system) is tolerated at no cost to the common path: a poll never
+returns one id twice (a second copy it claims is dropped), the ack of a claim also removes the
+message's ready copy under its name from before that claim (one ``stat``), an ack by id removes
+every claimed copy (the listing of its shard it makes anyway), and maintenance drops an expired
+claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
+
 :class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`;
 it peeks through :class:`~spoolq.store.reading.Reading` (a poll with ``claim_ttl=0``) and runs a
 queue's maintenance when a poll finds nothing (:func:`spoolq.store.maintenance.maybe_maintain`).
@@ -114,6 +121,7 @@ class Claiming:
             with self.core.fifo_lock(q):
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
+        ids: set[str] = set()  # the ids in out
         keep_from = write_window_start(now_ms)
 
         def keep_recent() -> Iterator[tuple[str, str]]:
@@ -129,7 +137,7 @@ class Claiming:
             for directory, name in candidates:
                 d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
                 if d is not None:
-                    out.append(d)
+                    self._add_once(q, out, d, ids)
         if q.kind is QueueKind.DEDUP:
             out.sort(key=lambda d: d.message.body)
         return out
@@ -211,14 +219,27 @@ class Claiming:
             heads.append((available, names[0], group, names))
         heads.sort()
         out: list[Delivery] = []
+        ids: set[str] = set()
         for _available, _head, group, names in heads:
             for name in names:
                 if len(out) >= limit:
                     return out
                 d = self._claim_one(q, f"{ready}/{group}", name, group, now_ms, exp)
                 if d is not None:  # None: expired or dead-lettered (we hold the lock: nobody else took it)
-                    out.append(d)
+                    self._add_once(q, out, d, ids)
         return out
+
+    def _add_once(self, q: QueueHandle, out: list[Delivery], d: Delivery, ids: set[str]) -> None:
+        """Append ``d`` unless its message is in the answer already (``ids``: those of ``out``). A
+        message present twice (a raw copy of a live root put in place, a crash between two renames
+        on a shared file system) is delivered once: the second copy, just claimed, is dropped."""
+        if d.message.id in ids:
+            shard, _, cname = d.receipt.partition(":")
+            with contextlib.suppress(FileNotFoundError):
+                self.core.trash.discard(q.sub(f"claimed/{shard}/{cname}"))
+            return
+        ids.add(d.message.id)
+        out.append(d)
 
     def _dead_letter(self, q: QueueHandle, path: str, parsed: L.Parsed, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
@@ -263,18 +284,54 @@ class Claiming:
         return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
-        if ref.claimed_name is not None and ref.shard is not None \
-                and self._finish(q, q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")):
-            return True  # the receipt names the file: no lookup first (the common case)
-        found = self.core.locate_claimed(q, ref)
-        if found is None and (ref.claimed_name is None or released_too):
+        acked, claims = self._ack_files(q, ref, released_too)
+        for path in claims:
+            self._drop_ready_copy(q, path)
+        return acked
+
+    def _ack_files(self, q: QueueHandle, ref: L.Ref, released_too: bool) -> tuple[bool, list[str]]:
+        """Acknowledge what ``ref`` names: its receipt's claim, or (an id) every claimed copy of the
+        message, or else its unclaimed copy. (acknowledged, the claimed files acknowledged)."""
+        if ref.claimed_name is not None and ref.shard is not None:
+            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
+            if self._finish(q, path):
+                return True, [path]  # the receipt names the file: no lookup first (the common case)
+        if ref.claimed_name is None:  # by id: the one listing of its shard finds every claimed copy
+            done = [path for path in self._claimed_copies(q, ref.id) if self._finish(q, path)]
+            if done:
+                return True, done
             loose = self.core.locate_unclaimed(q, ref.id)
-            if loose is not None and (ref.claimed_name is None or loose[2].rc == ref.receive_count):
-                return self._finish(q, f"{loose[0]}/{loose[1]}")
-            return False
-        if found is None:
-            return False
-        return self._finish(q, found[0])
+            return loose is not None and self._finish(q, f"{loose[0]}/{loose[1]}"), []
+        found = self.core.locate_claimed(q, ref)
+        if found is None and released_too:
+            loose = self.core.locate_unclaimed(q, ref.id)
+            return (loose is not None and loose[2].rc == ref.receive_count
+                    and self._finish(q, f"{loose[0]}/{loose[1]}")), []
+        if found is None or not self._finish(q, found[0]):
+            return False, []
+        return True, [found[0]]
+
+    @staticmethod
+    def _claimed_copies(q: QueueHandle, mid: str) -> list[str]:
+        """Every claimed file of message ``mid`` (normally one): one listing of its shard."""
+        prefix = f"{mid}~"
+        shards = [L.id_shard(mid)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
+        return [q.sub(f"claimed/{shard}/{n}") for shard in shards for n in listdir(q.sub(f"claimed/{shard}"))
+                if n.startswith(prefix) and L.parse_claimed(n) is not None]
+
+    def _drop_ready_copy(self, q: QueueHandle, claimed: str) -> None:
+        """After the ack of the claimed file ``claimed``: the message's copy under its ready name
+        from before that claim goes too (one ``stat``, no listing). Such a copy is what a crash
+        between the two halves of a claim on a shared file system, or a raw copy of a live root
+        taken while a poll claimed the message, leaves in ``ready/``."""
+        p = L.parse_claimed(os.path.basename(claimed))
+        if p is None or p.rc < 1:
+            return
+        bucket = q.ready_bucket(p.id, os.path.basename(os.path.dirname(claimed)))
+        before = f"{q.ready_dir(bucket)}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
+        if os.path.exists(before):
+            with contextlib.suppress(FileNotFoundError):
+                self.core.trash.discard(before)
 
     def _finish(self, q: QueueHandle, path: str) -> bool:
         """Ack one file: the rename out of the queue is the ack; the unlink happens later, off the

@@ -50,6 +50,9 @@ GROUP_IDLE = 60.0
 
 
 def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+    """Requeue expired claims. A claim whose message is still ready under its name from before
+    that claim (a second copy: a raw copy of a live root, a crash between the two halves of the
+    claim on a shared file system) is dropped instead, so one copy stays (one ``stat``)."""
     requeued = 0
     for shard in listdir(q.sub("claimed")):
         sdir = q.sub(f"claimed/{shard}")
@@ -58,6 +61,11 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
             if p is None or p.when > now_ms:
                 continue
             bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
+            before = f"{q.ready_dir(bucket)}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
+            if p.rc >= 1 and os.path.exists(before):
+                with contextlib.suppress(FileNotFoundError):
+                    store.trash.discard(f"{sdir}/{n}")
+                continue
             try:
                 rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt), base=q.path)
                 requeued += 1
