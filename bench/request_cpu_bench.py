@@ -4,6 +4,10 @@
     python bench/request_cpu_bench.py                    # every operation, 2,000 requests each
     python bench/request_cpu_bench.py --profile emodb_send   # plus a cProfile of that operation
     python bench/request_cpu_bench.py --service OTHER/service  # another checkout's code (before/after)
+    python bench/request_cpu_bench.py --instructions     # instructions per request, under callgrind
+    python bench/request_cpu_bench.py --instructions --compare OTHER/service  # both, side by side
+    python bench/request_cpu_bench.py --syscalls         # system calls per request, under strace
+    python bench/request_cpu_bench.py --syscalls --flush journal --dir /var/tmp  # a durable mode, on a disk
 
 Calls the app object the way gunicorn's worker does (one WSGI environ per request, the body
 iterated and closed), in this process, with ``--fsync never`` on a data directory in a temp dir
@@ -13,6 +17,23 @@ threads, such as the one unlinking acknowledged files, are not counted) per requ
 of 5 rounds (per poll and per ack: the median request), so the figures move far less with the
 load of the machine than wall-clock request rates do. ``trivial`` is ``POST /hello`` answering
 ``{"success":true}`` from a bare Flask app: what Flask and werkzeug cost by themselves.
+
+**Instructions** (``--instructions``): the same requests, in the same order, run under valgrind's
+callgrind, which counts the machine instructions the serving thread executes from the first
+request of an operation's timed round to its last (collection switched on and off around each
+request by a client request, so neither start-up, nor warm-up, nor the store's background
+threads, nor another operation is counted). Instructions do not depend on what else the machine
+runs: a rerun gives the same figures within a fraction of a percent, on a loaded machine too,
+which makes them the figure to compare code against code. ``--compare`` runs another checkout's
+code in a second process under callgrind and prints both columns. Needs valgrind, its headers
+and a C compiler (``scripts/system-deps profiling``): a 20-line helper that issues the client
+requests is compiled into a temp dir. Under callgrind a request runs ~50x slower, so the default
+is fewer requests (``--requests 400``).
+
+**System calls** (``--syscalls``): the same requests under ``strace -f``; each operation's calls of
+the serving thread between its first and last request, per request and by name, and the flushes
+(``fsync``, ``fdatasync``, ``syncfs``) any thread made meanwhile. ``--flush`` and ``--dir`` run
+the store in a durable mode on a chosen disk instead of ``--fsync never`` on tmpfs.
 
 Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage`` and
 ``SendMessageBatch`` (10 entries),
@@ -25,12 +46,15 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import ctypes
 import io
 import json
 import os
 import pstats
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -75,6 +99,63 @@ def call(app: Callable[..., Iterable[bytes]], env: dict[str, Any]) -> tuple[str,
     return status[0], body
 
 
+_HELPER_C = r"""
+#include <valgrind/callgrind.h>
+void spoolq_collect_on(void) { CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
+void spoolq_collect_off(void) { CALLGRIND_TOGGLE_COLLECT; }
+void spoolq_dump(const char *name) { CALLGRIND_DUMP_STATS_AT(name); }
+"""
+
+
+#: under strace, the serving thread marks each counted stretch with a stat of a path under this
+MARK = "/nonexistent-spoolq-bench-mark"
+
+
+class Meter:
+    """What a timed stretch is measured with: CPU time of this thread (``time.thread_time``); under
+    callgrind, instructions (collection on for the stretch, a dump per operation); under strace,
+    a marker system call at each end of a stretch and at the end of an operation."""
+
+    def __init__(self, helper: str | None, marks: bool = False) -> None:
+        self._lib = ctypes.CDLL(helper) if helper else None
+        self._marks = marks
+
+    @property
+    def counting(self) -> bool:
+        return self._lib is not None or self._marks
+
+    @staticmethod
+    def _mark(what: str) -> None:
+        try:
+            os.stat(f"{MARK}/{what}")
+        except OSError:
+            pass
+
+    def start(self) -> float:
+        if self._lib is not None:
+            self._lib.spoolq_collect_on()
+            return 0.0
+        if self._marks:
+            self._mark("on")
+            return 0.0
+        return time.thread_time()
+
+    def stop(self, started: float) -> float:
+        if self._lib is not None:
+            self._lib.spoolq_collect_off()
+            return 0.0
+        if self._marks:
+            self._mark("off")
+            return 0.0
+        return time.thread_time() - started
+
+    def dump(self, op: str) -> None:
+        if self._lib is not None:
+            self._lib.spoolq_dump(op.encode())
+        if self._marks:
+            self._mark(f"dump/{op}")
+
+
 def trivial_app() -> Any:
     from flask import Flask, Response
 
@@ -106,8 +187,13 @@ def requests_of(op: str) -> Callable[[], dict[str, Any]]:
     return makers[op]
 
 
-def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> dict[str, float]:
-    """µs of CPU per request of every operation."""
+def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str],
+        meter: Meter | None = None) -> dict[str, float]:
+    """µs of CPU per request of every operation (under callgrind: the requests counted per
+    operation, and a dump per operation that holds their instructions)."""
+    meter = meter or Meter(None)
+    counting = meter.counting
+    rounds_of = 1 if counting else ROUNDS
     out: dict[str, float] = {}
     sqs_create = environ("POST", "/", json.dumps({"QueueName": "sq"}).encode(),
                          headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"})
@@ -122,36 +208,41 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> 
             assert status[:1] == "2", (op, status)
         prof = cProfile.Profile(time.thread_time) if profile == op else None
         rounds: list[float] = []
-        for _ in range(ROUNDS):
-            envs = [make() for _ in range(n // ROUNDS)]
-            started = time.thread_time()
+        for _ in range(rounds_of):
+            envs = [make() for _ in range(n // rounds_of)]
             if prof:
                 prof.enable()
+            started = meter.start()
             for env in envs:
                 call(target, env)
+            spent = meter.stop(started)
             if prof:
                 prof.disable()
-            rounds.append((time.thread_time() - started) / len(envs) * 1e6)
-        out[op] = statistics.median(rounds)
+            rounds.append(spent / len(envs) * 1e6)
+        out[op] = statistics.median(rounds) if not counting else float(n // rounds_of)
+        meter.dump(op)
         if prof:
             report(prof, op)
     if "store_send" in ops:  # the store's own share of a send: the same message, no HTTP
         from spoolq.store.model import OutgoingMessage, QueueKind
 
-        store = app.extensions["spoolq"].store().wrapped
+        store = app.extensions["spoolq"].store()
+        store = getattr(store, "wrapped", store)  # a checkout from before the store told its listeners
         message = OutgoingMessage(body=json.dumps(BODY).encode())
         rounds = []
         prof = cProfile.Profile(time.thread_time) if profile == "store_send" else None
-        for _ in range(ROUNDS):
-            started = time.thread_time()
+        for _ in range(rounds_of):
             if prof:
                 prof.enable()
-            for _ in range(n // ROUNDS):
+            started = meter.start()
+            for _ in range(n // rounds_of):
                 store.send("q", message, create=QueueKind.STANDARD)
+            spent = meter.stop(started)
             if prof:
                 prof.disable()
-            rounds.append((time.thread_time() - started) / (n // ROUNDS) * 1e6)
-        out["store_send"] = statistics.median(rounds)
+            rounds.append(spent / (n // rounds_of) * 1e6)
+        out["store_send"] = statistics.median(rounds) if not counting else float(n // rounds_of)
+        meter.dump("store_send")
         if prof:
             report(prof, "store_send")
     if "poll" not in ops:
@@ -160,26 +251,40 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str]) -> 
     polls: list[float] = []
     acks: list[float] = []
     prof = cProfile.Profile(time.thread_time) if profile in ("poll", "ack") else None
-    for _ in range(min(n, 2000) // 10):
-        t0 = time.thread_time()
-        if prof and profile == "poll":
-            prof.enable()
-        status, body = call(app, environ("GET", "/queue/1/q/poll", query="limit=10&ttl=60"))
-        if prof:
-            prof.disable()
-        t1 = time.thread_time()
-        ids = [m["id"] for m in json.loads(body)]
-        if not ids:
-            break
-        env = environ("POST", "/queue/1/q/ack", json.dumps(ids).encode(), headers={"Content-Type": "application/json"})
-        t2 = time.thread_time()
-        if prof and profile == "ack":
-            prof.enable()
-        call(app, env)
-        if prof:
-            prof.disable()
-        acks.append(time.thread_time() - t2)
-        polls.append(t1 - t0)
+    # under callgrind the polls are counted in one pass and the acks in a second (one dump each)
+    for counted in (("poll", "ack") if counting else ("poll+ack",)):
+        if counting and counted == "ack":  # refill what the first pass took
+            for _ in range(len(polls) * 10):
+                call(app, requests_of("emodb_send")())
+        for _ in range(min(n, 2000) // 10):
+            env = environ("GET", "/queue/1/q/poll", query="limit=10&ttl=60")
+            if prof and profile == "poll":
+                prof.enable()
+            t0 = meter.start() if counted != "ack" else 0.0
+            status, body = call(app, env)
+            spent_poll = meter.stop(t0) if counted != "ack" else 0.0
+            if prof:
+                prof.disable()
+            ids = [m["id"] for m in json.loads(body)]
+            if not ids:
+                break
+            env = environ("POST", "/queue/1/q/ack", json.dumps(ids).encode(), headers={"Content-Type": "application/json"})
+            if prof and profile == "ack":
+                prof.enable()
+            t2 = meter.start() if counted != "poll" else 0.0
+            call(app, env)
+            spent_ack = meter.stop(t2) if counted != "poll" else 0.0
+            if prof:
+                prof.disable()
+            if counted != "ack":
+                polls.append(spent_poll)
+            if counted != "poll":
+                acks.append(spent_ack)
+        if counting:
+            meter.dump("emodb_" + counted + "10")
+    if counting:
+        out["emodb_poll10"], out["emodb_ack10"] = float(len(polls)), float(len(acks))
+        return out
     out["emodb_poll10"] = statistics.median(polls) * 1e6
     out["emodb_ack10"] = statistics.median(acks) * 1e6
     if prof:
@@ -195,9 +300,149 @@ def report(prof: cProfile.Profile, op: str) -> None:
     print(f"--- cProfile of {op} ---\n{s.getvalue()}", file=sys.stderr)
 
 
+def build_helper(where: Path) -> Path:
+    """The shared library whose functions issue callgrind's client requests."""
+    source, lib = where / "cg_helper.c", where / "cg_helper.so"
+    source.write_text(_HELPER_C)
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(source)], check=True)
+    return lib
+
+
+def instructions_of(service: Path, requests: int, ops: str, work: Path) -> dict[str, float]:
+    """Instructions per request of every operation: this script run under callgrind on
+    ``service``'s code, one dump per operation; the serving thread's instructions over the number
+    of requests the child reports for it."""
+    out_dir = work / f"cg-{len(list(work.glob('cg-*')))}"
+    out_dir.mkdir()
+    helper = build_helper(work) if not (work / "cg_helper.so").exists() else work / "cg_helper.so"
+    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--instr-atstart=no",
+           "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
+           f"--callgrind-out-file={out_dir}/cg.%p", sys.executable, __file__, "--_child-helper", str(helper),
+           "--service", str(service), "--requests", str(requests), "--ops", ops]
+    child = subprocess.run(cmd, capture_output=True, text=True)
+    if child.returncode != 0:
+        sys.stderr.write(child.stderr[-4000:])
+        raise SystemExit(f"the callgrind run failed ({child.returncode})")
+    counts = json.loads(child.stdout.strip().splitlines()[-1])
+    totals: dict[str, int] = {}
+    for f in out_dir.iterdir():
+        text = f.read_text(errors="replace")
+        trigger = re.search(r"^desc: Trigger: Client Request: (.*)$", text, re.M)
+        total = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
+        if trigger and total:
+            totals[trigger.group(1).strip()] = int(total.group(1))
+    return {op: totals[op] / n for op, n in counts.items() if n and op in totals}
+
+
+_STRACE_LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)")
+FLUSHES = ("fsync", "fdatasync", "syncfs", "sync_file_range")
+
+
+def syscalls_of(args: argparse.Namespace, work: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """System calls per request of every operation, by name (the serving thread), and the flushes
+    any thread made during each operation; this script under ``strace -f``."""
+    trace = work / "strace.out"
+    cmd = ["strace", "-f", "-qq", "-o", str(trace), sys.executable, __file__, "--_child-marks",
+           "--service", str(args.service.resolve()), "--requests", str(args.requests), "--ops", args.ops]
+    if args.flush:
+        cmd += ["--flush", args.flush]
+    if args.dir:
+        cmd += ["--dir", str(args.dir)]
+    child = subprocess.run(cmd, capture_output=True, text=True)
+    if child.returncode != 0:
+        sys.stderr.write(child.stderr[-4000:])
+        raise SystemExit(f"the strace run failed ({child.returncode})")
+    counts = json.loads(child.stdout.strip().splitlines()[-1])
+    per_op: dict[str, dict[str, float]] = {}
+    flushes: dict[str, int] = {}
+    server: str | None = None
+    on = False
+    calls: dict[str, int] = {}
+    flushed = 0
+    with trace.open(errors="replace") as f:
+        for line in f:
+            m = _STRACE_LINE.match(line)
+            if not m or "resumed>" in line:
+                continue
+            tid, name = m.groups()
+            if MARK in line:
+                server = tid
+                what = line.split(MARK + "/", 1)[1].split('"', 1)[0]
+                if what == "on":
+                    if not on and not calls:  # an operation's first request: its warm-up is over
+                        flushed = 0
+                    on = True
+                elif what == "off":
+                    on = False
+                elif what.startswith("dump/"):
+                    op = what[5:]
+                    n = counts.get(op) or 1
+                    per_op[op] = {k: v / n for k, v in sorted(calls.items(), key=lambda kv: -kv[1])}
+                    flushes[op] = flushed
+                    calls, flushed = {}, 0
+                continue
+            if server is None:
+                continue
+            if name in FLUSHES:
+                flushed += 1
+            if on and tid == server:
+                calls[name] = calls.get(name, 0) + 1
+    return per_op, flushes
+
+
+def main_syscalls(args: argparse.Namespace) -> None:
+    subprocess.run([str(Path(__file__).resolve().parents[1] / "scripts" / "system-deps"), "profiling"], check=False)
+    work = Path(tempfile.mkdtemp(prefix="spoolq-strace-"))
+    try:
+        per_op, flushes = syscalls_of(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    mode = f"--flush {args.flush}" if args.flush else "--fsync never"
+    print(f"system calls per request, serving thread, under strace ({args.requests} requests per operation; "
+          f"{mode}; data in {args.dir or 'tmpfs'})")
+    for op, calls in per_op.items():
+        total = sum(calls.values())
+        top = ", ".join(f"{k} {v:.1f}" for k, v in calls.items() if v >= 0.05)
+        print(f"  {op:16s} {total:6.1f}  ({top}); flushes by any thread: {flushes.get(op, 0)}")
+
+
+def main_instructions(args: argparse.Namespace) -> None:
+    subprocess.run([str(Path(__file__).resolve().parents[1] / "scripts" / "system-deps"), "profiling"], check=False)
+    work = Path(tempfile.mkdtemp(prefix="spoolq-instr-"))
+    try:
+        services = [args.service.resolve()] + ([args.compare.resolve()] if args.compare else [])
+        columns = [instructions_of(svc, args.requests, args.ops, work) for svc in services]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"instructions per request, serving thread, under callgrind ({args.requests} requests per "
+          f"operation; load {os.getloadavg()[0]:.1f}, which does not change these counts)")
+    head = "".join(f"  {str(svc)[-28:]:>28s}" for svc in services)
+    print(f"  {'operation':16s}{head}" + ("   after/before" if args.compare else ""))
+    first = columns[0]
+    for op in first:
+        cells = "".join(f"  {c.get(op, float('nan')):>28,.0f}" for c in columns)
+        trivial = first.get("trivial")
+        ratio = f"  ({first[op] / trivial:.1f}x trivial)" if trivial and not args.compare else ""
+        cmp = f"   {first[op] / columns[1][op]:.3f}" if args.compare and op in columns[1] else ""
+        print(f"  {op:16s}{cells}{cmp}{ratio}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--requests", type=int, default=2000, help="timed requests per operation")
+    ap.add_argument("--requests", type=int, default=None,
+                    help="timed requests per operation (2,000; 400 with --instructions)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per request under callgrind instead of timing")
+    ap.add_argument("--compare", type=Path, help="with --instructions: another service/ directory, "
+                    "counted in a second run and printed beside (after/before = this one over that one)")
+    ap.add_argument("--syscalls", action="store_true",
+                    help="count system calls per request under strace instead of timing")
+    ap.add_argument("--flush", choices=("syncfs", "journal", "fsync"),
+                    help="run the store durable with this flush (default: --fsync never)")
+    ap.add_argument("--dir", type=Path, help="where the data directory goes (default: /dev/shm, a tmpfs)")
+    ap.add_argument("--_child-helper", dest="child_helper", help=argparse.SUPPRESS)
+    ap.add_argument("--_child-marks", dest="child_marks", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--service", type=Path, default=Path(__file__).resolve().parents[1] / "service",
                     help="the service/ directory whose code is measured")
     ap.add_argument("--profile", help="print a cProfile of one operation (trivial, emodb_send, "
@@ -206,8 +451,17 @@ def main() -> None:
                     help="comma list of operations (poll: poll then ack the ids; needs emodb_send; "
                          "store_send: the store's send alone, in this thread, no HTTP)")
     args = ap.parse_args()
+    if args.requests is None:
+        args.requests = 400 if args.instructions or args.child_helper or args.syscalls or args.child_marks else 2000
+    if args.instructions:
+        main_instructions(args)
+        return
+    if args.syscalls:
+        main_syscalls(args)
+        return
     shm = "/dev/shm"  # tmpfs when there is one: the file system's own work is not the app's
-    tmp = Path(tempfile.mkdtemp(prefix="spoolq-reqcpu-", dir=shm if os.access(shm, os.W_OK) else None))
+    where = args.dir or (shm if os.access(shm, os.W_OK) else None)
+    tmp = Path(tempfile.mkdtemp(prefix="spoolq-reqcpu-", dir=where))
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(tmp / "metrics")
     (tmp / "metrics").mkdir()
     sys.path.insert(0, str(args.service.resolve()))
@@ -215,11 +469,17 @@ def main() -> None:
         from spoolq.http.app import create_app
         from spoolq.settings import Settings
 
-        app = create_app(Settings(root=tmp / "root", node_id="bench", fsync=False))
-        out = run(app, trivial_app(), args.requests, args.profile, args.ops.split(","))
+        durable = {"fsync": True, "flush": args.flush, "force_flush": True} if args.flush else {"fsync": False}
+        app = create_app(Settings(root=tmp / "root", node_id="bench", **durable))
+        meter = Meter(args.child_helper, marks=args.child_marks)
+        out = run(app, trivial_app(), args.requests, args.profile, args.ops.split(","), meter)
         app.extensions["spoolq"].close()
+        if args.child_helper or args.child_marks:  # under callgrind: the requests counted per operation, for the parent
+            print(json.dumps(out))
+            return
         load = "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
-        print(f"CPU µs per request ({args.service}; {load})")
+        mode = f"--flush {args.flush}" if args.flush else "--fsync never"
+        print(f"CPU µs per request ({args.service}; {mode}; {load})")
         for op, us in out.items():
             ratio = f"  ({us / out['trivial']:.1f}x trivial)" if "trivial" in out else ""
             print(f"  {op:16s} {us:8.0f} µs{ratio}")
