@@ -21,7 +21,7 @@ from spoolq.disque.protocol import NULL_ARRAY, Error, Status
 from spoolq.errors import QueueNotFound
 from spoolq.http.auth import Principal
 from spoolq.store.jobs import CLAIMED, DELAYED, READY, JobView
-from spoolq.store.model import QueueConfig, QueueKind
+from spoolq.store.model import QueueInfo, QueueKind
 
 #: store states -> Disque job states
 STATE = {READY: "queued", CLAIMED: "active", DELAYED: "active"}
@@ -98,12 +98,14 @@ class QueueCommands:
             if state == "none":
                 return Status("none")
             info = self.store.create_queue(queue, QueueKind.STANDARD)
-        extra = {k: v for k, v in info.config.extra.items() if k != PAUSE_KEY}
-        if state != "none":
-            extra[PAUSE_KEY] = state
-        if extra != dict(info.config.extra):
-            config: QueueConfig = replace(info.config, extra=extra)
-            self.store.update_queue(queue, config=config)
+
+        def pause(now: QueueInfo) -> QueueInfo:  # the other settings as they are at that moment
+            extra = {k: v for k, v in now.config.extra.items() if k != PAUSE_KEY}
+            if state != "none":
+                extra[PAUSE_KEY] = state
+            return replace(now, config=replace(now.config, extra=extra))
+        if info.config.extra.get(PAUSE_KEY, "none") != state:
+            self.store.change_queue(queue, pause)
         self.jobs.note_queue(queue)
         return Status(state)
 

@@ -42,8 +42,10 @@ def settings_json(store: QueueStore, name: str) -> str:
 
 
 def change_settings(store: QueueStore, who: Principal, name: str, changes: Any) -> str:
-    """Apply ``changes`` (checked first, all of them) and answer every setting after the change."""
-    info = _info(store, name)
+    """Apply ``changes`` (checked first, all of them) and answer every setting after the change.
+    The change is made to the settings as they are at that moment (``QueueStore.change_queue``):
+    another change of other settings at the same moment is kept."""
+    _info(store, name)
 
     def lookup(target: str) -> QueueInfo | None:
         if not L.QUEUE_NAME_RE.fullmatch(target):
@@ -52,11 +54,17 @@ def change_settings(store: QueueStore, who: Principal, name: str, changes: Any) 
             return store.get_queue(target)
         except QueueNotFound:
             return None
-    config = queue_settings.changed_config(info, changes, lookup)
-    dead = config.dead_letter
-    if dead is not None and dead != info.config.dead_letter and not who.can("post", permission_name(dead.queue)):
-        raise wire.not_authorized()
-    return _dumps(store.update_queue(name, config))
+
+    def change(info: QueueInfo) -> QueueInfo:
+        config = queue_settings.changed_config(info, changes, lookup)
+        dead = config.dead_letter
+        if dead is not None and dead != info.config.dead_letter and not who.can("post", permission_name(dead.queue)):
+            raise wire.not_authorized()
+        return replace(info, config=config)
+    try:
+        return _dumps(store.change_queue(name, change))
+    except QueueNotFound:
+        raise wire.json_error(404, {"message": f"queue {name!r} does not exist"}) from None
 
 
 def prepare_archive(store: QueueStore, names: Iterable[str], archive: bool | None, kind: QueueKind,
@@ -82,5 +90,5 @@ def prepare_archive(store: QueueStore, names: Iterable[str], archive: bool | Non
         for name in missing:
             made = store.create_queue(name, kind)
             if made.config.archive != archive:
-                store.update_queue(name, replace(made.config, archive=archive))
+                store.change_queue(name, lambda info: replace(info, config=replace(info.config, archive=archive)))
     return create

@@ -21,6 +21,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +135,7 @@ class StoreCore:
         data = read_json(Path(path) / "meta.json")
         if data is None:
             return None
-        info = QueueInfo(name=data["name"], kind=QueueKind(data["kind"]),
-                         config=config_from_json(data.get("config") or {}),
-                         tags=dict(data.get("tags") or {}), created_at=float(data["created_at"]),
-                         updated_at=float(data["updated_at"]))
+        info = self._info_of(data)
         with self._queues_lock:
             # looked up again under the lock: threads that race through a first lookup must end
             # with one handle (its dedup lock descriptor and mutexes keep their sends apart)
@@ -157,6 +155,13 @@ class StoreCore:
         return q
 
     # ------------------------------------------------------------ queues
+
+    @staticmethod
+    def _info_of(data: Mapping[str, Any]) -> QueueInfo:
+        return QueueInfo(name=data["name"], kind=QueueKind(data["kind"]),
+                         config=config_from_json(data.get("config") or {}),
+                         tags=dict(data.get("tags") or {}), created_at=float(data["created_at"]),
+                         updated_at=float(data["updated_at"]))
 
     @staticmethod
     def _meta_json(info: QueueInfo) -> dict[str, Any]:
@@ -220,19 +225,62 @@ class StoreCore:
 
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo:
-        q = self.require(name)
+        """Replace a queue's config and/or tags (None: keep). A change of some settings computed from
+        the ones read earlier is :meth:`change_queue`'s job: this one writes what it is given."""
         if config is not None:
             validate_config(config)
         if tags is not None:
             _check_tags(tags)
-        info = QueueInfo(name=q.name, kind=q.kind, config=config if config is not None else q.info.config,
-                         tags=dict(tags) if tags is not None else dict(q.info.tags),
-                         created_at=q.info.created_at, updated_at=self.clock())
-        try:
-            write_json_atomic(Path(q.path) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
-        except OSError as e:
-            raise storage_error(e, f"updating queue {name!r}") from e
+        return self.change_queue(name, lambda info: replace(
+            info, config=config if config is not None else info.config, tags=tags if tags is not None else info.tags))
+
+    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
+        """Change a queue's settings and tags from what they are now, atomically.
+
+        ``change`` gets the queue as its ``meta.json`` holds it now, read under the queue's settings
+        lock, and returns it as it should be (``dataclasses.replace`` of its ``config`` and ``tags``;
+        its name, kind and creation time stay). The lock is a POSIX record lock on
+        ``<queue>/settings.lock`` (what NFS and GlusterFS enforce between nodes), taken after the
+        queue handle's mutex (record locks are per process), and held until the new ``meta.json``
+        is in place: two changes at the same moment, from any threads, processes or nodes, run one
+        after the other, and the second sees the first. Whatever ``change`` raises (a refused
+        value) leaves the queue as it was."""
+        q = self.require(name)
+        with self._settings_lock(q):
+            data = read_json(Path(q.path) / "meta.json")
+            if data is None:
+                raise QueueNotFound(name)
+            current = self._info_of(data)
+            wanted = change(current)
+            if (wanted.name, wanted.kind, wanted.created_at) != (current.name, current.kind, current.created_at):
+                raise InvalidArgument("a queue's name, kind and creation time cannot be changed")
+            validate_config(wanted.config)
+            _check_tags(wanted.tags)
+            info = replace(wanted, tags=dict(wanted.tags), updated_at=self.clock())
+            try:
+                write_json_atomic(Path(q.path) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
+            except FileNotFoundError:
+                raise QueueNotFound(name) from None
+            except OSError as e:
+                raise storage_error(e, f"updating queue {name!r}") from e
         return info
+
+    @contextlib.contextmanager
+    def _settings_lock(self, q: QueueHandle) -> Iterator[None]:
+        """Exclusive access to a queue's ``meta.json`` for a read, change and rewrite (see
+        :meth:`change_queue`); QueueNotFound if the queue directory is gone."""
+        with q.settings_mutex:
+            try:
+                fd = os.open(q.sub("settings.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                raise QueueNotFound(q.name) from None
+            except OSError as e:
+                raise storage_error(e, f"locking the settings of {q.name!r}") from e
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
 
     def list_queues(self, prefix: str = "") -> list[str]:
         if not isinstance(prefix, str):

@@ -68,7 +68,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +189,9 @@ class FileStore:
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo:
         return self.core.update_queue(name, config, tags)
+
+    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
+        return self.core.change_queue(name, change)
 
     def list_queues(self, prefix: str = "") -> list[str]:
         return self.core.list_queues(prefix)

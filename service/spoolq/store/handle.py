@@ -57,6 +57,8 @@ class QueueHandle:
     last_maintained: float = 0.0
     #: FIFO: serialises this process's threads; the POSIX record lock serialises processes and nodes
     fifo_mutex: threading.Lock = field(default_factory=threading.Lock)
+    #: serialises this process's threads' settings changes; ``settings.lock`` serialises processes and nodes
+    settings_mutex: threading.Lock = field(default_factory=threading.Lock)
     #: dedup: this process's handle on ``dedup.lock`` (created on first use, see markerlock.py)
     _marker_locks: MarkerLocks | None = None
 

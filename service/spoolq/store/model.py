@@ -9,7 +9,7 @@ message attributes, trace headers). Times are float seconds since the epoch.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -157,7 +157,10 @@ class QueueStore(Protocol):
     Reads of a queue that does not exist behave as an empty queue (``[]``, ``0``);
     writes to it raise :class:`~spoolq.errors.QueueNotFound` unless ``create`` names
     the kind to create it with (EmoDB creates queues implicitly on first send).
-    Every method validates all its input before changing anything.
+    Every method validates all its input before changing anything. A change of some of a queue's
+    settings or tags goes through ``change_queue``, which hands the queue as it is now to the
+    change (under a lock across processes and nodes), so two changes at the same moment never
+    lose each other; ``update_queue`` replaces them with what it is given.
     """
 
     # queues
@@ -166,6 +169,7 @@ class QueueStore(Protocol):
     def get_queue(self, name: str) -> QueueInfo: ...
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo: ...
+    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo: ...
     def list_queues(self, prefix: str = "") -> list[str]: ...
     def delete_queue(self, name: str, *, if_empty: bool = False) -> None: ...
 

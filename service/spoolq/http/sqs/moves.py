@@ -39,7 +39,7 @@ from spoolq.http.sqs.context import arn_of_store_name, split_store_name, store_n
 from spoolq.http.sqs.env import Env
 from spoolq.http.sqs.errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFound
 from spoolq.http.sqs.queues import dead_letter_sources
-from spoolq.store import MoveState, MoveStatus
+from spoolq.store import MoveState, MoveStatus, QueueInfo
 
 #: the dead-letter queue's bookkeeping of the moves started without DestinationArn (newest last)
 DEFAULT_MOVES_KEY = "spoolq:default_moves"
@@ -104,10 +104,11 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
                                     "source queue arn at a given time.")
     ref = env.store.move(source, destination, max_per_second=rate)
     if destination_arn is None:
-        info = env.queue(source)
-        kept = [r for r in info.config.extra.get(DEFAULT_MOVES_KEY, "").split(",") if r][-KEEP_DEFAULT_MOVES + 1:]
-        extra = {**info.config.extra, DEFAULT_MOVES_KEY: ",".join([*kept, ref])}
-        env.store.update_queue(source, config=replace(info.config, extra=extra))
+        def remember(info: QueueInfo) -> QueueInfo:
+            kept = [r for r in info.config.extra.get(DEFAULT_MOVES_KEY, "").split(",") if r][-KEEP_DEFAULT_MOVES + 1:]
+            return replace(info, config=replace(info.config, extra={**info.config.extra,
+                                                                    DEFAULT_MOVES_KEY: ",".join([*kept, ref])}))
+        env.store.change_queue(source, remember)
     return {"TaskHandle": _handle(ref, arn_of_store_name(source))}
 
 

@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -33,7 +33,7 @@ from spoolq.http.sqs.errors import (
     QueueDoesNotExist,
     QueueNameExists,
 )
-from spoolq.store import QueueKind
+from spoolq.store import QueueInfo, QueueKind
 
 MAX_TAGS = 50
 PURGE_INTERVAL = 60.0
@@ -162,10 +162,13 @@ def set_queue_attributes(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if name not in attributes.SETTABLE or (name == "FifoQueue" and info.kind is not QueueKind.FIFO):
             # a FIFO queue takes FifoQueue=true and refuses false (recorded: test_set_unsupported_attribute_fifo)
             raise InvalidAttributeName(name)
-    config = attributes.apply(attrs, info.config, info.kind, store_name, env.queue)
-    if info.kind is QueueKind.FIFO:
-        config = attributes.keep_created_dedup_scope(info.config, config)
-    env.store.update_queue(store_name, config=config)
+
+    def change(now: QueueInfo) -> QueueInfo:  # from the queue as it is when the change is made
+        config = attributes.apply(attrs, now.config, now.kind, store_name, env.queue)
+        if now.kind is QueueKind.FIFO:
+            config = attributes.keep_created_dedup_scope(now.config, config)
+        return replace(now, config=config)
+    env.store.change_queue(store_name, change)
     return {}
 
 
@@ -179,13 +182,16 @@ def delete_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 def purge_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
-    info = env.queue(store_name)
+    env.queue(store_name)
     now = env.clock()
-    last = float(info.config.extra.get(attributes.PURGE_KEY, "0") or 0)
-    if now - last < PURGE_INTERVAL:
-        raise PurgeQueueInProgress(queue_name_of(store_name))
-    extra = {**info.config.extra, attributes.PURGE_KEY: f"{now:.3f}"}
-    env.store.update_queue(store_name, config=replace(info.config, extra=extra))
+
+    def stamp(info: QueueInfo) -> QueueInfo:  # one purge a minute, also across processes and nodes
+        last = float(info.config.extra.get(attributes.PURGE_KEY, "0") or 0)
+        if now - last < PURGE_INTERVAL:
+            raise PurgeQueueInProgress(queue_name_of(store_name))
+        return replace(info, config=replace(info.config, extra={**info.config.extra,
+                                                                attributes.PURGE_KEY: f"{now:.3f}"}))
+    env.store.change_queue(store_name, stamp)
     env.store.purge(store_name)
     env.attempts.forget(store_name)
     return {}
@@ -194,24 +200,28 @@ def purge_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 def tag_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     tags = string_map(p, "Tags")
-    info = env.queue(store_name)
+    env.queue(store_name)
     if not tags:
         raise MissingParameter("Tags")
     _check_tags(tags)
-    merged = {**info.tags, **tags}
-    if len(merged) > MAX_TAGS:
-        raise InvalidParameterValue(f"Too many tags added for queue {queue_name_of(store_name)}.")
-    env.store.update_queue(store_name, tags=merged)
+
+    def merge(info: QueueInfo) -> QueueInfo:
+        merged = {**info.tags, **tags}
+        if len(merged) > MAX_TAGS:
+            raise InvalidParameterValue(f"Too many tags added for queue {queue_name_of(store_name)}.")
+        return replace(info, tags=merged)
+    env.store.change_queue(store_name, merge)
     return {}
 
 
 def untag_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     keys = string_list(p, "TagKeys")
-    info = env.queue(store_name)
+    env.queue(store_name)
     if not keys:
         raise InvalidParameterValue("Tag keys must be between 1 and 128 characters in length.")
-    env.store.update_queue(store_name, tags={k: v for k, v in info.tags.items() if k not in keys})
+    env.store.change_queue(store_name, lambda info: replace(
+        info, tags={k: v for k, v in info.tags.items() if k not in keys}))
     return {}
 
 
@@ -260,7 +270,7 @@ def add_permission(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     label = required_str(p, "Label")
     accounts = string_list(p, "AWSAccountIds")
     actions = string_list(p, "Actions")
-    info = env.queue(store_name)
+    env.queue(store_name)
     if not _LABEL.match(label):
         raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: Must match "
                                     "[A-Za-z0-9_-]{1,80}.")
@@ -274,36 +284,43 @@ def add_permission(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if action not in PERMISSION_ACTIONS:
             raise InvalidParameterValue(f"Value SQS:{action} for parameter ActionName is invalid. "
                                         "Reason: Only the queue owner is allowed to invoke this action.")
-    policy = _policy(env, store_name, info.config.extra)
-    if any(s.get("Sid") == label for s in policy["Statement"]):
-        raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: Already exists.")
     principals = [f"arn:aws:iam::{a}:root" for a in accounts]
     sqs_actions = [f"SQS:{a}" for a in actions]
-    policy["Statement"].append({
-        "Sid": label, "Effect": "Allow",
-        "Principal": {"AWS": principals[0] if len(principals) == 1 else principals},
-        "Action": sqs_actions[0] if len(sqs_actions) == 1 else sqs_actions,
-        "Resource": env.caller.arn(queue_name_of(store_name)),
-    })
-    return _save_policy(env, store_name, policy)
+
+    def add(policy: dict[str, Any]) -> None:
+        if any(s.get("Sid") == label for s in policy["Statement"]):
+            raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: Already exists.")
+        policy["Statement"].append({
+            "Sid": label, "Effect": "Allow",
+            "Principal": {"AWS": principals[0] if len(principals) == 1 else principals},
+            "Action": sqs_actions[0] if len(sqs_actions) == 1 else sqs_actions,
+            "Resource": env.caller.arn(queue_name_of(store_name)),
+        })
+    return _change_policy(env, store_name, add)
 
 
 def remove_permission(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     label = required_str(p, "Label")
-    info = env.queue(store_name)
-    policy = _policy(env, store_name, info.config.extra)
-    kept = [s for s in policy["Statement"] if s.get("Sid") != label]
-    if len(kept) == len(policy["Statement"]):
-        raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. "
-                                    "Reason: can't find label.")
-    policy["Statement"] = kept
-    return _save_policy(env, store_name, policy)
+    env.queue(store_name)
+
+    def remove(policy: dict[str, Any]) -> None:
+        kept = [s for s in policy["Statement"] if s.get("Sid") != label]
+        if len(kept) == len(policy["Statement"]):
+            raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. "
+                                        "Reason: can't find label.")
+        policy["Statement"] = kept
+    return _change_policy(env, store_name, remove)
 
 
-def _save_policy(env: Env, store_name: str, policy: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(policy) if policy["Statement"] else ""
-    info = env.queue(store_name)
-    config = attributes.apply({"Policy": text}, info.config, info.kind, store_name, env.queue)
-    env.store.update_queue(store_name, config=config)
+def _change_policy(env: Env, store_name: str, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Edit the queue's policy as it is when the change is made (another change at the same moment
+    is kept, see ``QueueStore.change_queue``); ``edit`` raises to refuse."""
+
+    def change(info: QueueInfo) -> QueueInfo:
+        policy = _policy(env, store_name, info.config.extra)
+        edit(policy)
+        text = json.dumps(policy) if policy["Statement"] else ""
+        return replace(info, config=attributes.apply({"Policy": text}, info.config, info.kind, store_name, env.queue))
+    env.store.change_queue(store_name, change)
     return {}
