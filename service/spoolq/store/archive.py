@@ -7,7 +7,7 @@ those into one segment, crash-safely:
 1. rename up to ``SEGMENT_MAX`` acked files into ``archive-work/<segment>/`` (this claims
    them: two compactors never take the same file);
 2. write ``archive/<qdir>/<segment>.jsonl`` through a temp file, fsync it, rename it in,
-   fsync the directory;
+   fsync the directory (and ``archive/`` when ``<qdir>`` is new: the segment's name must last);
 3. remove ``archive-work/<segment>/``.
 
 A crash after 1 leaves a work directory without a segment: the next compaction writes
@@ -35,7 +35,14 @@ from typing import Any
 
 from spoolq.store import layout as L
 from spoolq.store.core import StoreCore
-from spoolq.store.files import CorruptMessage, decode_message, fsync_dir, listdir, read_file
+from spoolq.store.files import (
+    CorruptMessage,
+    decode_message,
+    fsync_dir,
+    listdir,
+    make_dirs_durable,
+    read_file,
+)
 from spoolq.store.handle import QueueHandle
 
 SEGMENT_MAX = 10_000
@@ -66,7 +73,10 @@ def _record(queue: str, acked_name: str, data: bytes) -> dict[str, Any] | None:
 
 def _write_segment(store: StoreCore, q: QueueHandle, work: str, segment: str) -> int:
     out_dir = store.root / "archive" / L.archive_dir_name(q.name)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if store.fsync:
+        make_dirs_durable(str(out_dir), str(store.root / "archive"))  # the segment's name must last
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / f"{segment}.jsonl"
     if final.exists():
         return 0

@@ -39,6 +39,7 @@ from spoolq.store.files import (
     GroupCommit,
     TempWriter,
     Trash,
+    fsync_dir,
     listdir,
     read_json,
     rename_into,
@@ -84,10 +85,15 @@ class StoreCore:
         self.ids = L.IdFactory(self.node_id)
         self._queues: dict[str, QueueHandle] = {}
         self._queues_lock = threading.Lock()
+        made: list[Path] = []  # directories this start made: with per-file fsync their names are flushed
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            if not self.root.is_dir():
+                self.root.mkdir(parents=True, exist_ok=True)
+                made.append(self.root)
             for sub in ("tmp", "queues", "trash", "corrupt", "moves", "archive", "journal"):
-                (self.root / sub).mkdir(exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    (self.root / sub).mkdir()
+                    made.append(self.root / sub)
         except OSError as e:
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
@@ -103,6 +109,12 @@ class StoreCore:
                                   node_id=self.node_id, journal=self.flush_mode == "journal")
         self.fsync = fsync
         self.watcher = Watcher()
+        if self.commit.per_file:  # as a flush does for the directories it flushes (see files.py)
+            try:
+                for parent in dict.fromkeys(str(d.parent) for d in made):
+                    fsync_dir(parent)
+            except OSError as e:
+                raise storage_error(e, f"preparing the root {self.root}") from e
 
     def now_ms(self) -> int:
         return int(self.clock() * 1000)

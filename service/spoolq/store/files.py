@@ -34,6 +34,17 @@ named files in:
 still one flush round for many concurrent sends, but only of this store's own files, and per
 process (a leader must fsync the very directories its own group renamed into).
 
+A name is durable only if every directory on its way is: an fsync of ``ready/<ksec>/<bucket>/``
+makes the names in it durable, not the bucket's own name in ``ready/<ksec>/``. ext4 commits a
+directory's creation with its parent in one journal transaction, but POSIX promises nothing of the
+kind, and other file systems (XFS's log is ordered, NFS makes ``mkdir`` stable on the server, FUSE
+file systems do what their server does) need not. So with per-file fsync the leader also fsyncs
+the parent of every directory it flushes whose name it has not made durable before, and up the
+chain until a directory it has (:meth:`GroupCommit.note_paths`; remembered per process by path and
+inode number, so a bucket removed and made again is flushed again, while a bucket a sender
+keeps writing into costs one extra fsync in its life). Buckets are per second and ksec
+directories per 1000 s, so that is about one parent fsync a second per busy queue.
+
 With ``flush="journal"`` (where syncfs and a boot id exist; not the default), standard-queue
 sends do not wait for a syncfs: each message is also appended to this process's commit
 journal, and one ``fdatasync`` of the journal makes a group of sends durable (see
@@ -158,6 +169,37 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def _fsync_path(path: str) -> int | None:
+    """fsync a file or directory; its inode number, or None if it is gone (a bucket emptied and
+    removed since, by a poller, maybe on another node)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        if e.errno in GONE:
+            return None
+        raise
+    try:
+        os.fsync(fd)
+        return os.fstat(fd).st_ino
+    finally:
+        os.close(fd)
+
+
+def make_dirs_durable(path: str, base: str) -> None:
+    """Create the missing directories from ``base`` (which must exist) down to ``path``, each
+    one's name fsync'd in its parent before the next is made: for records flushed with ``fsync``
+    whose directory may be new (archive segments)."""
+    rel = os.path.relpath(path, base)
+    at = base
+    for part in ([] if rel == "." else rel.split("/")):
+        parent, at = at, f"{at}/{part}"
+        try:
+            os.mkdir(at)
+        except FileExistsError:
+            continue
+        fsync_dir(parent)
+
+
 class GroupCommit:
     """Makes everything written before :meth:`flush` durable, one flush for many callers.
 
@@ -186,6 +228,8 @@ class GroupCommit:
         self._syncing = False
         self._fd: int | None = None
         self._pending_paths: list[str] = []  # only used without syncfs
+        #: without syncfs: directories (path -> inode) whose name this process made durable in its parent
+        self._named: dict[str, int] = {}
         #: flush="journal": standard sends are made durable by this process's commit journal
         self.journal: JournalCommit | None = None
         boot = boot_id()
@@ -220,20 +264,27 @@ class GroupCommit:
             self._syncfs_root()
         else:
             for p in dict.fromkeys(paths):
-                try:
-                    fd = os.open(p, os.O_RDONLY)
-                except OSError as e:
-                    if e.errno in GONE:  # a bucket emptied and removed since (by a poller, maybe on another node)
-                        continue
-                    raise
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                inode = _fsync_path(p)
+                if inode is not None:
+                    self._name_durable(p, inode)
         elapsed = time.perf_counter() - start
         self.flushes += 1
         self.flush_seconds += elapsed
         return elapsed
+
+    def _name_durable(self, path: str, inode: int) -> None:
+        """Make the name of directory ``path`` (and of the directories above it, up to the root)
+        durable: fsync each parent whose child's name this process has not flushed yet."""
+        root = str(self._root)
+        if len(self._named) > 50_000:
+            self._named.clear()
+        while path.startswith(root + "/") and self._named.get(path) != inode:
+            parent = os.path.dirname(path)
+            parent_inode = _fsync_path(parent)
+            if parent_inode is None:
+                return  # removed since: nothing of ours can be in it
+            self._named[path] = inode
+            path, inode = parent, parent_inode
 
     def syncfs_now(self) -> None:
         """One syncfs of the root's file system now (or a full flush round where syncfs is missing)."""
