@@ -1,6 +1,7 @@
 """A small in-memory store for fast tests of the HTTP layer (never a substitute for FileStore).
 
-It follows the ``QueueStore`` contract closely enough for the doors: implicit creation on
+It declares the store contract (:class:`spoolq.store.contract.QueueStore`; ``mypy --strict``
+checks it against the contract) and follows it closely enough for the doors: implicit creation on
 send, ``[]``/``0`` for never-used queues, ids of 40 hex chars whose last 4 are a checksum of
 the queue name, ``InvalidMessageId`` / ``MessageIdChecksumMismatch``, poll with
 ``claim_ttl=0`` not claiming, renew (extend-only, claims unclaimed), release, dedup
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,13 +28,18 @@ from spoolq.errors import (
     QueueNotFound,
     UnknownMove,
 )
+from spoolq.store.contract import QueueStore, Wakeups
 from spoolq.store.model import (
+    CLAIMED,
+    READY,
     Delivery,
+    JobView,
     Message,
     MoveState,
     MoveStatus,
     OutgoingMessage,
     QueueConfig,
+    QueueCounts,
     QueueInfo,
     QueueKind,
     SendResult,
@@ -62,9 +68,30 @@ class _Queue:
     messages: dict[str, _Msg] = field(default_factory=dict)
 
 
-class FakeStore:
+class FakeWakeups:
+    """Generations bumped by the fake's sends and releases; listeners called at once."""
+
+    def __init__(self) -> None:
+        self.rescan = 0.05
+        self.generations: dict[str, int] = {}
+        self.listeners: list[Callable[[str], None]] = []
+
+    def generation(self, key: str) -> int:
+        return self.generations.get(key, 0)
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        self.listeners.append(listener)
+
+    def notify(self, key: str) -> None:
+        self.generations[key] = self.generations.get(key, 0) + 1
+        for listener in self.listeners:
+            listener(key)
+
+
+class FakeStore(QueueStore):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
+        self.wakeups = FakeWakeups()
         self.queues: dict[str, _Queue] = {}
         self.moves: dict[str, MoveStatus] = {}
         self.lock = threading.Lock()
@@ -94,11 +121,15 @@ class FakeStore:
             if create is None:
                 raise QueueNotFound(name)
             now = self.clock()
-            q = _Queue(QueueInfo(name, create, QueueConfig(), {}, now, now))
+            q = _Queue(QueueInfo(name, create, self.default_config, {}, now, now))
             self.queues[name] = q
         return q
 
     # queues
+    @property
+    def default_config(self) -> QueueConfig:
+        return QueueConfig()
+
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
         self._check("create_queue")
@@ -109,6 +140,29 @@ class FakeStore:
         self._check("get_queue")
         with self.lock:
             return self._queue(name, None).info
+
+    def update_queue(self, name: str, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None) -> QueueInfo:
+        self._check("update_queue")
+        with self.lock:
+            q = self._queue(name, None)
+            old = q.info
+            q.info = QueueInfo(name, old.kind, config or old.config, dict(tags) if tags is not None else old.tags,
+                               old.created_at, self.clock())
+            return q.info
+
+    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
+        self._check("change_queue")
+        with self.lock:
+            q = self._queue(name, None)
+            wanted = change(q.info)
+            q.info = QueueInfo(name, q.info.kind, wanted.config, dict(wanted.tags), q.info.created_at, self.clock())
+            return q.info
+
+    def list_queues(self, prefix: str = "") -> list[str]:
+        self._check("list_queues")
+        with self.lock:
+            return sorted(n for n in self.queues if n.startswith(prefix))
 
     def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
         self._check("delete_queue")
@@ -139,7 +193,8 @@ class FakeStore:
                 mid = self._new_id(queue)
                 q.messages[mid] = _Msg(mid, m.body, self.clock())
                 out.append(SendResult(mid))
-            return out
+        self.wakeups.notify(queue)
+        return out
 
     def _view(self, m: _Msg) -> Message:
         return Message(m.id, m.body, m.sent_at, m.receives, None, {})
@@ -202,7 +257,22 @@ class FakeStore:
                 if m is not None:
                     m.claimed_until = 0.0
                 out.append(m is not None)
-            return out
+        if any(out):
+            self.wakeups.notify(queue)
+        return out
+
+    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
+        return self.release(queue, refs)
+
+    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        return self.requeue(queue, refs, nack=True)
+
+    def wait_point(self, queue: str) -> tuple[str, int, float]:
+        return queue, self.wakeups.generation(queue), self.wakeups.rescan
+
+    @property
+    def watcher(self) -> Wakeups:
+        return self.wakeups
 
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
         self._check("peek")
@@ -221,6 +291,38 @@ class FakeStore:
         with self.lock:
             q = self.queues.get(queue)
             return len(q.messages) if q else 0
+
+    def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
+        self._check("counts")
+        now = self.clock()
+        with self.lock:
+            q = self.queues.get(queue)
+            claimed = sum(1 for m in q.messages.values() if m.claimed_until > now) if q else 0
+            return QueueCounts(len(q.messages) - claimed if q else 0, claimed, 0, True)
+
+    def oldest_ready_at(self, queue: str) -> float | None:
+        now = self.clock()
+        with self.lock:
+            q = self.queues.get(queue)
+            return min((m.sent_at for m in q.messages.values() if m.claimed_until <= now), default=None) if q else None
+
+    def find_job(self, queue: str, message_id: str) -> JobView | None:
+        mid = self._parse(queue, message_id)
+        now = self.clock()
+        with self.lock:
+            q = self.queues.get(queue)
+            m = q.messages.get(mid) if q else None
+            if m is None:
+                return None
+            claimed = m.claimed_until > now
+            return JobView(self._view(m), CLAIMED if claimed else READY, m.claimed_until if claimed else None, 0)
+
+    def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
+        now = self.clock()
+        with self.lock:
+            q = self.queues.get(queue)
+            jobs = [(m.id, CLAIMED if m.claimed_until > now else READY) for m in (q.messages.values() if q else [])]
+        yield from sorted(jobs, key=lambda j: j[1] == CLAIMED)
 
     def claim_count(self, queue: str) -> int:
         self._check("claim_count")
@@ -265,5 +367,18 @@ class FakeStore:
         except KeyError:
             raise UnknownMove(ref) from None
 
+    def cancel_move(self, ref: str) -> MoveStatus:
+        return self.move_status(ref)  # every fake move is complete at once
+
+    def list_moves(self, source: str | None = None) -> list[MoveStatus]:
+        moves = [m for m in self.moves.values() if source is None or m.source == source]
+        return sorted(moves, key=lambda m: m.started_at, reverse=True)
+
     def health(self) -> dict[str, Any]:
         return {"ok": self.fail_with is None, "kind": "fake"}
+
+    def flush(self) -> bool:
+        return False  # nothing to make durable
+
+    def close(self) -> None:
+        pass

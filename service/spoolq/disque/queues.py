@@ -20,8 +20,7 @@ from spoolq.disque.jobs import PAUSE_KEY, JobCommands, disque_id, job_meta
 from spoolq.disque.protocol import NULL_ARRAY, Error, Status
 from spoolq.errors import QueueNotFound
 from spoolq.http.auth import Principal
-from spoolq.store.jobs import CLAIMED, DELAYED, READY, JobView
-from spoolq.store.model import QueueInfo, QueueKind
+from spoolq.store.model import CLAIMED, DELAYED, READY, JobView, QueueInfo, QueueKind
 
 #: store states -> Disque job states
 STATE = {READY: "queued", CLAIMED: "active", DELAYED: "active"}

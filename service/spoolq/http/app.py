@@ -47,7 +47,7 @@ from spoolq.http.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from spoolq.http.metrics import Metrics
 from spoolq.http.overview import StoreCollector
 from spoolq.settings import Settings
-from spoolq.store.model import QueueStore
+from spoolq.store.contract import QueueStore
 
 log = logging.getLogger("spoolq.http")
 

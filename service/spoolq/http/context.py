@@ -27,8 +27,10 @@ from spoolq.http.metrics import Metrics
 from spoolq.http.overview import Overview
 from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
+from spoolq.store import FileStore
 from spoolq.store.batches import BatchClaims
-from spoolq.store.model import QueueConfig, QueueStore
+from spoolq.store.contract import QueueStore
+from spoolq.store.model import QueueConfig
 
 
 class Services:
@@ -71,8 +73,6 @@ class Services:
         return batches
 
     def _open_store(self) -> QueueStore:
-        from spoolq.store import FileStore  # type: ignore[attr-defined]  # lands with the engine
-
         s = self.settings
         defaults = load_queue_defaults(s).apply(QueueConfig())
         try:
@@ -80,10 +80,8 @@ class Services:
                               force_flush=s.force_flush, default_config=defaults)
         except OSError as e:
             raise storage_error(e, f"opening the store at {s.root}") from e
-        start = getattr(store, "start_background", None)
-        if callable(start):
-            start()
-        return cast(QueueStore, store)
+        store.start_background()
+        return store
 
     def live(self) -> dict[str, Any]:
         """Liveness: this process serves HTTP. No file-system access: a full, read-only or hung
@@ -97,11 +95,8 @@ class Services:
             store = self.store()
         except StorageUnavailable as e:
             return False, {"ok": False, "error": e.message}
-        check = getattr(store, "health", None)
-        if not callable(check):
-            return True, {"ok": True}
         try:
-            details = dict(check())
+            details = dict(store.health())
         except Exception as e:  # a failing health probe is reported, not raised
             return False, {"ok": False, "error": f"{type(e).__name__}: {e}"}
         healthy = bool(details.get("ok", details.get("healthy", True)))
@@ -114,15 +109,12 @@ class Services:
         healthy, details = self.health()
         if not healthy:
             return False, details
-        commit = getattr(self.store(), "commit", None)
-        flush = getattr(commit, "flush", None)
-        if not callable(flush) or not getattr(commit, "enabled", False):
-            details["flush"] = "off"
-            return True, details
         started = time.perf_counter()
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spoolq-readyz")
         try:
-            pool.submit(flush).result(timeout=timeout)
+            if not pool.submit(self.store().flush).result(timeout=timeout):
+                details["flush"] = "off"
+                return True, details
         except FutureTimeout:
             details.update(ok=False, error=f"a flush did not finish within {timeout:g}s")
             return False, details
@@ -136,7 +128,5 @@ class Services:
 
     def close(self) -> None:
         if self._owned and self._store is not None:
-            close = getattr(self._store, "close", None)  # forwarded to the store
-            if callable(close):
-                close()
+            self._store.close()
             self._store = None

@@ -23,7 +23,8 @@ from spoolq.http import emodb_wire as wire
 from spoolq.http.auth import Principal
 from spoolq.http.overview import permission_name
 from spoolq.store import layout as L
-from spoolq.store.model import QueueInfo, QueueKind, QueueStore
+from spoolq.store.contract import QueueStore
+from spoolq.store.model import QueueInfo, QueueKind
 
 
 def _info(store: QueueStore, name: str) -> QueueInfo:

@@ -39,6 +39,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spoolq.errors import QueueNotFound, SpoolqError
+from spoolq.store.contract import QueueStore
 from spoolq.store.model import MoveState, MoveStatus, QueueConfig
 
 #: ready messages counted exactly per queue; beyond, estimated from directory sizes
@@ -102,7 +103,7 @@ class Snapshot:
 
 
 class Overview:
-    def __init__(self, store: Callable[[], Any], ttl: float = DEFAULT_TTL, root: Path | None = None) -> None:
+    def __init__(self, store: Callable[[], QueueStore], ttl: float = DEFAULT_TTL, root: Path | None = None) -> None:
         self._store = store
         self._root = root  # for the free space when the store's probe could not say
         self.ttl = ttl
@@ -135,7 +136,7 @@ class Overview:
                 with contextlib.suppress(QueueNotFound):  # deleted since it was listed
                     info = store.get_queue(name)
                     c = store.counts(name, limit=COUNT_LIMIT)
-                    oldest = store.oldest_ready_at(name) if hasattr(store, "oldest_ready_at") else None
+                    oldest = store.oldest_ready_at(name)
                     door, shown = door_and_name(name)
                     rows[name] = QueueRow(name, door, shown, info.kind.value, c.ready, c.claimed, c.delayed,
                                           c.exact, oldest, info.config)
@@ -148,7 +149,7 @@ class Overview:
                     r = rows[target]
                     rows[target] = QueueRow(**{**r.__dict__, "dead_letter_sources": tuple(sorted(names))})
             moves = store.list_moves()
-            health = dict(store.health()) if hasattr(store, "health") else {"ok": True}
+            health = dict(store.health())
             if "free_bytes" not in health and self._root is not None:
                 with contextlib.suppress(OSError):  # a full disk fails the probe write, not statvfs
                     health["free_bytes"] = shutil.disk_usage(self._root).free

@@ -1,5 +1,6 @@
 """The storage engine: the one home of queue semantics. Imports nothing from Flask."""
 
+from spoolq.store.contract import QueueStore, Wakeups
 from spoolq.store.filestore import FileStore
 from spoolq.store.model import (
     DeadLetterPolicy,
@@ -12,7 +13,6 @@ from spoolq.store.model import (
     QueueCounts,
     QueueInfo,
     QueueKind,
-    QueueStore,
     SendResult,
 )
 
@@ -30,4 +30,5 @@ __all__ = [
     "QueueKind",
     "QueueStore",
     "SendResult",
+    "Wakeups",
 ]

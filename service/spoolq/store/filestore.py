@@ -75,14 +75,16 @@ from typing import Any
 from spoolq.errors import StorageUnavailable, storage_error
 from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
+from spoolq.store.contract import QueueStore
 from spoolq.store.core import Clock, StoreCore
 from spoolq.store.files import GroupCommit, TempWriter, Trash
 from spoolq.store.handle import QueueHandle
-from spoolq.store.jobs import Jobs, JobView
+from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import (
     Delivery,
+    JobView,
     Message,
     MoveStatus,
     OutgoingMessage,
@@ -98,8 +100,9 @@ from spoolq.store.sending import Sending
 from spoolq.store.watch import Watcher
 
 
-class FileStore:
-    """The file-system store. See the module docstring and :mod:`spoolq.store.layout`."""
+class FileStore(QueueStore):
+    """The file-system store: :class:`~spoolq.store.contract.QueueStore` on files. See the module
+    docstring and :mod:`spoolq.store.layout`."""
 
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
@@ -322,6 +325,12 @@ class FileStore:
         return {"ok": True, "root": str(self.root), "node": self.node_id,
                 "free_bytes": st.f_bavail * st.f_frsize, "fsync": self.fsync,
                 "flushes": self.commit.flushes + (self.commit.journal.flushes if self.commit.journal else 0)}
+
+    def flush(self) -> bool:
+        if not self.commit.enabled:
+            return False
+        self.commit.flush()
+        return True
 
     def close(self) -> None:
         self._closed = True

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
@@ -33,18 +32,7 @@ from spoolq.store.claiming import Claiming
 from spoolq.store.core import StoreCore
 from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
 from spoolq.store.handle import QueueHandle, write_window_start
-from spoolq.store.model import Message
-
-#: the states of a message, as :meth:`Jobs.list_jobs` and :meth:`Jobs.find_job` name them
-READY, CLAIMED, DELAYED = "ready", "claimed", "delayed"
-
-
-@dataclass(frozen=True)
-class JobView:
-    message: Message
-    state: str  # READY, CLAIMED or DELAYED
-    until: float | None  # claimed: claim expiry; delayed: when it becomes ready (epoch seconds)
-    nacks: int
+from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
 
 
 class Jobs:

@@ -1,4 +1,4 @@
-"""Values the store takes and returns, and the contract every store implements.
+"""Values the store takes and returns (the contract they serve is :mod:`spoolq.store.contract`).
 
 These are the only types a front door (EmoDB REST, SQS, MQ, Disque-style jobs, Spark)
 needs from the engine. All are frozen; bodies are opaque bytes; ``attributes`` is an
@@ -9,9 +9,9 @@ message attributes, trace headers). Times are float seconds since the epoch.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 #: Default claim ttl (visibility timeout) in seconds.
 DEFAULT_CLAIM_TTL = 30.0
@@ -151,47 +151,15 @@ class MoveStatus:
     max_per_second: int | None = None
 
 
-class QueueStore(Protocol):
-    """The store contract. Every front door calls only these methods.
+#: the states of a message, as :class:`JobView` names them
+READY, CLAIMED, DELAYED = "ready", "claimed", "delayed"
 
-    Reads of a queue that does not exist behave as an empty queue (``[]``, ``0``);
-    writes to it raise :class:`~spoolq.errors.QueueNotFound` unless ``create`` names
-    the kind to create it with (EmoDB creates queues implicitly on first send).
-    Every method validates all its input before changing anything. A change of some of a queue's
-    settings or tags goes through ``change_queue``, which hands the queue as it is now to the
-    change (under a lock across processes and nodes), so two changes at the same moment never
-    lose each other; ``update_queue`` replaces them with what it is given.
-    """
 
-    # queues
-    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo: ...
-    def get_queue(self, name: str) -> QueueInfo: ...
-    def update_queue(self, name: str, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None) -> QueueInfo: ...
-    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo: ...
-    def list_queues(self, prefix: str = "") -> list[str]: ...
-    def delete_queue(self, name: str, *, if_empty: bool = False) -> None: ...
+@dataclass(frozen=True)
+class JobView:
+    """A message found by id alone (the Disque door), with where it is now."""
 
-    # messages
-    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult: ...
-    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
-                   create: QueueKind | None = None) -> list[SendResult]: ...
-    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
-             wait: float = 0.0) -> list[Delivery]: ...
-    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]: ...
-    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]: ...
-    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]: ...
-    def peek(self, queue: str, limit: int = 10) -> list[Message]: ...
-    def size(self, queue: str, limit: int | None = None) -> int: ...
-    def counts(self, queue: str, limit: int | None = None) -> QueueCounts: ...
-    def claim_count(self, queue: str) -> int: ...
-    def purge(self, queue: str) -> None: ...
-    def unclaim_all(self, queue: str) -> None: ...
-
-    # moves
-    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str: ...
-    def move_status(self, ref: str) -> MoveStatus: ...
-    def cancel_move(self, ref: str) -> MoveStatus: ...
-    def list_moves(self, source: str | None = None) -> list[MoveStatus]: ...
+    message: Message
+    state: str  # READY, CLAIMED or DELAYED
+    until: float | None  # claimed: claim expiry; delayed: when it becomes ready (epoch seconds)
+    nacks: int

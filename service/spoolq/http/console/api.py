@@ -89,7 +89,7 @@ class ConsoleViews(ConsoleApi):
         c = store.counts(name, limit=100_000)
         snap = self.services.overview.snapshot(LIST_MAX_AGE)
         door, shown = door_and_name(name)
-        oldest = store.oldest_ready_at(name) if hasattr(store, "oldest_ready_at") else None
+        oldest = store.oldest_ready_at(name)
         sources = tuple(sorted(r.store_name for r in snap.queues.values()
                                if r.config.dead_letter is not None and r.config.dead_letter.queue == name))
         row = QueueRow(name, door, shown, info.kind.value, c.ready, c.claimed, c.delayed, c.exact, oldest,

@@ -70,8 +70,7 @@ class Env:
     @property
     def new_queue_config(self) -> QueueConfig:
         """The store's config of a queue created without one (the config file's ``queue_defaults``)."""
-        default = getattr(self.store, "default_config", None)
-        return default if isinstance(default, QueueConfig) else QueueConfig()
+        return self.store.default_config
 
     def may(self, permission: str, store_name: str) -> bool:
         """Whether the caller holds ``permission`` on the queue (listings filter with this)."""

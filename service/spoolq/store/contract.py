@@ -1,0 +1,289 @@
+"""The store contract: everything a front door may ask of a store, and what it is promised.
+
+Every front door (EmoDB REST, MQ, SQS, Disque, the web console) calls only what
+:class:`QueueStore` declares. :class:`~spoolq.store.filestore.FileStore` implements it on files;
+``tests/api/fakes.py`` implements it in memory for fast tests of the doors. Both declare the
+protocol as a base class, so ``mypy --strict`` checks every signature of both against this one.
+
+Rules that hold for every method:
+
+* **Validated first.** Every argument is checked before anything changes: a bad queue name,
+  message, id, receipt or number raises :class:`~spoolq.errors.InvalidArgument` (or one of its
+  subclasses: ``InvalidQueueName``, ``InvalidMessageId``, ``MessageIdChecksumMismatch``,
+  ``MessageTooLarge``, ``QueueKindMismatch``) and the store is as it was.
+* **Missing queues.** A read of a queue that does not exist answers as an empty queue (``[]``,
+  ``0``, ``None``, all ``False``); a write to it raises :class:`~spoolq.errors.QueueNotFound`
+  unless the call may create it (``create=``; EmoDB and Disque create queues on first send).
+* **Storage trouble.** :class:`~spoolq.errors.StorageUnavailable` (HTTP 503) means the storage
+  itself cannot serve now (disk full, I/O error, read-only or missing root); nothing half-stored
+  is left visible, and the caller may retry. It is never raised because another thread,
+  process or node worked on the same queue at the same moment.
+* **Delivery.** At least once: a claimed message that is not acknowledged before its claim
+  expires becomes visible again and is delivered again, with its receive count raised. A claim
+  is unique to the poller that made it.
+* **References.** A message is named by its id (40 lowercase hex digits, bound to its queue by a
+  checksum) or by a receipt (``Delivery.receipt``), which names one delivery of it: a receipt
+  acts only on that delivery (or, where said, on its message while nobody received it since).
+* Bodies are opaque bytes, times float seconds since the epoch, and every returned value is
+  immutable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from spoolq.store.model import (
+    Delivery,
+    JobView,
+    Message,
+    MoveStatus,
+    OutgoingMessage,
+    QueueConfig,
+    QueueCounts,
+    QueueInfo,
+    QueueKind,
+    SendResult,
+)
+
+
+class Wakeups(Protocol):
+    """Where a waiting poller learns that its queue may have something for it now.
+
+    Each queue has a *key* (:meth:`QueueStore.wait_point`) and a *generation*: a counter of this
+    process that moves on with every send, release and claim expiry it sees in that queue (from
+    this process, or through inotify from other processes of this node). Changes made through
+    other nodes of a shared file system are not seen: a waiter re-polls at least every
+    ``rescan`` seconds."""
+
+    @property
+    def rescan(self) -> float:
+        """Seconds between two re-polls of a waiting queue without a wake-up."""
+        ...
+
+    def generation(self, key: str) -> int:
+        """The queue's generation now (0 for a key never seen)."""
+        ...
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(key)`` on every generation change from now on, from the thread that
+        made it (a sender's, or the watcher's own). The listener must return at once."""
+        ...
+
+
+class QueueStore(Protocol):
+    """The store contract (see the module docstring for the rules every method follows)."""
+
+    # ------------------------------------------------------------ queues
+
+    @property
+    def default_config(self) -> QueueConfig:
+        """The config a queue gets when it is created without one (the service's
+        ``queue_defaults``); also what a send that creates its queue is validated against."""
+        ...
+
+    def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+        """Create queue ``name`` of ``kind`` with ``config`` (else :attr:`default_config`) and
+        ``tags``; durable when it returns. If it exists already: with ``exist_ok`` and the same
+        kind (and the same config, when one is given) its info is returned unchanged, else
+        :class:`~spoolq.errors.QueueAlreadyExists`. Racing creators of one name all succeed
+        and one queue results."""
+        ...
+
+    def get_queue(self, name: str) -> QueueInfo:
+        """The queue's kind, config, tags and times. :class:`~spoolq.errors.QueueNotFound` if
+        it does not exist."""
+        ...
+
+    def update_queue(self, name: str, config: QueueConfig | None = None,
+                     tags: Mapping[str, str] | None = None) -> QueueInfo:
+        """Replace the queue's config and/or tags (``None``: keep) in one atomic step; the new
+        info. A change of some settings at a time goes through :meth:`change_queue`, which never
+        loses a concurrent one. :class:`~spoolq.errors.QueueNotFound` if it does not exist."""
+        ...
+
+    def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
+        """Change some of a queue's settings or tags from what they are at this moment: ``change``
+        gets the queue as it is now and returns it as it should be (its name, kind and creation
+        time stay, else :class:`~spoolq.errors.InvalidArgument`); the new info. Two changes at the
+        same moment, from any process or node, run one after the other and the second sees the
+        first, so neither is lost. Whatever ``change`` raises leaves the queue as it was.
+        :class:`~spoolq.errors.QueueNotFound` if it does not exist."""
+        ...
+
+    def list_queues(self, prefix: str = "") -> list[str]:
+        """The names of every queue whose name starts with ``prefix``, sorted. A queue being
+        created or deleted at that moment may be left out."""
+        ...
+
+    def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
+        """Delete the queue and every message in it (its archive segments stay until they
+        expire). With ``if_empty``, only if it holds no message, else
+        :class:`~spoolq.errors.QueueNotEmpty` and the queue stays as it was; a message sent at the
+        same moment is never lost either way it goes. :class:`~spoolq.errors.QueueNotFound` if
+        it does not exist."""
+        ...
+
+    def purge(self, queue: str) -> None:
+        """Drop every message of the queue (ready, claimed and delayed) and its dedup records;
+        the queue and its config stay. A missing queue: nothing to do."""
+        ...
+
+    # ------------------------------------------------------------ sending
+
+    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+        """Store one message; what :meth:`send_batch` does for a batch of one."""
+        ...
+
+    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+                   create: QueueKind | None = None) -> list[SendResult]:
+        """Store ``messages`` in order; one result each, in the same order. Every message is
+        checked against the queue's kind and config before any is stored; when this returns,
+        every message is on stable storage (as the store's flush mode defines it) and visible
+        to pollers, or delayed by its ``delay``. A missing queue is created as ``create``, else
+        :class:`~spoolq.errors.QueueNotFound`. Dedup queues return the pending copy of an
+        identical body instead of storing another (``duplicate=True``); FIFO queues need a
+        group id (and a dedup id unless content-based deduplication is on), give increasing
+        sequence numbers and drop a dedup id seen in the last five minutes. On
+        :class:`~spoolq.errors.StorageUnavailable` none of the batch was stored."""
+        ...
+
+    # ------------------------------------------------------------ claims
+
+    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+             wait: float = 0.0) -> list[Delivery]:
+        """Claim up to ``limit`` visible messages, oldest first (FIFO: the heads of groups with
+        nothing in flight, one batch per group; dedup: sorted by body), each for ``claim_ttl``
+        seconds (``None``: the queue's default). Each delivery has a receipt unique to it. With
+        ``claim_ttl=0`` messages are returned without being claimed. A message received more
+        often than its ``max_receives`` (or the queue's dead-letter policy) is moved to the
+        dead-letter queue (or dropped without one) instead of delivered. With ``wait`` > 0 and
+        nothing visible, waits up to that many seconds for a message. Returns ``[]`` when there
+        is nothing (also after a poll's time budget on a busy shared file system)."""
+        ...
+
+    def wait_point(self, queue: str) -> tuple[str, int, float]:
+        """Where a poll of ``queue`` that finds nothing would wait, read *before* polling: the
+        queue's wake-up key, its generation now and how often a waiter must re-poll without a
+        wake-up (see :class:`Wakeups`). A caller that polls after this and finds nothing may
+        wait until the key's generation differs or that time passes, and misses nothing."""
+        ...
+
+    @property
+    def watcher(self) -> Wakeups:
+        """The wake-ups of this store's queues (see :meth:`wait_point`)."""
+        ...
+
+    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+        """Acknowledge messages: each is removed for good (archive-enabled queues keep a copy in
+        their archive). A receipt acknowledges its own claim, also after the claim expired as
+        long as nobody claimed the message again; with ``released_too`` also after its claim was
+        released (SQS: the latest receipt handle deletes). An id acknowledges its message in any
+        state. One flag per ref: whether it removed a message."""
+        ...
+
+    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
+        """Set each claim's expiry to now + ``ttl`` (``ttl=0``: :meth:`release`). With
+        ``extend_only`` a claim that already runs longer is left alone (and counts as renewed);
+        with ``claim_unclaimed`` an id of a visible message claims it; with ``live_only`` a claim
+        that already expired counts as gone. One flag per ref: whether the claim holds now."""
+        ...
+
+    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+        """Make claimed messages visible again now, keeping their receive counts. ``live_only``:
+        an expired claim counts as gone. One flag per ref: whether it released a claim."""
+        ...
+
+    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
+        """:meth:`release`, for doors that address a claim by id alone; with ``nack`` each
+        released message's nack count (:attr:`JobView.nacks`) goes up by one."""
+        ...
+
+    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
+        """``requeue(queue, refs, nack=True)``."""
+        ...
+
+    def unclaim_all(self, queue: str) -> None:
+        """Release every claim of the queue (EmoDB's unclaimAll). A missing queue: nothing to do."""
+        ...
+
+    # ------------------------------------------------------------ reading
+
+    def peek(self, queue: str, limit: int = 10) -> list[Message]:
+        """Up to ``limit`` messages oldest first, ready and claimed, without claiming any
+        (``Message.claimed_until`` is set on claimed ones). Dedup queues: a peeked message no
+        longer absorbs identical sends."""
+        ...
+
+    def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
+        """Ready, claimed and delayed messages. With ``limit``, the ready count is exact while
+        the total stays under ``limit`` and estimated beyond it (``exact=False``), so the cost
+        does not grow with the depth of a backlog."""
+        ...
+
+    def size(self, queue: str, limit: int | None = None) -> int:
+        """``counts(queue, limit).total``."""
+        ...
+
+    def claim_count(self, queue: str) -> int:
+        """Messages claimed now (claims that expired are not counted)."""
+        ...
+
+    def oldest_ready_at(self, queue: str) -> float | None:
+        """When the oldest ready message was sent, or ``None`` when nothing is ready; reads only
+        up to the first non-empty second of the queue."""
+        ...
+
+    def find_job(self, queue: str, message_id: str) -> JobView | None:
+        """The message ``message_id`` wherever it is (ready, claimed or delayed) with its state,
+        or ``None`` if it is gone."""
+        ...
+
+    def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
+        """(id, state) of every message: ready oldest first, then claimed, then delayed. A
+        generator: it reads as it goes and may miss messages that change state meanwhile."""
+        ...
+
+    # ------------------------------------------------------------ moves
+
+    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str:
+        """Start moving every message of ``source`` sent before now (claims released, new ids)
+        into ``destination`` (created as ``source``'s kind if missing), at most
+        ``max_per_second`` a second; returns the move's ref. The move runs in the background,
+        survives restarts (any process takes over a move whose owner died) and never loses or
+        duplicates a message."""
+        ...
+
+    def move_status(self, ref: str) -> MoveStatus:
+        """The state and progress of a move; :class:`~spoolq.errors.UnknownMove` if there is no
+        such move."""
+        ...
+
+    def cancel_move(self, ref: str) -> MoveStatus:
+        """Stop a move in progress (what it moved stays moved); the status it ended with. A move
+        that already ended is returned as it is. :class:`~spoolq.errors.UnknownMove` if there is
+        no such move."""
+        ...
+
+    def list_moves(self, source: str | None = None) -> list[MoveStatus]:
+        """Every move (of ``source``), newest first."""
+        ...
+
+    # ------------------------------------------------------------ the store itself
+
+    def health(self) -> dict[str, Any]:
+        """A probe of the storage: ``{"ok": True, ...details}`` when a file can be written, else
+        ``{"ok": False, "error": ...}``. Never raises."""
+        ...
+
+    def flush(self) -> bool:
+        """Return once everything written before this call is on stable storage: True, or
+        :class:`~spoolq.errors.StorageUnavailable` if that failed. False, at once, when the store
+        does not flush (``fsync=False``)."""
+        ...
+
+    def close(self) -> None:
+        """Stop the store's threads and release its files; no call may follow."""
+        ...
