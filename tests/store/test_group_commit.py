@@ -133,7 +133,7 @@ def test_failed_flush_fails_every_caller_it_covered_and_only_those(tmp_path: Pat
 
     def wait_issued(n: int) -> None:
         deadline = time.monotonic() + 10
-        while gc._issued < n:
+        while gc.tickets.issued < n:
             assert time.monotonic() < deadline, "callers did not queue up"
             time.sleep(0.001)
 

@@ -65,12 +65,12 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spoolq.errors import storage_error
 from spoolq.store.journal import JournalCommit, boot_id
+from spoolq.store.tickets import FlushListener, TicketedFlush
 
 MAGIC = b"SPQ1"
 _HEADER = struct.Struct(">4sIII")
@@ -201,16 +201,13 @@ def make_dirs_durable(path: str, base: str) -> None:
 
 
 class GroupCommit:
-    """Makes everything written before :meth:`flush` durable, one flush for many callers.
+    """Makes everything written before :meth:`flush` durable, one flush for many callers
+    (group commit by tickets: :class:`~spoolq.store.tickets.TicketedFlush`).
 
-    Tickets: each caller takes the next ticket after its writes; a leader captures the
-    highest ticket issued, flushes, and publishes it as durable. Callers whose ticket is
-    covered return; the others elect the next leader. A failed flush fails every caller
-    it covered (they get :class:`~spoolq.errors.StorageUnavailable`).
-
-    ``on_flush``, when set, is called by each leader after a successful flush with the flush's
-    duration in seconds and the number of tickets (waiting writers) it made durable; the service
-    sets it to record metrics. It runs outside the lock; an exception from it is ignored.
+    ``on_flush``, when set, is called by each flush's leader after it succeeded with the flush's
+    duration in seconds and the number of tickets (waiting writers) it made durable; the store
+    sets it to tell its listeners (metrics). The journal's own flushes report to the journal's
+    ``on_flush``.
     """
 
     def __init__(self, root: Path, enabled: bool, use_syncfs: bool = True, node_id: str = "node",
@@ -220,13 +217,9 @@ class GroupCommit:
         #: systems where syncfs may not reach stable storage (FUSE, NFS) or is missing
         self._syncfs = _SYNCFS if use_syncfs else None
         self._root = root
-        self._cond = threading.Condition()
-        self._issued = 0
-        self._durable = 0
-        self._failed_upto = 0
-        self._error: OSError | None = None
-        self._syncing = False
+        self.tickets = TicketedFlush(self._flush_once, "flushing to stable storage")
         self._fd: int | None = None
+        self._paths_lock = threading.Lock()
         self._pending_paths: list[str] = []  # only used without syncfs
         #: without syncfs: directories (path -> inode) whose name this process made durable in its parent
         self._named: dict[str, int] = {}
@@ -238,7 +231,14 @@ class GroupCommit:
             self.journal = JournalCommit(root, node, boot, self._syncfs_root)
         self.flushes = 0
         self.flush_seconds = 0.0
-        self.on_flush: Callable[[float, int], None] | None = None
+
+    @property
+    def on_flush(self) -> FlushListener | None:
+        return self.tickets.on_flush
+
+    @on_flush.setter
+    def on_flush(self, listener: FlushListener | None) -> None:
+        self.tickets.on_flush = listener
 
     @property
     def per_file(self) -> bool:
@@ -253,8 +253,15 @@ class GroupCommit:
     def note_paths(self, *paths: str) -> None:
         """Without syncfs, remember files and directories the next flush must fsync."""
         if self.enabled and self._syncfs is None:
-            with self._cond:
+            with self._paths_lock:
                 self._pending_paths.extend(paths)
+
+    def _flush_once(self) -> None:
+        """One flush for the tickets its leader covers: the paths noted so far include all of theirs
+        (a writer notes its paths before it takes its ticket)."""
+        with self._paths_lock:
+            paths, self._pending_paths = self._pending_paths, []
+        self._do_flush(paths)
 
     def _do_flush(self, paths: list[str]) -> float:
         start = time.perf_counter()
@@ -300,43 +307,8 @@ class GroupCommit:
             raise OSError(err, os.strerror(err))
 
     def flush(self) -> None:
-        if not self.enabled:
-            return
-        with self._cond:
-            self._issued += 1
-            ticket = self._issued
-            while True:
-                # failure first: a later successful flush must not hide the failure of the flush that
-                # covered this ticket (after EIO the kernel may have dropped the dirty pages)
-                if self._failed_upto >= ticket and self._error is not None:
-                    raise storage_error(self._error, "flushing to stable storage") from self._error
-                if self._durable >= ticket:
-                    return
-                if self._syncing:
-                    self._cond.wait()
-                    continue
-                self._syncing = True
-                target = self._issued
-                covered = target - self._durable
-                paths, self._pending_paths = self._pending_paths, []
-                self._cond.release()
-                error: OSError | None = None
-                try:
-                    elapsed = self._do_flush(paths)
-                    callback = self.on_flush
-                    if callback is not None:
-                        with contextlib.suppress(Exception):
-                            callback(elapsed, covered)
-                except OSError as e:
-                    error = e
-                finally:
-                    self._cond.acquire()
-                    self._syncing = False
-                    if error is None:
-                        self._durable = max(self._durable, target)
-                    else:
-                        self._failed_upto, self._error = target, error
-                    self._cond.notify_all()
+        if self.enabled:
+            self.tickets.flush()
 
     def close(self) -> None:
         if self.journal is not None:

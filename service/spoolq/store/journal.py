@@ -18,7 +18,8 @@ the kernel's boot id, so a start-up can tell a process crash from a power failur
 A standard-queue send (``sending._write``) writes its temp files, renames them into place (not
 flushed), appends one record per message (one ``write`` for the batch), then waits in
 :class:`JournalCommit` for one fdatasync of the journal that started after its append (group
-commit: tickets, as :class:`~spoolq.store.files.GroupCommit`). A failed fdatasync fails every
+commit by tickets, :class:`~spoolq.store.tickets.TicketedFlush`, as
+:class:`~spoolq.store.files.GroupCommit`). A failed fdatasync fails every
 send it covered, and the process moves to a new journal file (after a failed writeback the old
 file's pages may be gone; the file is kept for replay anyway).
 
@@ -59,7 +60,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spoolq.errors import storage_error
+from spoolq.store.tickets import FlushListener, TicketedFlush
 
 MAGIC = b"SPJ1"
 _HEAD = struct.Struct(">4sII")
@@ -104,21 +105,27 @@ class JournalCommit:
         self.dir = root / "journal"
         self._node, self._boot, self._syncfs = node, boot, syncfs
         self._append_lock = threading.Lock()
-        self._cond = threading.Condition()
         self._path = ""
         self._pid = -1
         self._opened = 0.0
         self._size = 0
         self._n = 0
         self._retired: list[str] = []
-        self._issued = self._durable = self._failed_upto = 0
-        self._error: OSError | None = None
-        self._syncing = False
+        self.tickets = TicketedFlush(self._flush_once, "flushing the commit journal")
         self._suspect = False  # an fdatasync failed: the next flush is a syncfs
         self._checkpointer = _Checkpointer(self._checkpoint)
         self.flushes = 0
         self.checkpoints = 0
         self.flush_seconds = 0.0
+
+    @property
+    def on_flush(self) -> FlushListener | None:
+        """Called after each successful journal flush: (seconds, tickets it made durable)."""
+        return self.tickets.on_flush
+
+    @on_flush.setter
+    def on_flush(self, listener: FlushListener | None) -> None:
+        self.tickets.on_flush = listener
 
     @property
     def node(self) -> str:
@@ -216,33 +223,7 @@ class JournalCommit:
 
     def flush(self) -> None:
         """Return once an fdatasync (or checkpoint) that started after this call has succeeded."""
-        with self._cond:
-            self._issued += 1
-            ticket = self._issued
-            while True:
-                if self._failed_upto >= ticket and self._error is not None:
-                    raise storage_error(self._error, "flushing the commit journal") from self._error
-                if self._durable >= ticket:
-                    return
-                if self._syncing:
-                    self._cond.wait()
-                    continue
-                self._syncing = True
-                target = self._issued
-                self._cond.release()
-                error: OSError | None = None
-                try:
-                    self._flush_once()
-                except OSError as e:
-                    error = e
-                finally:
-                    self._cond.acquire()
-                    self._syncing = False
-                    if error is None:
-                        self._durable = max(self._durable, target)
-                    else:
-                        self._failed_upto, self._error = target, error
-                    self._cond.notify_all()
+        self.tickets.flush()
 
     def close(self) -> None:
         with self._append_lock:

@@ -1,0 +1,90 @@
+"""Group commit by tickets: one flush makes many callers' writes durable.
+
+Used for both of the store's flushes: :class:`~spoolq.store.files.GroupCommit` (``syncfs`` of
+the root, or ``fsync`` of the files and directories a group wrote) and
+:class:`~spoolq.store.journal.JournalCommit` (``fdatasync`` of the commit journal).
+
+Each caller of :meth:`TicketedFlush.flush` takes the next ticket after its writes. If no flush
+is running, it becomes the *leader*: it notes the highest ticket issued so far, runs the flush
+outside the lock and then publishes that ticket as durable. Every caller whose ticket is covered
+returns; the others wait, and one of them leads the next flush. So a caller returns only after a
+flush that *started after* its call began, and while one flush runs, every caller that arrives
+meanwhile is served by the next one.
+
+A failed flush fails every caller it covered, with
+:class:`~spoolq.errors.StorageUnavailable`, and only those: a later successful flush does not
+hide the failure (after an I/O error the kernel may have dropped the dirty pages).
+
+``on_flush``, when set, is called by each leader after a successful flush with the flush's
+duration in seconds and how many tickets (waiting writers) it made durable; it runs outside the
+lock, and an exception from it is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+
+from spoolq.errors import storage_error
+
+FlushListener = Callable[[float, int], None]
+
+
+class TicketedFlush:
+    def __init__(self, flush_once: Callable[[], None], doing: str) -> None:
+        """``flush_once`` makes everything written before it was called durable (or raises
+        ``OSError``); ``doing`` names it in the error (``"flushing to stable storage"``)."""
+        self._flush_once = flush_once
+        self._doing = doing
+        self._cond = threading.Condition()
+        #: tickets handed out, and the highest one known durable
+        self.issued = 0
+        self.durable = 0
+        self._failed_upto = 0
+        self._error: OSError | None = None
+        self._syncing = False
+        self.on_flush: FlushListener | None = None
+
+    def flush(self) -> None:
+        """Return once a flush that started after this call has succeeded."""
+        with self._cond:
+            self.issued += 1
+            ticket = self.issued
+            while True:
+                # failure first: a later successful flush must not hide the failure of the flush that
+                # covered this ticket
+                if self._failed_upto >= ticket and self._error is not None:
+                    raise storage_error(self._error, self._doing) from self._error
+                if self.durable >= ticket:
+                    return
+                if self._syncing:
+                    self._cond.wait()
+                    continue
+                self._lead()
+
+    def _lead(self) -> None:
+        """Run one flush for every ticket issued so far (called with the lock held, returns with it)."""
+        self._syncing = True
+        target = self.issued
+        covered = target - self.durable
+        self._cond.release()
+        error: OSError | None = None
+        try:
+            started = time.perf_counter()
+            self._flush_once()
+            listener = self.on_flush
+            if listener is not None:
+                with contextlib.suppress(Exception):
+                    listener(time.perf_counter() - started, covered)
+        except OSError as e:
+            error = e
+        finally:
+            self._cond.acquire()
+            self._syncing = False
+            if error is None:
+                self.durable = max(self.durable, target)
+            else:
+                self._failed_upto, self._error = target, error
+            self._cond.notify_all()
