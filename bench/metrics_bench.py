@@ -3,9 +3,8 @@
 
 One app over one real FileStore, in prometheus-client's multiprocess mode (as under ``spoolq
 serve``: every sample is a write to a shared mmap file), switched between rounds: "off" replaces
-the recording calls (the request counter/histogram in ``after_request``, the message counters of
-the store wrapper, the flush callback) with no-ops and hands the doors the bare store; "on" puts
-them back. (Two separate apps differ by several percent from each other even with identical
+the recording calls (the request counter/histogram in ``after_request``) with no-ops and takes
+the metrics' listener off the store (message counters, flushes); "on" puts them back. (Two separate apps differ by several percent from each other even with identical
 settings, so one app is switched instead.) Rounds alternate on/off so load from other processes
 hits both alike. Each op is timed in CPU time of this thread (``time.thread_time``: the
 metrics cost is CPU, and CPU time is far less disturbed by other processes than wall time on a
@@ -45,19 +44,21 @@ class Switch:
     def __init__(self, app: Flask, store: FileStore) -> None:
         self.services = app.extensions["spoolq"]
         self.store = store
-        self.wrapped = self.services._store
-        self.on_flush = store.commit.on_flush
+        self.counting = True  # create_app subscribed the metrics' listener to the store
 
     def set(self, on: bool) -> None:
         m = self.services.metrics
         if on:
             for name in ("observe", "messages"):
                 m.__dict__.pop(name, None)
-            self.services._store, self.store.commit.on_flush = self.wrapped, self.on_flush
+            if not self.counting:
+                self.services._unsubscribe = self.store.subscribe(self.services.store_counts)
         else:
             m.observe = lambda *a, **k: None
             m.messages = lambda *a, **k: None
-            self.services._store, self.store.commit.on_flush = self.store, None
+            if self.counting and self.services._unsubscribe is not None:
+                self.services._unsubscribe()
+        self.counting = on
 
 
 def sends(app: Flask, queue: str, n: int) -> tuple[float, float]:

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 from spoolq.errors import (
     InvalidMessageId,
@@ -29,6 +29,7 @@ from spoolq.errors import (
     UnknownMove,
 )
 from spoolq.store.contract import QueueStore, Wakeups
+from spoolq.store.events import Listeners, MessageEvent, StoreListener
 from spoolq.store.model import (
     CLAIMED,
     READY,
@@ -88,10 +89,12 @@ class FakeWakeups:
             listener(key)
 
 
+@final  # mypy: a final class must implement every method of the contract
 class FakeStore(QueueStore):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.wakeups = FakeWakeups()
+        self.listeners = Listeners()
         self.queues: dict[str, _Queue] = {}
         self.moves: dict[str, MoveStatus] = {}
         self.lock = threading.Lock()
@@ -194,6 +197,7 @@ class FakeStore(QueueStore):
                 q.messages[mid] = _Msg(mid, m.body, self.clock())
                 out.append(SendResult(mid))
         self.wakeups.notify(queue)
+        self.listeners.messages(MessageEvent.SENT, queue, len(out))
         return out
 
     def _view(self, m: _Msg) -> Message:
@@ -201,7 +205,11 @@ class FakeStore(QueueStore):
 
     def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None, wait: float = 0.0) -> list[Delivery]:
         self._check("poll")
-        ttl = 30.0 if claim_ttl is None else claim_ttl
+        deliveries = self._claim(queue, limit, 30.0 if claim_ttl is None else claim_ttl)
+        self.listeners.messages(MessageEvent.POLLED, queue, len(deliveries))
+        return deliveries
+
+    def _claim(self, queue: str, limit: int, ttl: float) -> list[Delivery]:
         with self.lock:
             q = self.queues.get(queue)
             if q is None:
@@ -224,7 +232,9 @@ class FakeStore(QueueStore):
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
             q = self.queues.get(queue)
-            return [q is not None and q.messages.pop(i, None) is not None for i in ids]
+            done = [q is not None and q.messages.pop(i, None) is not None for i in ids]
+        self.listeners.messages(MessageEvent.ACKED, queue, sum(done))
+        return done
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
@@ -379,6 +389,9 @@ class FakeStore(QueueStore):
 
     def flush(self) -> bool:
         return False  # nothing to make durable
+
+    def subscribe(self, listener: StoreListener) -> Callable[[], None]:
+        return self.listeners.subscribe(listener)
 
     def close(self) -> None:
         pass

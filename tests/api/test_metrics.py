@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from spoolq.http.app import create_app
-from spoolq.http.metrics import Metrics
+from spoolq.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
@@ -194,6 +194,27 @@ def test_flush_histograms(tmp_path: Path) -> None:
         store.close()
 
 
+def test_journal_flushes_are_counted(tmp_path: Path) -> None:
+    """With --flush journal a standard send is made durable by an fdatasync of the commit journal,
+    not by the group commit's syncfs: those flushes count in the flush histograms too."""
+    store = FileStore(tmp_path / "root", node_id="journal", fsync=True, flush="journal")
+    journal = store.commit.journal
+    if journal is None:
+        store.close()
+        pytest.skip("no commit journal here (no syncfs or no boot id)")
+    try:
+        app = create_app(Settings(root=tmp_path / "root", node_id="journal"), store=store)
+        client = app.test_client()
+        for i in range(3):
+            assert client.post("/queue/1/durable/send", json=i).status_code == 200
+        m = scrape(client)
+        assert journal.flushes >= 3
+        assert value(m, "spoolq_flush_seconds_count") == store.commit.flushes + journal.flushes
+        assert value(m, "spoolq_flush_batch_size_sum") >= 3
+    finally:
+        store.close()
+
+
 def test_healthz_and_readyz(client: FlaskClient, root: Path) -> None:
     assert client.get("/healthz").status_code == 200
     r = client.get("/readyz")
@@ -218,7 +239,7 @@ def test_root_redirects_browsers_only(client: FlaskClient) -> None:
 
 
 def test_non_http_door_hook(client: FlaskClient) -> None:
-    from spoolq.http.instrumented import acting_as
+    from spoolq.counting import acting_as
     from spoolq.store.model import OutgoingMessage, QueueKind
 
     services = client.application.extensions["spoolq"]
@@ -236,7 +257,7 @@ def test_published_counts_equal_direct_observations() -> None:
     prometheus-client's own ``inc``/``observe`` per event give (bucket edges included)."""
     from prometheus_client import CollectorRegistry, Histogram
 
-    from spoolq.http.metrics import _BUCKETS, Metrics
+    from spoolq.metrics import _BUCKETS, Metrics
 
     metrics = Metrics()
     direct = Histogram("spoolq_http_request_seconds", "", ["door", "operation"], buckets=_BUCKETS,
@@ -264,7 +285,7 @@ def test_published_counts_equal_direct_observations() -> None:
 
 
 def test_counts_are_exact_under_concurrent_reads() -> None:
-    from spoolq.http.metrics import Metrics
+    from spoolq.metrics import Metrics
 
     metrics = Metrics()
     stop = threading.Event()
@@ -294,7 +315,7 @@ def test_counts_are_exact_under_concurrent_reads() -> None:
 
 _PUBLISHER = """
 import os, sys, time
-from spoolq.http.metrics import Metrics, PUBLISH_INTERVAL
+from spoolq.metrics import Metrics, PUBLISH_INTERVAL
 m = Metrics()
 for _ in range(7):
     m.messages("queue", "send", 1, "q")

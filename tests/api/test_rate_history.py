@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from spoolq.http.metrics import Metrics
 from spoolq.http.rates import KEEP, SAMPLE, RateHistory
+from spoolq.metrics import Metrics
 from tests.conftest import FakeClock
 
 

@@ -10,13 +10,16 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
-from flask import Flask
+from flask import Blueprint, Flask
 
+from spoolq.http.auth import Authenticator
+from spoolq.http.context import Services
 from spoolq.http.sqs import create_blueprint
 from spoolq.http.sqs.context import Caller, store_name_of_arn, unwrap_receipt, wrap_receipt
 from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
 from spoolq.http.sqs.errors import ReceiptHandleIsInvalid
 from spoolq.http.sqs.wire import parse_query
+from spoolq.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 
@@ -66,13 +69,18 @@ def test_names_urls_and_arns() -> None:
     assert store_name_of_arn("arn:aws:sns:us-east-2:210987654321:x") is None
 
 
+def _blueprint(settings: Settings, store: FileStore) -> Blueprint:
+    """The SQS door alone over ``store``, as create_app wires it."""
+    return create_blueprint(Services(settings, Authenticator.from_settings(settings), Metrics(), store))
+
+
 @pytest.fixture
 def app(tmp_path: Path) -> Flask:
     config = tmp_path / "c.yaml"
     config.write_text("sqs_credentials:\n  AKID: secret\n", encoding="utf-8")
     store = FileStore(tmp_path / "root", fsync=False)
     app = Flask("t")
-    app.register_blueprint(create_blueprint(Settings(root=tmp_path / "root", config=config), store))
+    app.register_blueprint(_blueprint(Settings(root=tmp_path / "root", config=config), store))
     return app
 
 
@@ -101,7 +109,7 @@ def test_sigv4_accepts_botocore_signatures_and_rejects_others(app: Flask) -> Non
 
 def test_error_body_and_header(tmp_path: Path) -> None:
     app = Flask("t")
-    app.register_blueprint(create_blueprint(Settings(root=tmp_path), FileStore(tmp_path / "r", fsync=False)))
+    app.register_blueprint(_blueprint(Settings(root=tmp_path), FileStore(tmp_path / "r", fsync=False)))
     reply = app.test_client().post("/", data=json.dumps({"QueueName": "missing"}),
                                    headers={"X-Amz-Target": "AmazonSQS.GetQueueUrl",
                                             "Content-Type": "application/x-amz-json-1.0"})

@@ -3,7 +3,7 @@
 The listener is a process of its own next to gunicorn's workers. ``spoolq serve`` chooses the
 prometheus-client multiprocess directory (``PROMETHEUS_MULTIPROC_DIR``) before it starts the
 listener, which inherits it, so the listener's samples land in the same directory as the
-workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.http.metrics`).
+workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.metrics`).
 
 * every command answered counts once in ``spoolq_commands_total{door="disque",command,result}``
   and ``spoolq_command_seconds{door="disque",command}`` (from the request's turn to its reply;
@@ -12,10 +12,10 @@ workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.http.metri
   ``ACKJOB``, ...); a name the door does not know counts as ``unknown``, so clients cannot
   create label values;
 * ``result`` is ``ok``, ``auth`` (``-NOAUTH`` / ``-NOPERM``) or ``error`` (any other error reply);
-* messages are counted by the store wrapper the HTTP doors use
-  (:class:`spoolq.http.instrumented.InstrumentedStore` with ``door="disque"``): ADDJOB as
+* messages are counted from the store's events, as for the HTTP doors
+  (:class:`spoolq.counting.DoorCounts` with ``door="disque"``, :func:`count_messages`): ADDJOB as
   ``send``, jobs GETJOB delivered as ``poll``, ACKJOB / FASTACK / DELJOB removals as ``ack``,
-  also per store queue (``disque:<name>``);
+  also per store queue (``disque:<name>``), and the listener process's group-commit flushes;
 * a GETJOB blocked waiting for jobs counts in ``spoolq_long_polls_waiting{door="disque"}`` and in
   ``spoolq_queue_polls_waiting{queue,door="disque"}`` of each queue it waits on.
 
@@ -25,13 +25,13 @@ not counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, cast
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from spoolq.counting import DoorCounts
 from spoolq.disque.protocol import Error
-from spoolq.http.instrumented import InstrumentedStore
-from spoolq.http.metrics import Metrics
-from spoolq.store import FileStore
+from spoolq.metrics import Metrics
+from spoolq.store import QueueStore
 
 DOOR = "disque"
 UNKNOWN = "unknown"
@@ -67,6 +67,7 @@ class CommandMeter:
         return self.metrics.waiting(DOOR, queues)
 
 
-def counted_store(store: FileStore, metrics: Metrics) -> FileStore:
-    """The store with the HTTP doors' message counting, every call counted for the Disque door."""
-    return cast(FileStore, InstrumentedStore(store, metrics, lambda _path: DOOR, default_door=DOOR))
+def count_messages(store: QueueStore, metrics: Metrics) -> Callable[[], None]:
+    """Count every send, poll, ack and flush of ``store`` for the Disque door (the listener's
+    store serves no other door); returns what stops it."""
+    return store.subscribe(DoorCounts(metrics, DOOR))

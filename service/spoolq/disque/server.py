@@ -52,13 +52,13 @@ from spoolq.disque import ids
 from spoolq.disque.blocking import Dispatcher, Waiter
 from spoolq.disque.info import Introspection
 from spoolq.disque.jobs import JobCommands
-from spoolq.disque.meter import CommandMeter, counted_store
+from spoolq.disque.meter import CommandMeter, count_messages
 from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
 from spoolq.disque.queues import QueueCommands
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.http.auth import OPEN, Authenticator, Principal
-from spoolq.http.metrics import Metrics
 from spoolq.http.rates import RateHistory
+from spoolq.metrics import Metrics
 from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
 from spoolq.store import FileStore, QueueConfig
@@ -100,7 +100,8 @@ class Door:
         prefix = ids.node_prefix(settings.node_id)
         self.node_name = prefix + hashlib.sha1(settings.node_id.encode()).hexdigest()[:32]
         metrics = metrics if metrics is not None else Metrics()
-        self.jobs = JobCommands(counted_store(store, metrics), prefix)
+        self.stop_counting = count_messages(store, metrics)
+        self.jobs = JobCommands(store, prefix)
         self.dispatcher = Dispatcher(loop, self._fetch_for, self.jobs.release_unsent, store.watcher.rescan)
         store.watcher.add_listener(self.dispatcher.wake)
         self.queues = QueueCommands(self.jobs, self.node_name, self.dispatcher.blocked)

@@ -3,11 +3,11 @@
 Nothing is built at import. ``create_app`` wires, for one app:
 
 * the EmoDB doors ``/queue/1`` and ``/dedupq/1`` (:mod:`spoolq.http.emodb`), the MQ door
-  ``/mq`` (:mod:`spoolq.http.mq`), and the SQS door (``POST /``) when
-  ``spoolq.http.sqs.create_blueprint`` exists;
+  ``/mq`` (:mod:`spoolq.http.mq`) and the SQS door (``POST /``, :mod:`spoolq.http.sqs`), side by
+  side over the same :class:`~spoolq.http.context.Services`;
 * ``/healthz`` (liveness: the process serves; never touches the disk), ``/readyz``
   (readiness: the store is writable and a group-commit flush completes), ``/metrics``
-  (Prometheus: :mod:`spoolq.http.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
+  (Prometheus: :mod:`spoolq.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
 * the web console at ``/console/`` (:mod:`spoolq.http.console`); ``GET /`` from a browser
   (``Accept: text/html``) redirects there, while SQS's ``POST /`` is untouched;
@@ -18,7 +18,9 @@ Nothing is built at import. ``create_app`` wires, for one app:
   ``settings.max_body_bytes`` however framed (a declared ``Content-Length`` over it before
   reading), 400 for bad chunk framing or a short body;
 * no slash merging or trailing-slash redirects: ``/queue/1//q/peek`` is a 404 in the door's
-  format, not a 308 page; a body-less answer (204, OPTIONS) carries no ``Content-Type``.
+  format, not a 308 page; a body-less answer (204, OPTIONS) carries no ``Content-Type``;
+* each request names its door (:func:`door_of`) for the store's message counts
+  (:mod:`spoolq.counting`) before any other hook runs, and forgets it when it ends.
 
 The store is opened lazily on first use (post-fork under gunicorn) unless one is passed in.
 """
@@ -39,13 +41,14 @@ from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from spoolq import __version__
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking
+from spoolq.counting import name_door
+from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sqs
 from spoolq.http import schemas as s
 from spoolq.http.auth import Authenticator
 from spoolq.http.context import Services
-from spoolq.http.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from spoolq.http.metrics import Metrics
 from spoolq.http.overview import StoreCollector
+from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from spoolq.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store.contract import QueueStore
 
@@ -137,7 +140,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     )
     metrics = Metrics()
     metrics.long_poll_doors("queue", "dedupq", "mq", "sqs")
-    services = Services(settings, Authenticator.from_settings(settings), metrics, store, door_of=door_of)
+    services = Services(settings, Authenticator.from_settings(settings), metrics, store)
     services.metrics.scrape_collectors.append(StoreCollector(services.overview))
     app.extensions["spoolq"] = services
 
@@ -151,7 +154,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     api.register_blueprint(emodb.create_blueprint(services, dedup=True))
     api.register_blueprint(mq.create_blueprint(services))
     api.register_blueprint(_ops_blueprint(services))
-    _register_sqs(app, settings, services)
+    app.register_blueprint(sqs.create_blueprint(services))
     console.register(app, api, services)
 
     assets = swagger_ui_bundle.swagger_ui_path
@@ -163,26 +166,6 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     _install_hooks(app, services)
     _install_error_handlers(app)
     return app
-
-
-def _register_sqs(app: Flask, settings: Settings, services: Services) -> None:
-    try:
-        from spoolq.http import sqs
-    except ImportError:
-        return
-    factory = getattr(sqs, "create_blueprint", None)
-    if callable(factory):
-        app.register_blueprint(factory(settings, _LazyStore(services), services.auth))
-
-
-class _LazyStore:
-    """Hands the SQS door a store that opens on first use, like the other doors'."""
-
-    def __init__(self, services: Services) -> None:
-        self._services = services
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._services.store(), name)
 
 
 def _ops_blueprint(services: Services) -> Blueprint:
@@ -222,14 +205,21 @@ def _install_hooks(app: Flask, services: Services) -> None:
     limit = services.settings.max_body_bytes
     metrics = services.metrics
 
-    @app.before_request
     def start() -> None:
         req = framing.current_request()  # one context lookup, not one per attribute
         environ = req.environ
         environ[framing.STARTED_KEY] = time.perf_counter()
-        environ[framing.DOOR_KEY] = door_of(req.path)
+        environ[framing.DOOR_KEY] = door = door_of(req.path)
+        name_door(door)
         environ.pop(framing.OPERATION_KEY, None)
         framing.buffer_body(environ, limit)
+
+    # first of all hooks: a blueprint's own hook may answer the request (SQS's GET /?Action=...)
+    app.before_request_funcs.setdefault(None, []).insert(0, start)
+
+    @app.teardown_request
+    def forget_door(_exc: BaseException | None) -> None:
+        name_door(None)
 
     @app.after_request
     def observe(response: Response) -> Response:

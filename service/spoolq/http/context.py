@@ -1,8 +1,9 @@
 """Per-app services the front doors share: settings, the store (built lazily, post-fork), auth, metrics.
 
-The store a door gets is the real one wrapped in :class:`~spoolq.http.instrumented.InstrumentedStore`
-(message counters); the store's group commit reports each flush to the metrics
-(``GroupCommit.on_flush``). :attr:`Services.overview` is the cached snapshot of every queue that
+The store a door gets is the store itself; the metrics hear of its sends, polls, acks and flushes
+as one of its listeners (:class:`~spoolq.counting.DoorCounts`, subscribed here; the app names
+the door of each request). A door's poll goes through :meth:`Services.poll`, the long-poll step
+(:mod:`spoolq.http.longpoll`). :attr:`Services.overview` is the cached snapshot of every queue that
 ``/metrics`` and the console read.
 
 Nothing here is built at import. :class:`Services` is created by ``create_app``; under
@@ -18,41 +19,45 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, cast
+from typing import Any
 
+from spoolq.counting import DoorCounts, current_door
 from spoolq.errors import StorageUnavailable, storage_error
+from spoolq.http import framing, longpoll
 from spoolq.http.auth import Authenticator
-from spoolq.http.instrumented import InstrumentedStore
-from spoolq.http.metrics import Metrics
 from spoolq.http.overview import Overview
+from spoolq.metrics import Metrics
 from spoolq.queue_settings import load_queue_defaults
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.batches import BatchClaims
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import QueueConfig
+from spoolq.store.model import Delivery, QueueConfig
+
+#: the door of store calls made outside any request (a test's direct call, a background thread)
+NO_DOOR = "store"
 
 
 class Services:
     """What a view needs, bound to one app."""
 
     def __init__(self, settings: Settings, auth: Authenticator, metrics: Metrics,
-                 store: QueueStore | None = None, door_of: Callable[[str], str] | None = None) -> None:
+                 store: QueueStore | None = None) -> None:
         self.settings = settings
         self.auth = auth
         self.metrics = metrics
-        self._door_of = door_of or (lambda _path: "http")
+        #: the store listener that counts messages and flushes into ``metrics``
+        self.store_counts = DoorCounts(metrics, NO_DOOR)
+        self._unsubscribe: Callable[[], None] | None = None
         self._owned = store is None
         self._lock = threading.Lock()
-        self._store = None if store is None else self._instrument(store)
+        self._store = None if store is None else self._counted(store)
         self._batches: BatchClaims | None = None
         self.overview = Overview(self.store, root=settings.root)
 
-    def _instrument(self, store: Any) -> QueueStore:
-        commit = getattr(store, "commit", None)
-        if commit is not None and hasattr(commit, "on_flush"):
-            commit.on_flush = self.metrics.flushed
-        return cast(QueueStore, InstrumentedStore(store, self.metrics, self._door_of))
+    def _counted(self, store: QueueStore) -> QueueStore:
+        self._unsubscribe = store.subscribe(self.store_counts)
+        return store
 
     def store(self) -> QueueStore:
         """The store, opened (and its background maintenance started) on first use."""
@@ -61,7 +66,7 @@ class Services:
             return store
         with self._lock:
             if self._store is None:
-                self._store = self._instrument(self._open_store())
+                self._store = self._counted(self._open_store())
             return self._store
 
     def batches(self) -> BatchClaims:
@@ -71,6 +76,13 @@ class Services:
         if batches is None:
             batches = self._batches = BatchClaims(self.store(), self.settings.root)
         return batches
+
+    def poll(self, queue: str, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
+        """A door's poll of ``queue``: with ``wait``, the long-poll step (parked where the worker
+        can park it; see :mod:`spoolq.http.longpoll`). Call it inside a request."""
+        request = framing.current_request()
+        door = current_door() or NO_DOOR
+        return longpoll.poll(self.store(), self.metrics, request.environ, door, queue, limit, claim_ttl, wait)
 
     def _open_store(self) -> QueueStore:
         s = self.settings
@@ -127,6 +139,9 @@ class Services:
         return True, details
 
     def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         if self._owned and self._store is not None:
             self._store.close()
             self._store = None

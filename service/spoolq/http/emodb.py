@@ -213,7 +213,7 @@ class EmoDoor:
             raise wire.illegal_argument("Wait must be >=0")
         if wait > wire.MAX_WAIT:
             raise wire.illegal_argument("Wait must be <=20")
-        deliveries = self.services.store().poll(name, limit=limit, claim_ttl=float(ttl), wait=wait)
+        deliveries = self.services.poll(name, limit, float(ttl), wait)
         return self.render_messages([d.message for d in deliveries], meta=meta)
 
     def peek(self, queue: str) -> Response:

@@ -132,7 +132,7 @@ class MqDoor:
         ttl = _seconds("ttl", 1.0, MAX_CLAIM_TTL)
         store = self.services.store()
         store.get_queue(name)  # 404 for a queue that does not exist, as an add answers
-        deliveries = store.poll(name, limit=1, claim_ttl=ttl, wait=wait)
+        deliveries = self.services.poll(name, 1, ttl, wait)
         if not deliveries:
             return Response(status=204)
         message = deliveries[0].message

@@ -2,8 +2,8 @@
 
 A long poll (EmoDB/MQ ``wait``, SQS ``WaitTimeSeconds``) that finds nothing does not block a
 thread when the worker can *park* it. The worker (:class:`spoolq.http.server.SpoolqThreadWorker`)
-puts a :class:`LongPoll` in the WSGI environ under :data:`ENVIRON_KEY`; the store wrapper's
-``poll`` (:mod:`spoolq.http.instrumented`) then
+puts a :class:`LongPoll` in the WSGI environ under :data:`ENVIRON_KEY`; a door polls through
+:func:`spoolq.http.longpoll.poll` (``Services.poll``), which then
 
 1. fixes the request's deadline on its first run (``wait`` after the worker saw the request
    arrive, so time spent queued for a thread counts; later runs keep it);
@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from spoolq.store.contract import Wakeups
+
 #: where the worker puts the request's :class:`LongPoll` in the WSGI environ
 ENVIRON_KEY = "spoolq.longpoll"
 
@@ -47,7 +49,7 @@ class LongPoll:
     key: str = ""  # the queue's watch key (its path)
     seen: int = 0  # the queue's generation before the last poll
     rescan: float = 1.0  # re-poll the queue at least this often while parked
-    watcher: Any = None  # the store's Watcher (add_listener/generation), None if not watched
+    watcher: Wakeups | None = None  # the store's wake-ups, None while not parked
     on_done: Callable[[], None] | None = None  # called once when the request is finally answered
     on_expiry: Callable[[], None] | None = None  # called when the kept empty answer is sent
 
@@ -58,7 +60,7 @@ class LongPoll:
     def remaining(self) -> float:
         return 0.0 if self.deadline is None else self.deadline - time.monotonic()
 
-    def park(self, key: str, seen: int, watcher: Any, rescan: float) -> None:
+    def park(self, key: str, seen: int, watcher: Wakeups, rescan: float) -> None:
         self.parked, self.key, self.seen, self.watcher, self.rescan = True, key, seen, watcher, rescan
 
     def done(self, *, expired: bool = False) -> None:
@@ -78,3 +80,4 @@ def is_parked(environ: dict[str, Any]) -> bool:
     """Whether the current run of this request parked (its empty answer will not be sent)."""
     slot = of(environ)
     return slot is not None and slot.parked
+

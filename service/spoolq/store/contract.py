@@ -24,6 +24,9 @@ Rules that hold for every method:
 * **References.** A message is named by its id (40 lowercase hex digits, bound to its queue by a
   checksum) or by a receipt (``Delivery.receipt``), which names one delivery of it: a receipt
   acts only on that delivery (or, where said, on its message while nobody received it since).
+* **Events.** Sends, polls, acks and flushes are told to subscribed listeners
+  (:meth:`QueueStore.subscribe`, :mod:`spoolq.store.events`): metrics count them there, so a
+  front door needs no counting code of its own.
 * Bodies are opaque bytes, times float seconds since the epoch, and every returned value is
   immutable.
 """
@@ -33,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from spoolq.store.events import StoreListener
 from spoolq.store.model import (
     Delivery,
     JobView,
@@ -272,6 +276,12 @@ class QueueStore(Protocol):
         ...
 
     # ------------------------------------------------------------ the store itself
+
+    def subscribe(self, listener: StoreListener) -> Callable[[], None]:
+        """Tell ``listener`` of every send, poll, ack and flush from now on (see
+        :mod:`spoolq.store.events`: when, in which thread, what is counted); returns the call that
+        stops it."""
+        ...
 
     def health(self) -> dict[str, Any]:
         """A probe of the storage: ``{"ok": True, ...details}`` when a file can be written, else

@@ -77,6 +77,7 @@ from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.core import Clock, StoreCore
+from spoolq.store.events import Listeners, MessageEvent, StoreListener
 from spoolq.store.files import GroupCommit, TempWriter, Trash
 from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
@@ -117,6 +118,10 @@ class FileStore(QueueStore):
         self.claiming = Claiming(core, self.reading)
         self.jobs = Jobs(core, self.claiming)
         self.moves = MoveRunner(core)
+        self._listeners = Listeners()
+        core.commit.on_flush = self._listeners.flushed
+        if core.commit.journal is not None:
+            core.commit.journal.on_flush = self._listeners.flushed
         self._closed = False
         self._background: threading.Thread | None = None
         with contextlib.suppress(StorageUnavailable):  # e.g. a read-only root: reads still work
@@ -211,21 +216,29 @@ class FileStore(QueueStore):
     # ------------------------------------------------------------ messages
 
     def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
-        return self.sending.send(queue, message, create)
+        result = self.sending.send(queue, message, create)
+        self._listeners.messages(MessageEvent.SENT, queue, 1)
+        return result
 
     def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
-        return self.sending.send_batch(queue, messages, create)
+        results = self.sending.send_batch(queue, messages, create)
+        self._listeners.messages(MessageEvent.SENT, queue, len(results))
+        return results
 
     def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
-        return self.claiming.poll(queue, limit, claim_ttl, wait)
+        deliveries = self.claiming.poll(queue, limit, claim_ttl, wait)
+        self._listeners.messages(MessageEvent.POLLED, queue, len(deliveries))
+        return deliveries
 
     def wait_point(self, queue: str) -> tuple[str, int, float]:
         return self.claiming.wait_point(queue)
 
     def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
-        return self.claiming.ack(queue, refs, released_too=released_too)
+        done = self.claiming.ack(queue, refs, released_too=released_too)
+        self._listeners.messages(MessageEvent.ACKED, queue, sum(done))
+        return done
 
     def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
@@ -286,6 +299,9 @@ class FileStore(QueueStore):
         return self.moves.list_all(source)
 
     # ------------------------------------------------------------ life cycle
+
+    def subscribe(self, listener: StoreListener) -> Callable[[], None]:
+        return self._listeners.subscribe(listener)
 
     def maintain(self, now: float | None = None, *, shared_interval: float | None = None) -> dict[str, int]:
         """One maintenance pass over every queue and the root. Returns counters of what it did.

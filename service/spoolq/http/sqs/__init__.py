@@ -1,6 +1,6 @@
 """The SQS front door: unmodified boto3, the AWS CLI and older Query-protocol SDKs.
 
-``create_blueprint(settings, store)`` returns a Flask blueprint serving
+``create_blueprint(services)`` returns a Flask blueprint serving
 
 * ``POST /`` -- JSON protocol (``X-Amz-Target: AmazonSQS.<Action>``) or Query
   protocol (form-encoded ``Action=``), chosen per request (see :mod:`.wire`);
@@ -35,13 +35,11 @@ from werkzeug.routing import BaseConverter
 
 from spoolq.errors import SpoolqError
 from spoolq.http import framing
-from spoolq.http.auth import Authenticator
+from spoolq.http.context import Services
 from spoolq.http.sqs import access, messages, moves, queues, sigv4, wire
 from spoolq.http.sqs.context import REGION, caller_of
 from spoolq.http.sqs.env import AttemptCache, Env
 from spoolq.http.sqs.errors import InternalError, InvalidAction
-from spoolq.settings import Settings
-from spoolq.store import QueueStore
 
 __all__ = ["ACTIONS", "create_blueprint"]
 
@@ -95,11 +93,10 @@ def _register_region_converter(state: BlueprintSetupState) -> None:
     state.app.url_map.converters.setdefault("sqs_region", RegionConverter)
 
 
-def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator | None = None) -> Blueprint:
-    """The SQS blueprint over ``store``; register it at the application root.
-
-    ``auth`` is the app's :class:`Authenticator` (loaded from ``settings.config`` when omitted)."""
-    authenticator = auth if auth is not None else Authenticator.from_settings(settings)
+def create_blueprint(services: Services) -> Blueprint:
+    """The SQS blueprint over the app's store, settings and credentials; register it at the
+    application root."""
+    settings, authenticator = services.settings, services.auth
     attempts = AttemptCache()
     bp = Blueprint("sqs", __name__)
     bp.record_once(_register_region_converter)
@@ -121,7 +118,7 @@ def create_blueprint(settings: Settings, store: QueueStore, auth: Authenticator 
             params = {**params, "QueueUrl": path_queue_url}
         caller = caller_of(request, settings, principal.name if principal is not None else None)
         access.authorize(principal, req.action, params, caller)
-        env = Env(store, caller, attempts, principal=principal)
+        env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
         return wire.render(req, handler(env, params))
 
     @bp.post("/")

@@ -1,4 +1,4 @@
-"""What every SQS handler receives: the store, the caller, and the door's small caches.
+"""What every SQS handler receives: the store, the caller, the door's poll step and its small caches.
 
 ``Env`` is built per request by the blueprint; handlers are plain functions
 ``(env, params) -> reply dict`` so they can be called without Flask in unit tests.
@@ -22,7 +22,7 @@ from spoolq.errors import QueueNotFound
 from spoolq.http.auth import Principal
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
-from spoolq.store import QueueConfig, QueueInfo, QueueStore
+from spoolq.store import Delivery, QueueConfig, QueueInfo, QueueStore
 
 ATTEMPT_TTL = 300.0
 ATTEMPT_CAPACITY = 10_000
@@ -66,6 +66,14 @@ class Env:
     clock: Callable[[], float] = field(default=time.time)
     #: who signed the request (``None``: open mode, everything allowed); see :mod:`.access`
     principal: Principal | None = None
+    #: the app's poll step (a long poll parks where the worker can park it: spoolq.http.parking);
+    #: ``None``: the store's own poll
+    long_poll: Callable[[str, int, float | None, float], list[Delivery]] | None = None
+
+    def poll(self, queue: str, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
+        if self.long_poll is None:
+            return self.store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
+        return self.long_poll(queue, limit, claim_ttl, wait)
 
     @property
     def new_queue_config(self) -> QueueConfig:

@@ -249,8 +249,8 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if cached is not None:
             return {"Messages": cached} if cached else {}
     ttl = float(info.config.claim_ttl if visibility is None else visibility)
-    deliveries = env.store.poll(store_name, limit=limit or 1, claim_ttl=max(ttl, MIN_CLAIM),
-                                wait=float(info.config.receive_wait if wait is None else wait))
+    deliveries = env.poll(store_name, limit or 1, max(ttl, MIN_CLAIM),
+                          float(info.config.receive_wait if wait is None else wait))
     if ttl == 0 and deliveries:
         # visibility 0: received (the receive count moves on) and visible again at once
         env.store.release(store_name, [d.receipt for d in deliveries if d.receipt])

@@ -13,7 +13,8 @@ Counted as they happen (every worker):
     every HTTP request; ``operation`` is the endpoint, or for the SQS door the action
     (``SendMessage``, ``ReceiveMessage``, ...; a door names it in ``environ["spoolq.operation"]``).
 ``spoolq_messages_total{door,operation}``
-    messages sent (``send``), delivered by a poll (``poll``) and acknowledged (``ack``), by door.
+    messages sent (``send``), delivered by a poll (``poll``) and acknowledged (``ack``), by door:
+    counted from the store's events (:mod:`spoolq.counting`), not by the doors.
 ``spoolq_queue_messages_total{queue,operation}``
     the same per store queue (what the console's rates and sparklines are computed from).
 ``spoolq_commands_total{door,command,result}``, ``spoolq_command_seconds{door,command}``
@@ -22,7 +23,8 @@ Counted as they happen (every worker):
     ...; any other name counts as ``unknown``), ``result`` is ``ok``, ``error`` or ``auth``
     (refused: not authenticated, or the key lacks the permission).
 ``spoolq_flush_seconds``, ``spoolq_flush_batch_size``
-    group-commit flushes: latency, and how many waiting writers one flush made durable.
+    group-commit flushes (of the file system, and of the commit journal with ``--flush journal``):
+    latency, and how many waiting writers one flush made durable.
 ``spoolq_long_polls_waiting{door}``
     polls currently waiting for a message (summed over live workers), blocked GETJOBs included;
     every door that long-polls shows it from the start, at 0 (:meth:`Metrics.long_poll_doors`).
@@ -34,7 +36,7 @@ Counted as they happen (every worker):
     poll polls again when it wakes, at least once a second): the newest of every process's
     (``max``), kept after a worker exits. Counted in the process and published with the counters.
 
-Computed at scrape time from the store (:mod:`spoolq.http.store_metrics`): per-queue ready /
+Computed at scrape time from the store (:mod:`spoolq.http.overview`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
 
 **Counted in the process, published in batches.** A request does not touch prometheus-client:
