@@ -419,12 +419,17 @@ def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
     raise OSError(errno.EAGAIN, f"{dst_dir} was removed {RENAME_ATTEMPTS} times while renaming into it")
 
 
+class BaseGone(FileNotFoundError):
+    """The directory a file was being made or named under (its queue's) was not there: deleted, or
+    moved aside for an instant by a delete-if-empty (which may have put it back by now)."""
+
+
 def _make_levels(base: str, dst_dir: str) -> bool:
     """Create the missing directories from ``base`` (exclusive) down to ``dst_dir``, top first.
 
     A level removed again right after we made it just ends this pass (the caller's rename fails and
     it comes back). Returns whether a level answered ESTALE (a handle made stale by another mount);
-    FileNotFoundError when ``base`` itself is gone.
+    :class:`BaseGone` when ``base`` itself is gone.
     """
     rel = os.path.relpath(dst_dir, base)
     path = base
@@ -441,7 +446,7 @@ def _make_levels(base: str, dst_dir: str) -> bool:
             stale = e.errno == errno.ESTALE
             break
     if not _present(base, stale):
-        raise FileNotFoundError(errno.ENOENT, "queue directory is gone", base)
+        raise BaseGone(errno.ENOENT, "queue directory is gone", base)
     return stale
 
 

@@ -34,6 +34,7 @@ from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.core import StoreCore
 from spoolq.store.deleting import wait_for_comeback
 from spoolq.store.files import (
+    BaseGone,
     encode_message,
     encode_meta,
     read_file,
@@ -226,8 +227,9 @@ class Sending:
                     os.unlink(path)
             for u in unnamed:
                 self.core.files.discard(u)
-            if isinstance(e, FileNotFoundError) and not os.path.isdir(q.path):
-                raise QueueNotFound(q.name) from None  # deleted before its files were named
+            if isinstance(e, BaseGone) or (isinstance(e, FileNotFoundError) and not os.path.isdir(q.path)):
+                # deleted before its files were named (or aside for an instant and back by now)
+                raise QueueNotFound(q.name) from None
             if isinstance(e, OSError):
                 raise storage_error(e, f"storing messages in {q.name!r}") from e
             raise
