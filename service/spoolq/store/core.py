@@ -202,6 +202,7 @@ class StoreCore:
             if kind is not QueueKind.FIFO:
                 for shard in "0123456789abcdef":
                     os.mkdir(f"{staging}/claimed/{shard}")
+            os.close(os.open(f"{staging}/settings.lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
             write_json_atomic(Path(staging) / "meta.json", self._meta_json(info), self.tmp, self.fsync)
             for attempt in range(5):
                 try:

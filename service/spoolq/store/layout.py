@@ -15,7 +15,8 @@ Root layout::
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
         dedup.lock                    dedup queues only: one record-lock byte per marker stripe
         settings.lock                 the record lock (lockf) held while meta.json is read, changed and
-                                      replaced (core.change_queue); made by the first settings change
+                                      replaced (core.change_queue); made with the queue (a queue made
+                                      by an older release: by its first settings change)
         ready/<ksec>/<bucket>/<id>~<rc>~<frt>                visible messages (FIFO: ready/<bucket>/...)
         delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>       not visible before <due> (ms, hex)
         claimed/<shard>/<id>~<rc>~<frt>~<exp>~<tok>          claimed until <exp> (ms, hex)
