@@ -71,12 +71,6 @@ class Tally:
     def failures(self, flush: str) -> dict[str, int]:
         names = [f.name for f in fields(self)]
         bad = names[names.index("lost"):names.index("quarantined")]
-        if flush == "journal":
-            # the replay writes back a journaled message it cannot find, and a message moved away in
-            # the last seconds before the cut is not in its queue any more: it comes back (into the
-            # source, and a resumed move takes it again), as an acknowledged one does (documented;
-            # at-least-once allows it). The move itself still completes with every message moved.
-            bad.remove("moved_came_back")
         if flush == "none":
             bad = ["corrupt_delivered", "fsck_problems"]  # it loses and repeats; nothing torn reaches a reader
         return {n: getattr(self, n) for n in bad if getattr(self, n)}
@@ -194,10 +188,10 @@ def verify(cycle: int, logs: Path, result: dict[str, object], *, flushing: bool 
         if int(n) <= last.get(group, -1):
             t.fifo_out_of_order += 1
         last[group] = int(n)
-    # the move: every prefilled message in one of the two queues, once in each at most; a started
-    # move complete with every message it moved in the destination, nothing else left in the source
-    # (a copy beyond the first of a moved message is one the journal replay wrote back into the
-    # source, where it stayed or was moved again by the resumed move)
+    # the move: every prefilled message in one of the two queues, once; a started move complete
+    # with every message it moved in the destination, nothing else left in the source (a copy
+    # beyond the first of a moved message came back: written back into the source by a replay,
+    # where it stayed or was moved again by the resumed move)
     src, dst = (Counter(tag for _i, tag in found[name]) for name in ("mvsrc", "mvdst"))
     both = src + dst
     t.lost += sum(1 for tag in sent["mvsrc"].values() if both[tag] == 0)

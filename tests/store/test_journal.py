@@ -7,9 +7,12 @@ disk; a new store on the node must give every journaled message back, whole.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
+import struct
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +21,8 @@ import pytest
 import spoolq.store.journal as journal_mod
 from spoolq.errors import StorageUnavailable
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
-from spoolq.store.journal import decode_records, encode_record
+from spoolq.store.journal import MOVED, SEND, Record, decode_records, encode_record
+from spoolq.store.model import DeadLetterPolicy, QueueConfig
 
 from .helpers import check_body, files_under, make_body
 
@@ -31,8 +35,8 @@ def _journals(root: Path) -> list[str]:
 
 def _as_earlier_boot(root: Path) -> None:
     for n in _journals(root):
-        node, _boot, pid, k = n[:-4].split("~")
-        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{pid}~{k}.jnl")
+        node, _boot, instance, pid, k = n[:-4].split("~")
+        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{instance}~{pid}~{k}.jnl")
 
 
 def test_power_failure_replay_restores_every_journaled_message_whole(root: Path) -> None:
@@ -203,7 +207,7 @@ def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
     taken = j.retire_active()  # as full_flush does, before its own syncfs
     j.flush()
     assert calls, "the send was acknowledged with no flush covering its record"
-    for path in taken:
+    for path, _retired_at in taken:
         os.unlink(path)
     store.close()
 
@@ -229,7 +233,7 @@ def test_after_a_failed_fdatasync_the_next_flush_is_a_syncfs(root: Path, monkeyp
 
 def _journal_holds(path: Path, tag: str) -> bool:
     try:
-        return any(tag.encode() in data for _rel, data in decode_records(path.read_bytes()))
+        return any(tag.encode() in rec.data for rec in decode_records(path.read_bytes()))
     except FileNotFoundError:
         return False
 
@@ -248,9 +252,144 @@ def test_fifo_dedup_and_at_most_once_sends_take_the_full_flush(root: Path) -> No
 
 
 def test_a_torn_tail_ends_a_journal_file() -> None:
-    blob = encode_record("q/ready/a", b"one") + encode_record("q/ready/b", b"two")
-    assert decode_records(blob) == [("q/ready/a", b"one"), ("q/ready/b", b"two")]
-    assert decode_records(blob[:-1]) == [("q/ready/a", b"one")]
+    blob = encode_record(SEND, 1, "q/ready/a", b"one") + encode_record(MOVED, 2, "q/ready/b", b"r/0123")
+    assert decode_records(blob) == [Record(SEND, 1, "q/ready/a", b"one"), Record(MOVED, 2, "q/ready/b", b"r/0123")]
+    assert decode_records(blob[:-1]) == [Record(SEND, 1, "q/ready/a", b"one")]
     bad = bytearray(blob)
     bad[-1] ^= 1
-    assert decode_records(bytes(bad)) == [("q/ready/a", b"one")]
+    assert decode_records(bytes(bad)) == [Record(SEND, 1, "q/ready/a", b"one")]
+
+
+def test_files_of_the_older_format_are_read() -> None:
+    payload = struct.pack(">H", 9) + b"q/ready/a" + b"one"
+    blob = struct.pack(">4sII", b"SPJ1", len(payload), zlib.crc32(payload)) + payload
+    assert decode_records(blob) == [Record(SEND, None, "q/ready/a", b"one")]
+
+
+def _as_earlier_boot_with_marks(root: Path) -> None:
+    """As :func:`_as_earlier_boot`, marks included."""
+    _as_earlier_boot(root)
+    for n in os.listdir(root / "journal"):
+        if n.endswith(".synced"):
+            _boot, instance, ns = n[:-7].split("~")
+            os.rename(root / "journal" / n, root / "journal" / f"{'0' * 16}~{instance}~{ns}.synced")
+
+
+def test_a_record_older_than_a_mark_is_not_replayed(root: Path) -> None:
+    """A mark says a syncfs put every message journaled before it on the disk: what happened to
+    those messages since (here an ack) stands; a message sent after the mark comes back if it was
+    acked (acks are not flushed: one more delivery)."""
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    early = store.send("q", OutgoingMessage(body=make_body("early"))).id
+    j = store.commit.journal
+    assert j is not None
+    j.full_flush()
+    j.idle_checkpoint()  # the mark the checkpoint thread would make
+    late = store.send("q", OutgoingMessage(body=make_body("late"))).id
+    got = store.poll("q", limit=10, claim_ttl=600)
+    assert store.ack("q", [d.receipt for d in got]) == [True, True]
+    assert [n for n in os.listdir(root / "journal") if n.endswith(".synced")], "no mark was made"
+    store.commit.journal = None
+    _as_earlier_boot_with_marks(root)
+    fresh = FileStore(root, node_id=NODE, flush="journal")
+    assert [m.id for m in fresh.peek("q", limit=10)] == [late], f"early={early} came back, or late did not"
+    fresh.close()
+
+
+def test_a_dead_letter_is_not_written_back(root: Path) -> None:
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("dlq")
+    store.create_queue("q", config=QueueConfig(dead_letter=DeadLetterPolicy("dlq", 1)))
+    sent = store.send("q", OutgoingMessage(body=make_body("poison"))).id
+    for _ in range(50):
+        store.poll("q", limit=1, claim_ttl=0.02)
+        if store.counts("q").total == 0:
+            break
+        time.sleep(0.03)
+    assert store.counts("q").total == 0 and store.size("dlq") == 1
+    store.commit.journal = None
+    _as_earlier_boot(root)  # no mark covers the send: only the transfer's record keeps it from coming back
+    fresh = FileStore(root, node_id=NODE, flush="journal")
+    assert fresh.size("q") == 0, f"the dead letter {sent} was written back into its queue"
+    assert [check_body(m.body) for m in fresh.peek("dlq", limit=10)] == ["poison"]
+    fresh.close()
+
+
+def test_a_dead_process_of_another_mount_is_replayed(root: Path, tmp_path: Path) -> None:
+    """The same boot but another mount of the file system (unmounted and mounted again since: the
+    page cache that held the dead process's files is gone): replayed, unlike a crash in this mount."""
+    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
+    out = tmp_path / "ids"
+    p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
+    p.start()
+    p.join(30)
+    assert p.exitcode == 0
+    acked, *ids = out.read_text().split()
+    for n in _journals(root):
+        node, boot, _instance, pid, k = n[:-4].split("~")
+        os.rename(root / "journal" / n, root / "journal" / f"{node}~{boot}~m1~{pid}~{k}.jnl")
+    store = FileStore(root, node_id=NODE, flush="journal")
+    assert _journals(root) == []
+    assert {m.id for m in store.peek("q", limit=100)} == set(ids), "replayed: the acked message is back"
+    assert acked in ids
+    store.close()
+
+
+def test_without_unique_mount_ids_a_dead_process_is_replayed(root: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the kernel has no unique mount id, no process can tell it shares a dead one's page
+    cache: its journal is replayed (a duplicate of a message acked in its last seconds, never a loss)."""
+    monkeypatch.setattr(journal_mod, "mount_id", lambda path: None)
+    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
+    out = tmp_path / "ids"
+    p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
+    p.start()
+    p.join(30)
+    assert p.exitcode == 0
+    _acked, *ids = out.read_text().split()
+    assert all(f"~p{p.pid}~{p.pid}~" in n for n in _journals(root))
+    store = FileStore(root, node_id=NODE, flush="journal")
+    assert _journals(root) == []
+    assert {m.id for m in store.peek("q", limit=100)} == set(ids)
+    store.close()
+
+
+def test_an_idle_process_covers_its_last_records(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.2)
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    store.send("q", OutgoingMessage(body=make_body("last")))
+    j = store.commit.journal
+    assert j is not None
+    sent_at = j._last_append_ns
+
+    def marked_after_send() -> bool:
+        return any(int(n[:-7].split("~")[2]) > sent_at for n in os.listdir(root / "journal") if n.endswith(".synced"))
+    _wait_for(marked_after_send, "no mark covered the last send of an idle process")
+    assert j._idle_due() is None
+    marks = [n for n in os.listdir(root / "journal") if n.endswith(".synced")]
+    assert len(marks) == 1, f"older marks of the instance were kept: {marks}"
+    store.close()
+
+
+def test_records_a_full_flush_took_away_are_flushed_by_a_syncfs(root: Path) -> None:
+    """A full flush (a FIFO send, a move) may retire the file holding a send's record between the
+    send's append and its flush, and a later append may have started a new file by then: that
+    send's flush cannot fdatasync the file its record is in (it is not the active one), and the
+    full flush's syncfs may still be running. It runs a syncfs of its own."""
+    store = FileStore(root, node_id=NODE, flush="journal")
+    j = store.commit.journal
+    assert j is not None
+    calls: list[float] = []
+    real_syncfs = j._syncfs
+    j._syncfs = lambda: (calls.append(time.monotonic()), real_syncfs())[1]
+    j.append([("q/ready/x", b"one")])  # a send's record, its flush not started yet
+    taken = j.retire_active()  # a full flush takes the file (its syncfs still running)
+    j.append([("q/ready/y", b"two")])  # another send starts a new active file
+    j.flush()  # the first send's flush
+    assert calls, "a send was acknowledged with no flush covering its record"
+    for path, _retired_at in taken:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    store.close()

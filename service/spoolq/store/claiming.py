@@ -2,7 +2,9 @@
 
 A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp~tok``;
 the token is unique to the claimant, so a successful rename means the claim is ours.
-Nothing here waits for a flush except an at-most-once delivery (see files.py).
+Nothing here waits for a flush except an at-most-once delivery (see files.py), and, with the
+commit journal, a dead letter out of a standard queue, which is journaled before its rename
+(see journal.py: a replay then never writes it back into its queue).
 
 A message present twice (a raw copy of a live root put in place, a crash between the two halves
 of a claim on a shared file system) is tolerated at no cost to the common path: a poll never
@@ -258,7 +260,7 @@ class Claiming:
         # the message keeps its id's head and its receive count (the receive that found it over the
         # limit handed it to no one): SQS's DLQ shows the MessageId and the count the source had
         self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
-                           new_id=L.rebind_id(parsed.id, target.name))
+                           new_id=L.rebind_id(parsed.id, target.name), from_standard=q.kind is QueueKind.STANDARD)
 
     def _each_ref(self, queue: str, refs: Sequence[str], doing: str,
                   op: Callable[[QueueHandle, L.Ref], bool]) -> list[bool]:

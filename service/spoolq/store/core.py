@@ -20,7 +20,7 @@ import fcntl
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -422,12 +422,31 @@ class StoreCore:
                 raise QueueNotFound(q.name) from None
             raise storage_error(e, "writing a dedup marker") from e
 
+    def note_departures(self, moves: Sequence[tuple[str, QueueHandle, str]]) -> None:
+        """With the commit journal: record durably that the message files ``src`` are about to go
+        to queue ``target`` under ``new_id`` (see :mod:`spoolq.store.journal`), before the renames,
+        so that a replay never writes back a message a transfer took elsewhere. Only messages of
+        standard queues can have journaled sends: the caller leaves the others out."""
+        journal = self.commit.journal
+        if journal is None or not moves:
+            return
+        cut = len(self.queues_dir) + 1
+        try:
+            journal.append_moves([(src[cut:], os.path.basename(target.path), new_id) for src, target, new_id in moves])
+        except OSError as e:
+            raise storage_error(e, "journaling a transfer") from e
+        journal.flush()
+
     def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
-                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
+                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None, *,
+                 from_standard: bool = False) -> str | None:
         """Rename the message file ``src`` into ``target``'s ready state under ``new_id`` (a fresh id
-        if not given); the new id, or None if ``src`` is gone."""
+        if not given); the new id, or None if ``src`` is gone. ``from_standard``: ``src`` is in a
+        standard queue and its departure was not noted yet (:meth:`note_departures`)."""
         if new_id is None:
             new_id = self.ids.new_id(target.name, self.now_ms())
+        if from_standard:
+            self.note_departures([(src, target, new_id)])
         if target.kind is QueueKind.FIFO:
             bucket = L.fifo_bucket(str(meta.get("g") or "default"))
         else:

@@ -312,9 +312,7 @@ class GroupCommit:
 
     def close(self) -> None:
         if self.journal is not None:
-            with contextlib.suppress(OSError):
-                self.journal.full_flush()  # a clean stop leaves no journal to replay
-            self.journal.close()
+            self.journal.close()  # a clean stop leaves no journal to replay
         if self._fd is not None:
             try:
                 os.close(self._fd)

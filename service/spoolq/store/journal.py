@@ -9,49 +9,60 @@ commits of concurrent fdatasyncs from every process of the node into one. Measur
 per-process journals beat one node-wide journal behind a shared lock; end to end a send still
 creates and renames its file, and the gain was not consistent (so ``syncfs`` stays the default).
 
-Layout: ``<root>/journal/<node>~<boot>~<pid>~<n>.jnl``, one active file per process (``boot`` is
-the kernel's boot id, so a start-up can tell a process crash from a power failure). A record::
+Layout, in ``<root>/journal/``:
 
-    b"SPJ1" | u32 payload_len | u32 crc32(payload) | payload
-    payload = u16 path_len | path (UTF-8, relative to queues/) | the message file's bytes
+* ``<node>~<boot>~<instance>~<pid>~<n>.jnl``: the journal files, one active file per process.
+  ``boot`` is the kernel's boot id and ``instance`` names the mount of the file system the
+  process wrote through (:func:`fs_instance`: ``m`` and the mount's unique id where the kernel
+  gives one, Linux 6.8 and later; else ``p<pid>``, the process alone). Together they name one
+  page cache: what a dead process wrote is still there (in the cache, on its way to the disk)
+  only while its instance lives; a power failure, a reboot, or the file system unmounted and
+  mounted again (a removable, network or VM disk that lost power, a container given the directory
+  anew) all end it.
+* ``<boot>~<instance>~<ns>.synced``: a **mark**, an empty file whose name says that a ``syncfs``
+  of that instance, begun at ``ns`` (``time.monotonic_ns()``, one clock for the whole boot),
+  completed: every message file named before then is on the disk, so every journal record of
+  that instance appended before ``ns`` is redundant. A mark is made durable (an fsync of
+  ``journal/``) before any journal file is deleted on its strength; a new mark of an instance
+  deletes the older ones.
 
-A standard-queue send (``sending._write``) writes its temp files, renames them into place (not
-flushed), appends one record per message (one ``write`` for the batch), then waits in
-:class:`JournalCommit` for one fdatasync of the journal that started after its append (group
-commit by tickets, :class:`~spoolq.store.tickets.TicketedFlush`, as
-:class:`~spoolq.store.files.GroupCommit`). A failed fdatasync fails every
-send it covered, and the process moves to a new journal file (after a failed writeback the old
-file's pages may be gone; the file is kept for replay anyway).
+A record::
+
+    b"SPJ2" | u32 payload_len | u32 crc32(payload) | payload
+    payload = kind (1 byte) | u64 appended_ns | u16 path_len | path (UTF-8, relative to queues/) | data
+
+``S`` (a send): ``data`` is the message file's bytes, ``path`` where its file was named. ``M``
+(moved): a message left its queue for another under a new id (a move, a dead letter): ``path``
+is where it was, ``data`` ``<destination queue directory>/<new id>``. Files of the older format
+(``SPJ1``: a send's path and bytes, no time) are still read.
+
+A standard-queue send (``sending._write``) writes its files, names them in place (not flushed),
+appends one record per message (one ``write`` for the batch), then waits in :meth:`JournalCommit.flush`
+for one fdatasync of the journal that started after its append (group commit by tickets,
+:class:`~spoolq.store.tickets.TicketedFlush`, as :class:`~spoolq.store.files.GroupCommit`). A failed fdatasync fails every send it covered, and the
+process moves to a new journal file (after a failed writeback the old file's pages may be gone; the
+file is kept for replay anyway). A transfer out of a standard queue (a move's batch, a dead letter)
+first appends and fdatasyncs its ``M`` records, then renames: a replay never writes back a message
+that a transfer took elsewhere, whether or not the power failure kept the rename.
 
 Checkpoints keep the journal small: after ``ROTATE_BYTES`` or ``ROTATE_SECONDS`` the next append
-starts a new file. The next group-commit leader fdatasyncs the retired file along with the
-active one (so every record in either is durable) and hands the retired file to a checkpoint
-thread of the process, which runs a ``syncfs`` (making every rename, ack and message file
-durable) and then deletes it; senders never wait for that syncfs. A full flush
-(:meth:`~spoolq.store.files.GroupCommit.flush`: queue metadata, moves, at-most-once
-deliveries) retires the active file and runs the syncfs itself.
+starts a new file; the next group-commit leader fdatasyncs the retired file with the active one and
+hands it to a checkpoint thread of the process, which runs a ``syncfs``, makes a mark and deletes
+the file; senders never wait for that. A full flush (:meth:`~spoolq.store.files.GroupCommit.flush`:
+FIFO, dedup and at-most-once sends, queue metadata, moves) retires the active file, runs the syncfs
+itself and leaves the mark and the deletion to the thread. A process that stops sending gets its
+last records covered all the same: ``ROTATE_SECONDS`` after its last append the thread runs a
+syncfs and makes a mark. So a record outlives the message it journals, at most, by about that long.
 
-Start-up and maintenance (:func:`recover`), under an flock on ``journal/.lock``, for this node's
-files that no live process of this boot owns:
-
-* written in an earlier boot (power failure or reboot): replay. A record whose message is
-  nowhere in its queue (ready, claimed, delayed, acked) is written back under its original ready
-  name; one whose file is torn (fails its CRC) gets its journaled bytes back. Then one syncfs and
-  the files are deleted. A replayed message may be one that was acked (or moved) in the last
-  seconds before the failure: one more delivery, which at-least-once allows (acks are never
-  flushed). At-most-once messages, FIFO and dedup queues never use the journal (their sends take
-  the full flush), so a replay cannot deliver them twice or break their order or dedup state.
-* written in this boot by a process that died (``kill -9``): the page cache survived, so
-  nothing is replayed; one syncfs makes its renames durable, then the files are deleted.
-
-A torn tail (power failed during an append that was never fdatasync'd, so never acknowledged)
-ends a file's replay. Journals are per node: on a shared file system run ``--flush fsync``.
+Replay after a power failure, and retirement after a process crash: :mod:`spoolq.store.recovery`.
+Journals are per node: on a shared file system run ``--flush fsync``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import ctypes
+import ctypes.util
 import os
 import struct
 import threading
@@ -59,14 +70,30 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from spoolq.store.tickets import FlushListener, TicketedFlush
 
-MAGIC = b"SPJ1"
+MAGIC = b"SPJ2"
+MAGIC_V1 = b"SPJ1"
 _HEAD = struct.Struct(">4sII")
-_PATH = struct.Struct(">H")
+_REC = struct.Struct(">cQH")  # kind, appended_ns, path length
+_PATH_V1 = struct.Struct(">H")
+SEND = b"S"
+MOVED = b"M"
 ROTATE_BYTES = 16 << 20
 ROTATE_SECONDS = 5.0
+MARK_SUFFIX = ".synced"
+
+
+class Record(NamedTuple):
+    """One journal record (see the module docstring)."""
+
+    kind: bytes
+    #: ``time.monotonic_ns()`` of its append; None in a file of the older format
+    appended_ns: int | None
+    path: str
+    data: bytes
 
 
 def boot_id() -> str | None:
@@ -77,43 +104,98 @@ def boot_id() -> str | None:
         return None
 
 
-def encode_record(rel_path: str, data: bytes) -> bytes:
-    p = rel_path.encode()
-    payload = _PATH.pack(len(p)) + p + data
+def _load_statx() -> Any:
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).statx
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_STATX = _load_statx()
+_AT_FDCWD = -100
+_STATX_MNT_ID_UNIQUE = 0x4000  # Linux 6.8: a mount id never reused while the machine runs
+_STATX_MNT_ID_AT = 0x90  # offset of stx_mnt_id in struct statx
+
+
+def mount_id(path: str) -> int | None:
+    """The unique id of the mount ``path`` is on, or None where the kernel has none."""
+    if _STATX is None:
+        return None
+    buf = ctypes.create_string_buffer(256)
+    if _STATX(_AT_FDCWD, path.encode(), 0, _STATX_MNT_ID_UNIQUE, buf) != 0:
+        return None
+    (mask,) = struct.unpack_from("=I", buf, 0)
+    if not mask & _STATX_MNT_ID_UNIQUE:
+        return None
+    (mnt,) = struct.unpack_from("=Q", buf, _STATX_MNT_ID_AT)
+    return int(mnt)
+
+
+def fs_instance(path: str, pid: int) -> str:
+    """This process's name for the page cache it writes ``path`` through: ``m<mount id>``, or
+    ``p<pid>`` where the kernel gives no unique mount id (then no other process can tell that it
+    shares the cache, and a dead process's journal is always replayed)."""
+    mnt = mount_id(path)
+    return f"m{mnt:x}" if mnt is not None else f"p{pid}"
+
+
+def encode_record(kind: bytes, appended_ns: int, path: str, data: bytes) -> bytes:
+    p = path.encode()
+    payload = _REC.pack(kind, appended_ns, len(p)) + p + data
     return _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
 
 
-def decode_records(blob: bytes) -> list[tuple[str, bytes]]:
+def decode_records(blob: bytes) -> list[Record]:
     """Every whole record of a journal file, in order; stops at the first torn or foreign one."""
-    out: list[tuple[str, bytes]] = []
+    out: list[Record] = []
     pos = 0
     while pos + _HEAD.size <= len(blob):
         magic, length, crc = _HEAD.unpack_from(blob, pos)
         payload = blob[pos + _HEAD.size:pos + _HEAD.size + length]
-        if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != crc or length < _PATH.size:
+        if len(payload) != length or zlib.crc32(payload) != crc:
             break
-        (plen,) = _PATH.unpack_from(payload)
-        out.append((payload[_PATH.size:_PATH.size + plen].decode(), payload[_PATH.size + plen:]))
+        if magic == MAGIC and length >= _REC.size:
+            kind, ns, plen = _REC.unpack_from(payload)
+            out.append(Record(kind, ns, payload[_REC.size:_REC.size + plen].decode(), payload[_REC.size + plen:]))
+        elif magic == MAGIC_V1 and length >= _PATH_V1.size:
+            (plen,) = _PATH_V1.unpack_from(payload)
+            out.append(Record(SEND, None, payload[_PATH_V1.size:_PATH_V1.size + plen].decode(),
+                              payload[_PATH_V1.size + plen:]))
+        else:
+            break
         pos += _HEAD.size + length
     return out
 
 
+def mark_name(boot: str, instance: str, ns: int) -> str:
+    return f"{boot}~{instance}~{ns:020d}{MARK_SUFFIX}"
+
+
 class JournalCommit:
-    """This process's journal: appends, the fdatasync group commit, rotation and retirement."""
+    """This process's journal: appends, the fdatasync group commit, rotation, checkpoints, marks."""
 
     def __init__(self, root: Path, node: str, boot: str, syncfs: Callable[[], None]) -> None:
         self.dir = root / "journal"
         self._node, self._boot, self._syncfs = node, boot, syncfs
+        self._mount = mount_id(str(self.dir))
         self._append_lock = threading.Lock()
         self._path = ""
         self._pid = -1
         self._opened = 0.0
         self._size = 0
         self._n = 0
-        self._retired: list[str] = []
+        self._retired: list[tuple[str, int]] = []  # (path, monotonic ns when retired)
         self.tickets = TicketedFlush(self._flush_once, "flushing the commit journal")
-        self._suspect = False  # an fdatasync failed: the next flush is a syncfs
-        self._checkpointer = _Checkpointer(self._checkpoint)
+        self._suspect = False  # the next flush must be a syncfs (a failed fdatasync, see retire_active)
+        self._unflushed = False  # records appended since the last flush leader took its files
+        self._mark_lock = threading.Lock()
+        self._last_append_ns = 0
+        self._synced_from = 0  # start of the latest syncfs of this process that completed
+        self._sealed = 0  # the latest mark this process made durable
+        self._checkpointer = _Checkpointer(self._checkpoint, self._idle_due, self.idle_checkpoint)
         self.flushes = 0
         self.checkpoints = 0
         self.flush_seconds = 0.0
@@ -135,13 +217,17 @@ class JournalCommit:
     def boot(self) -> str:
         return self._boot
 
+    def instance(self) -> str:
+        """See :func:`fs_instance` (computed once; ``p<pid>`` follows a fork)."""
+        return f"m{self._mount:x}" if self._mount is not None else f"p{os.getpid()}"
+
     def prefix(self) -> str:
-        return f"{self._node}~{self._boot}~"
+        return f"{self._node}~{self._boot}~{self.instance()}~"
 
     def _open_new(self) -> None:
         """Start a new active file (the append lock is held); the old one waits for a checkpoint."""
         if self._path and self._pid == os.getpid():
-            self._retired.append(self._path)
+            self._retired.append((self._path, time.monotonic_ns()))
         elif self._pid != os.getpid():
             self._retired = []  # a forked child: the parent's files are the parent's
         self._pid = os.getpid()
@@ -149,16 +235,24 @@ class JournalCommit:
         self._path = f"{self.dir}/{self.prefix()}{self._pid}~{self._n}.jnl"
         self._opened, self._size = time.monotonic(), 0
 
-    def append(self, records: Sequence[tuple[str, bytes]]) -> None:
-        """Append records (path relative to queues/, message bytes) in one write; not yet durable.
+    def append(self, sends: Sequence[tuple[str, bytes]]) -> None:
+        """Append send records (path relative to queues/, message bytes) in one write; not yet durable."""
+        self._append(SEND, sends)
 
-        No descriptor stays open between calls (an open writable file would keep an operator
+    def append_moves(self, moves: Sequence[tuple[str, str, str]]) -> None:
+        """Append moved records (source path relative to queues/, destination queue directory, new
+        id) in one write; not yet durable: :meth:`flush` before the renames."""
+        self._append(MOVED, [(src, f"{qdir}/{new_id}".encode()) for src, qdir, new_id in moves])
+
+    def _append(self, kind: bytes, records: Sequence[tuple[str, bytes]]) -> None:
+        """No descriptor stays open between calls (an open writable file would keep an operator
         from remounting the root read-only)."""
-        blob = b"".join(encode_record(p, d) for p, d in records)
         with self._append_lock:
             if (not self._path or self._pid != os.getpid() or self._size >= ROTATE_BYTES
                     or time.monotonic() - self._opened >= ROTATE_SECONDS):
                 self._open_new()
+            ns = time.monotonic_ns()  # after every file these records name got its name
+            blob = b"".join(encode_record(kind, ns, p, d) for p, d in records)
             fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 view = memoryview(blob)
@@ -167,14 +261,23 @@ class JournalCommit:
             finally:
                 os.close(fd)
             self._size += len(blob)
+            self._last_append_ns = ns
+            self._unflushed = True
+        self._checkpointer.wake()  # its idle checkpoint is due ROTATE_SECONDS from now
 
-    def retire_active(self) -> list[str]:
-        """End the active file for a checkpoint: every file to delete once a syncfs succeeds."""
+    def retire_active(self) -> list[tuple[str, int]]:
+        """End the active file for a checkpoint: every (file, retired at) to delete once a syncfs
+        that began after it completed and a mark says so. Records appended since the last flush
+        leader took its files are in files taken here, which no fdatasync will cover: the next
+        flush is a syncfs (a sender waiting for it may be acknowledged before the syncfs of the
+        full flush that took them has completed)."""
         with self._append_lock:
             if self._path and self._pid == os.getpid():
-                self._retired.append(self._path)
+                self._retired.append((self._path, time.monotonic_ns()))
                 self._path = ""
             retired, self._retired = self._retired, []
+            if retired and self._unflushed:
+                self._suspect = True
             return retired
 
     def _flush_once(self) -> None:
@@ -187,11 +290,12 @@ class JournalCommit:
             path = self._path if self._pid == os.getpid() else ""
             retired, self._retired = self._retired, []
             suspect, self._suspect = self._suspect, False
+            self._unflushed = False
         if suspect or not path:
-            self._checkpoint(retired)
+            self._checkpoint(retired, force_syncfs=True)
         else:
             try:
-                for p in [*retired, path]:
+                for p in [*(r for r, _ns in retired), path]:
                     _fdatasync_path(p)
             except OSError:
                 with self._append_lock:
@@ -205,27 +309,78 @@ class JournalCommit:
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
 
-    def _checkpoint(self, retired: list[str]) -> None:
-        """syncfs, then delete ``retired`` (on failure they wait for the next checkpoint)."""
+    def _syncfs_now(self) -> None:
+        start = time.monotonic_ns()
+        self._syncfs()
+        with self._mark_lock:
+            self._synced_from = max(self._synced_from, start)
+
+    def _checkpoint(self, retired: list[tuple[str, int]], *, force_syncfs: bool = False,
+                    upto: int = 0) -> None:
+        """Make the records of ``retired`` (and every record appended before ``upto``) redundant
+        and say so: a syncfs that began after they were retired (unless one already completed),
+        a mark, then the files' deletion. On failure the files wait for the next checkpoint."""
+        need = max([upto, *(ns for _p, ns in retired)])
         try:
-            self._syncfs()
+            if force_syncfs or self._synced_from <= need:
+                self._syncfs_now()
+            self._seal()
         except OSError:
             self._checkpointer.submit(retired, wake=False)
             raise
-        for path in retired:
+        for path, _ns in retired:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         self.checkpoints += 1
 
+    def _seal(self) -> None:
+        """Make a mark for the latest completed syncfs (if newer than the last mark) durable, and
+        delete this instance's older marks."""
+        with self._mark_lock:
+            ns = self._synced_from
+            if ns <= self._sealed:
+                return
+            name = mark_name(self._boot, self.instance(), ns)
+            os.close(os.open(self.dir / name, os.O_WRONLY | os.O_CREAT, 0o644))
+            _fsync_dir(str(self.dir))
+            self._sealed = ns
+            mine = name[:-(20 + len(MARK_SUFFIX))]
+            for n in os.listdir(self.dir):
+                if n.startswith(mine) and n.endswith(MARK_SUFFIX) and n < name:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.dir / n)
+
+    def _idle_due(self) -> float | None:
+        """Seconds until the idle checkpoint (every record appended so far covered by a mark) is
+        due, 0 if now; None if no record waits for one."""
+        last = self._last_append_ns
+        if last == 0 or last < self._sealed:
+            return None
+        return max(0.0, (last - time.monotonic_ns()) / 1e9 + ROTATE_SECONDS)
+
+    def idle_checkpoint(self) -> None:
+        """Cover every record appended so far (the checkpoint thread runs it once the process has
+        appended nothing for ``ROTATE_SECONDS``)."""
+        self._checkpoint([], upto=self._last_append_ns)
+
     def full_flush(self) -> None:
-        """syncfs, retiring the active file: after it no journal of this process holds a record."""
-        self._checkpoint(self.retire_active() + self._checkpointer.take())
+        """syncfs, retiring the active file (the checkpoint thread marks and deletes it): after it
+        every record of this process is redundant."""
+        retired = self.retire_active()
+        try:
+            self._syncfs_now()
+        finally:
+            if retired:
+                self._checkpointer.submit(retired)
 
     def flush(self) -> None:
         """Return once an fdatasync (or checkpoint) that started after this call has succeeded."""
         self.tickets.flush()
 
     def close(self) -> None:
+        """A clean stop: a checkpoint of every file of this process, then no more appends."""
+        with contextlib.suppress(OSError):
+            self._checkpoint(self.retire_active() + self._checkpointer.take(), force_syncfs=True)
         with self._append_lock:
             self._path = ""
         self._checkpointer.stop()
@@ -235,6 +390,14 @@ def _fdatasync_path(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -254,19 +417,24 @@ os.register_at_fork(after_in_child=_new_start_lock)
 class _Checkpointer:
     """A thread of this process that checkpoints retired journal files off the send path.
 
-    Retired files were fdatasync'd by the flush that retired them, so their records are durable;
-    they only wait for a ``syncfs`` that makes their messages' renames durable too, after which
-    they are deleted. Senders never wait for that syncfs (a checkpoint in the group-commit leader
-    held every sender of the process behind a whole-file-system writeback). A file whose
-    checkpoint failed waits for the next one; files left by a process that died are checkpointed
-    by :func:`recover`.
+    Retired files were fdatasync'd by the flush that retired them (or covered by the syncfs of the
+    full flush that did), so their records are durable; they wait for a ``syncfs`` that makes their
+    messages durable too (one begun after their retirement: the full flush's, or the thread's own)
+    and a mark, after which they are deleted. Senders never wait for that (a checkpoint in the
+    group-commit leader held every sender of the process behind a whole-file-system writeback). A
+    file whose checkpoint failed waits for the next one; files left by a process that died are
+    handled by :mod:`spoolq.store.recovery`. With nothing retired, it makes the idle checkpoint
+    once the process has appended nothing for ``ROTATE_SECONDS``.
     """
 
     #: pause before a failed checkpoint is tried again
     RETRY_SECONDS = 1.0
 
-    def __init__(self, checkpoint: Callable[[list[str]], None]) -> None:
+    def __init__(self, checkpoint: Callable[[list[tuple[str, int]]], None], idle_due: Callable[[], float | None],
+                 idle_checkpoint: Callable[[], None]) -> None:
         self._checkpoint = checkpoint
+        self._idle_due = idle_due
+        self._idle_checkpoint = idle_checkpoint
         self._pid = -1
         self.thread: threading.Thread | None = None
         self._fresh()
@@ -276,10 +444,11 @@ class _Checkpointer:
         locks may have been held by a parent thread, and whose parent's files are the parent's)."""
         self._cond = threading.Condition()
         self._running = threading.Lock()  # held while a checkpoint runs
-        self._pending: list[str] = []
+        self._pending: list[tuple[str, int]] = []
         self._stopped = False
+        self._untimed = False  # waiting with no idle checkpoint due: an append must wake it
 
-    def submit(self, paths: list[str], wake: bool = True) -> None:
+    def _ensure_thread(self) -> None:
         if self._pid != os.getpid():
             with _START_LOCK:
                 if self._pid != os.getpid():
@@ -287,9 +456,19 @@ class _Checkpointer:
                     self.thread = threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True)
                     self.thread.start()
                     self._pid = os.getpid()
+
+    def submit(self, files: list[tuple[str, int]], wake: bool = True) -> None:
+        self._ensure_thread()
         with self._cond:
-            self._pending.extend(paths)
+            self._pending.extend(files)
             if wake:
+                self._cond.notify()
+
+    def wake(self) -> None:
+        """A record was appended: a thread waiting with no idle checkpoint due looks again."""
+        self._ensure_thread()
+        with self._cond:
+            if self._untimed:
                 self._cond.notify()
 
     def stop(self) -> None:
@@ -299,8 +478,8 @@ class _Checkpointer:
                 self._stopped = True
                 self._cond.notify()
 
-    def take(self) -> list[str]:
-        """Every pending file, once no checkpoint is running (for a synchronous full flush)."""
+    def take(self) -> list[tuple[str, int]]:
+        """Every pending file, once no checkpoint is running (for a synchronous checkpoint)."""
         if self._pid != os.getpid():
             return []
         with self._running, self._cond:
@@ -309,10 +488,17 @@ class _Checkpointer:
 
     def _run(self) -> None:
         while True:
+            idle = False
             with self._cond:
                 while not self._pending and not self._stopped:
-                    self._cond.wait()
-                if not self._pending:
+                    due = self._idle_due()
+                    if due == 0:
+                        idle = True
+                        break
+                    self._untimed = due is None
+                    self._cond.wait(due)
+                    self._untimed = False
+                if self._stopped and not self._pending:
                     return
             with self._running:
                 with self._cond:
@@ -320,60 +506,9 @@ class _Checkpointer:
                 try:
                     if batch:
                         self._checkpoint(batch)
+                    elif idle:
+                        self._idle_checkpoint()
                     continue
                 except OSError:
                     pass  # the files are pending again
             time.sleep(self.RETRY_SECONDS)
-
-
-def _pid_alive(pid: int) -> bool:
-    return pid == os.getpid() or os.path.exists(f"/proc/{pid}")
-
-
-def recover(root: Path, node: str, boot: str, syncfs: Callable[[], None],
-            restore: Callable[[str, bytes], bool]) -> tuple[int, int]:
-    """Replay this node's journals of earlier boots, retire those of dead processes of this boot.
-
-    ``restore(rel_path, data)`` puts one message back if it is missing or torn (True if it did).
-    Returns (files retired, messages restored)."""
-    jdir = root / "journal"
-    try:
-        names = os.listdir(jdir)
-    except FileNotFoundError:
-        return 0, 0
-    def orphaned(n: str) -> bool:
-        parts = n[:-4].split("~")
-        return len(parts) == 4 and parts[2].isdigit() and (parts[1] != boot or not _pid_alive(int(parts[2])))
-
-    mine = [n for n in names if n.endswith(".jnl") and n.startswith(f"{node}~") and orphaned(n)]
-    if not mine:
-        return 0, 0
-    lock_fd = os.open(jdir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        done: list[str] = []
-        restored = 0
-        for n in sorted(mine):
-            parts = n[:-4].split("~")
-            if len(parts) != 4 or not parts[2].isdigit():
-                continue
-            path = f"{jdir}/{n}"
-            if parts[1] == boot:
-                done.append(path)  # a crashed process of this boot: the page cache has it all
-                continue
-            try:
-                with open(path, "rb") as f:
-                    blob = f.read()
-            except FileNotFoundError:
-                continue
-            for rel, data in decode_records(blob):
-                restored += restore(rel, data)
-            done.append(path)
-        if done:
-            syncfs()
-            for path in done:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-        return len(done), restored
-    finally:
-        os.close(lock_fd)

@@ -17,7 +17,11 @@ durable, and a taker can settle what a dead owner was doing: a pending rename ha
 if the source file is gone and the new id is in the destination, or the old id is in
 neither queue (moved, then consumed at the destination). The one case this misreads
 is a consumer of the source claiming *and* acknowledging that exact message in the
-milliseconds between the owner's crash and its rename.
+milliseconds between the owner's crash and its rename. With the commit journal
+(``--flush journal``) and a standard source, the batch's renames are also journaled before
+they are made (:meth:`~spoolq.store.core.StoreCore.note_departures`), so a replay after a
+power failure looks for a moved message at the destination instead of writing it back into
+the source.
 
 Rate limit (``max_per_second``)
     The owner moves its k-th message no earlier than ``k / rate`` seconds after it took
@@ -276,6 +280,8 @@ class MoveRunner:
                     continue
                 data.update(pending=chunk, heartbeat=core.clock())
                 self._save(ref, data)
+                if src.kind is QueueKind.STANDARD:  # its sends may be in the commit journal
+                    core.note_departures([(path, dst, new_id) for path, new_id in chunk])
                 done = 0
                 stop: _Stop | None = None
                 for path, new_id in chunk:
