@@ -210,7 +210,7 @@ class Claiming:
                 c = L.parse_claimed(cname)
                 if c is None:
                     continue
-                if c.when <= now_ms and self._unclaim(q, f"{claimed_dir}/{cname}", c):
+                if c.expires <= now_ms and self._unclaim(q, f"{claimed_dir}/{cname}", c):
                     names.append(L.ready_name(c.id, c.rc, c.frt))  # its visibility ended: deliverable again
                 elif first_in_flight is None or c.id < first_in_flight:
                     first_in_flight = c.id
@@ -243,7 +243,7 @@ class Claiming:
         ids.add(d.message.id)
         out.append(d)
 
-    def _dead_letter(self, q: QueueHandle, path: str, parsed: L.Parsed, meta: Mapping[str, Any]) -> None:
+    def _dead_letter(self, q: QueueHandle, path: str, parsed: L.ReadyName, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
         target = self.core.find(dl.queue) if dl else None
         if target is None or target.path == q.path:
@@ -366,11 +366,11 @@ class Claiming:
     def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
                    live_after: int | None = None) -> bool:
         found = self.core.locate_claimed(q, ref)
-        if found is not None and live_after is not None and found[1].when <= live_after:
+        if found is not None and live_after is not None and found[1].expires <= live_after:
             return False
         if found is not None:
             path, p = found
-            if extend_only and p.when >= new_exp:
+            if extend_only and p.expires >= new_exp:
                 return True
             try:
                 os.rename(path, f"{os.path.dirname(path)}/"
@@ -383,11 +383,11 @@ class Claiming:
         loose = self.core.locate_unclaimed(q, ref.id)
         if loose is None:
             return False
-        d, n, p = loose
-        shard = os.path.basename(d) if q.kind is QueueKind.FIFO else L.id_shard(p.id)
+        d, n, u = loose
+        shard = os.path.basename(d) if q.kind is QueueKind.FIFO else L.id_shard(u.id)
         try:
             rename_into(f"{d}/{n}", q.sub(f"claimed/{shard}"),
-                        L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token()), base=q.path)
+                        L.claimed_name(u.id, u.rc, u.frt, new_exp, L.new_token()), base=q.path)
         except FileNotFoundError:
             return False
         return True
@@ -404,11 +404,11 @@ class Claiming:
 
     def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:
         found = self.core.locate_claimed(q, ref)
-        if found is None or (live_after is not None and found[1].when <= live_after):
+        if found is None or (live_after is not None and found[1].expires <= live_after):
             return False
         return self._unclaim(q, found[0], found[1])
 
-    def _unclaim(self, q: QueueHandle, path: str, p: L.Parsed) -> bool:
+    def _unclaim(self, q: QueueHandle, path: str, p: L.ClaimedName) -> bool:
         shard = os.path.basename(os.path.dirname(path))
         try:
             rename_into(path, q.ready_dir(q.ready_bucket(p.id, shard)), L.ready_name(p.id, p.rc, p.frt),

@@ -461,7 +461,7 @@ class StoreCore:
         self.watcher.notify(target.path)
         return new_id
 
-    def locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.Parsed] | None:
+    def locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.ClaimedName] | None:
         """Find a claim by receipt (its own claim, or a later one of the same receive) or by id:
         (path, parsed name)."""
         if ref.claimed_name is not None and ref.shard is not None:
@@ -483,7 +483,7 @@ class StoreCore:
                         return q.sub(f"claimed/{shard}/{n}"), parsed
         return None
 
-    def locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.Parsed] | None:
+    def locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.ReadyName | L.DelayedName] | None:
         """Find a ready (or delayed) message by id: (directory, name, parsed)."""
         prefix = f"{mid}~"
         buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
@@ -498,9 +498,9 @@ class StoreCore:
             d = q.sub(f"delayed/{b}")
             for n in listdir(d):
                 if n.startswith(prefix):
-                    parsed = L.parse_delayed(n)
-                    if parsed is not None:
-                        return d, n, parsed
+                    delayed = L.parse_delayed(n)
+                    if delayed is not None:
+                        return d, n, delayed
         return None
 
     def close(self) -> None:

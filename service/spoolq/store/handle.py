@@ -104,7 +104,7 @@ class QueueHandle:
                 if L.STD_BUCKET_RE.fullmatch(b):
                     yield b, f"{kdir}/{b}"
 
-    def claimed_files(self) -> Iterator[tuple[str, L.Parsed]]:
+    def claimed_files(self) -> Iterator[tuple[str, L.ClaimedName]]:
         """(path, parsed name) of every claimed file, live or expired, across all shards."""
         cdir = self.sub("claimed")
         for shard in listdir(cdir):

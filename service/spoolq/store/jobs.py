@@ -51,17 +51,18 @@ class Jobs:
             claimed = self.core.locate_claimed(q, L.Ref(id=mid))
             if claimed is not None:
                 path, p = claimed
-                return self._view(q, path, p, CLAIMED, p.when)
+                return self._view(q, path, p, CLAIMED, p.expires)
             loose = self.core.locate_unclaimed(q, mid)
             if loose is not None:
-                d, n, p = loose
-                delayed = L.parse_delayed(n) is not None
-                return self._view(q, f"{d}/{n}", p, DELAYED if delayed else READY, p.when if delayed else None)
+                d, n, u = loose
+                if isinstance(u, L.DelayedName):
+                    return self._view(q, f"{d}/{n}", u, DELAYED, u.due)
+                return self._view(q, f"{d}/{n}", u, READY, None)
         except OSError as e:
             raise storage_error(e, f"looking up a message in {queue!r}") from e
         return None
 
-    def _view(self, q: QueueHandle, path: str, p: L.Parsed, state: str, until_ms: int | None) -> JobView | None:
+    def _view(self, q: QueueHandle, path: str, p: L.MessageName, state: str, until_ms: int | None) -> JobView | None:
         try:
             meta, body = decode_message(read_file(path))
         except (FileNotFoundError, CorruptMessage):
@@ -80,8 +81,8 @@ class Jobs:
                 p = L.parse_ready(n)
                 if p is not None:
                     yield p.id, READY
-        for _path, p in q.claimed_files():
-            yield p.id, CLAIMED
+        for _path, c in q.claimed_files():
+            yield c.id, CLAIMED
         for b in sorted(listdir(q.sub("delayed"))):
             for n in listdir(q.sub(f"delayed/{b}")):
                 d = L.parse_delayed(n)

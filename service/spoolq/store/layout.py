@@ -56,6 +56,10 @@ Names inside a queue:
 * ``tok``: 16 random hex digits, unique to the claimant. A claim renames to a name no
   one else can choose, so "rename returned 0" means "mine" even on GlusterFS.
 * A receipt (SQS receipt handle) is ``<shard>:<claimed name>``.
+
+Each state's names parse into a type of their own (:class:`ReadyName`, :class:`ClaimedName`
+with its expiry and token, :class:`DelayedName` with its due time and target bucket), so the
+fields after ``<frt>`` are never read with the wrong meaning.
 """
 
 from __future__ import annotations
@@ -239,31 +243,52 @@ def delayed_name(message_id: str, rc: int, frt: int, due: int, bucket: str) -> s
 
 
 @dataclass(frozen=True)
-class Parsed:
+class MessageName:
+    """What every message file's name starts with: ``<id>~<rc>~<frt>``."""
+
     id: str
-    rc: int
-    frt: int  # first receive ms, 0 = never
-    when: int = 0  # claimed: expiry ms; delayed: due ms
-    extra: str = ""  # claimed: token; delayed: target bucket
+    rc: int  # receive count
+    frt: int  # first receive, ms since the epoch; 0 = never received
 
 
-def parse_ready(name: str) -> Parsed | None:
+@dataclass(frozen=True)
+class ReadyName(MessageName):
+    """``ready/<bucket>/<id>~<rc>~<frt>``: visible."""
+
+
+@dataclass(frozen=True)
+class ClaimedName(MessageName):
+    """``claimed/<shard>/<id>~<rc>~<frt>~<expires>~<token>``: claimed until ``expires``."""
+
+    expires: int  # ms since the epoch
+    token: str  # unique to the claimant
+
+
+@dataclass(frozen=True)
+class DelayedName(MessageName):
+    """``delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>``: ready at ``due``, in ``bucket``."""
+
+    due: int  # ms since the epoch
+    bucket: str  # the ready bucket it goes to when due
+
+
+def parse_ready(name: str) -> ReadyName | None:
     m = READY_RE.match(name)
-    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16)) if m else None
+    return ReadyName(m.group(1), int(m.group(2)), int(m.group(3), 16)) if m else None
 
 
-def parse_claimed(name: str) -> Parsed | None:
+def parse_claimed(name: str) -> ClaimedName | None:
     m = CLAIMED_RE.match(name)
     if not m:
         return None
-    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
+    return ClaimedName(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
 
 
-def parse_delayed(name: str) -> Parsed | None:
+def parse_delayed(name: str) -> DelayedName | None:
     m = DELAYED_RE.match(name)
     if not m:
         return None
-    return Parsed(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
+    return DelayedName(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
 
 
 def new_token() -> str:

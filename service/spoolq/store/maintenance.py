@@ -58,7 +58,7 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
         sdir = q.sub(f"claimed/{shard}")
         for n in listdir(sdir):
             p = L.parse_claimed(n)
-            if p is None or p.when > now_ms:
+            if p is None or p.expires > now_ms:
                 continue
             bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
             before = f"{q.ready_dir(bucket)}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
@@ -85,10 +85,10 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
             bdir = q.sub(f"delayed/{b}")
             for n in listdir(bdir):
                 p = L.parse_delayed(n)
-                if p is None or p.when > now_ms:
+                if p is None or p.due > now_ms:
                     continue
                 try:
-                    rename_into(f"{bdir}/{n}", q.ready_dir(p.extra), L.ready_name(p.id, p.rc, p.frt), base=q.path)
+                    rename_into(f"{bdir}/{n}", q.ready_dir(p.bucket), L.ready_name(p.id, p.rc, p.frt), base=q.path)
                     released += 1
                 except FileNotFoundError:
                     continue

@@ -39,19 +39,19 @@ class Reading:
         unless ``include_claimed`` is False); dedup queues surface the ready ones they return."""
         core = self.core
         now_ms = core.now_ms()
-        entries: list[tuple[str, str, L.Parsed, bool]] = []  # (id, path, parsed, claimed)
+        entries: list[tuple[str, str, L.ReadyName | L.ClaimedName]] = []  # (id, path, parsed name)
         for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
             for n in listdir(bdir):
-                p = L.parse_ready(n)
-                if p is not None:
-                    entries.append((p.id, f"{bdir}/{n}", p, False))
+                r = L.parse_ready(n)
+                if r is not None:
+                    entries.append((r.id, f"{bdir}/{n}", r))
             if q.kind is not QueueKind.FIFO and len(entries) >= limit:
                 break
         if include_claimed:
-            entries.extend((p.id, path, p, True) for path, p in q.claimed_files())
+            entries.extend((c.id, path, c) for path, c in q.claimed_files())
         entries.sort(key=lambda e: e[0])
         out: list[Message] = []
-        for mid, path, p, claimed in entries:
+        for mid, path, p in entries:
             if len(out) >= limit:
                 break
             try:
@@ -64,10 +64,13 @@ class Reading:
             expire = meta.get("x")
             if isinstance(expire, int) and expire <= now_ms:
                 continue
-            if q.kind is QueueKind.DEDUP and not claimed:
-                q.surface(mid, body)
-            out.append(core.message(mid, meta, body, p.rc, p.frt,
-                                     claimed_until=p.when / 1000 if claimed and p.when > now_ms else None))
+            if isinstance(p, L.ClaimedName):
+                until = p.expires / 1000 if p.expires > now_ms else None
+            else:
+                until = None
+                if q.kind is QueueKind.DEDUP:
+                    q.surface(mid, body)
+            out.append(core.message(mid, meta, body, p.rc, p.frt, claimed_until=until))
         return out
 
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
@@ -91,7 +94,7 @@ class Reading:
         now_ms = self.core.now_ms()
         claimed = expired = 0
         for _path, p in q.claimed_files():
-            if p.when > now_ms:
+            if p.expires > now_ms:
                 claimed += 1
             else:
                 expired += 1
@@ -179,7 +182,7 @@ class Reading:
         if q is None:
             return 0
         now_ms = self.core.now_ms()
-        return sum(1 for _path, p in q.claimed_files() if p.when > now_ms)
+        return sum(1 for _path, p in q.claimed_files() if p.expires > now_ms)
 
     def oldest_ready_at(self, queue: str) -> float | None:
         """When the oldest ready message was sent (seconds since the epoch), or None when none is
