@@ -140,7 +140,7 @@ def flush_check(settings: Settings) -> Check:
 
 def check_config_file(settings: Settings) -> Iterator[Check]:
     """The config file (identities, permissions) and the listen policy."""
-    from spoolq.http.auth import Authenticator, check_listen_policy
+    from spoolq.auth import Authenticator, check_listen_policy
 
     try:
         auth = Authenticator.from_settings(settings)  # identities: API keys, permissions, SigV4 credentials

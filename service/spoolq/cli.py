@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return failed.exit_code
     listeners = inherited if inherited is not None else bound_listeners(settings)
     # Imported late: the metrics mode must be chosen before prometheus_client is imported.
-    from spoolq.http.auth import Authenticator
+    from spoolq.auth import Authenticator
 
     auth = Authenticator.from_settings(settings)
     for note in auth.notes:
@@ -164,7 +164,7 @@ def _add_hash_key(sub: Any) -> None:
 
 
 def run_hash_key(args: argparse.Namespace) -> int:
-    from spoolq.http.auth import hash_key
+    from spoolq.auth import hash_key
 
     key = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("API key: ")
     if not key:

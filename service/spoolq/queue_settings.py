@@ -251,6 +251,6 @@ def load_queue_defaults(settings: Settings) -> QueueDefaults:
     """The ``queue_defaults`` of the config file ``settings`` names (none: archive off)."""
     if settings.config is None:
         return QueueDefaults()
-    from spoolq.http.auth import load_config  # the one reader of the config file
+    from spoolq.auth import load_config  # the one reader of the config file
 
     return queue_defaults(load_config(settings.config))

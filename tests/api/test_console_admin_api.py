@@ -159,7 +159,7 @@ def test_receive_then_acknowledge_release_or_delete_each(keyed: Flask, file_stor
     # delete by id: the claimed third, and the never received fourth by its Disque job id
     assert call(keyed, "POST", f"/queues/{q}/messages/{third['id']}/delete").status_code == 200
     fourth = next(m for m in file_store.peek(q, limit=10) if m.body == b"3")
-    from spoolq.disque.ids import to_disque
+    from spoolq.job_ids import to_disque
 
     job_id = to_disque(fourth.id, 0, False)
     assert call(keyed, "POST", f"/queues/{q}/messages/{job_id}/delete").status_code == 200

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from spoolq.auth import hash_key
 from spoolq.cli import build_parser, main
-from spoolq.http.auth import hash_key
 from spoolq.http.server import gunicorn_options
 from spoolq.settings import Settings
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
+from spoolq.auth import Authenticator, Permission, check_listen_policy, hash_key
 from spoolq.http.app import create_app
-from spoolq.http.auth import Authenticator, Permission, check_listen_policy, hash_key
 from spoolq.settings import Settings, SettingsError
 from tests.api.fakes import FakeStore
 

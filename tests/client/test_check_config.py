@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spoolq.http.auth import Permission
+from spoolq.auth import Permission
 from spoolq.settings import SettingsError
 from tests.client.test_cli import CHECKOUT, spoolq
 from tests.e2e.spoolq_server import free_port

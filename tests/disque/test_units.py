@@ -6,8 +6,8 @@ import os
 
 import pytest
 
+from spoolq import job_ids as ids
 from spoolq.disque import args as A
-from spoolq.disque import ids
 from spoolq.disque.protocol import Error, ProtocolError, RequestReader, Status, encode
 
 

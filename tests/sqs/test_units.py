@@ -12,7 +12,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from flask import Blueprint, Flask
 
-from spoolq.http.auth import Authenticator
+from spoolq.auth import Authenticator
 from spoolq.http.context import Services
 from spoolq.http.sqs import create_blueprint
 from spoolq.http.sqs.context import Caller, store_name_of_arn, unwrap_receipt, wrap_receipt

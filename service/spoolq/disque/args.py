@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spoolq.disque import ids
+from spoolq import job_ids as ids
+from spoolq import queue_names
 from spoolq.disque.protocol import Error
 from spoolq.store import layout as L
 
 #: Disque queue ``q`` is store queue ``disque:q``
-PREFIX = "disque:"
+PREFIX = queue_names.DISQUE_PREFIX
 SYNTAX = Error("syntax error")
 #: Disque's defaults: TTL one day; RETRY a tenth of the TTL, at most 5 minutes, at least 1 second
 DEFAULT_TTL = 86_400

@@ -14,15 +14,41 @@ import os
 import platform
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from spoolq import __version__
+from spoolq.auth import Authenticator, Principal
 from spoolq.disque import args as A
+from spoolq.disque.blocking import Dispatcher
+from spoolq.disque.jobs import JobCommands
 from spoolq.disque.protocol import OK, Error, Map, Status, Verbatim
-from spoolq.http.auth import Principal
+from spoolq.disque.session import Session
+from spoolq.settings import Settings
+from spoolq.store import QueueStore
 
-if TYPE_CHECKING:
-    from spoolq.disque.server import Door, Session
+
+class Server(Protocol):
+    """What the server commands read of the listener (:class:`spoolq.disque.server.Door`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> QueueStore: ...
+    @property
+    def auth(self) -> Authenticator: ...
+    @property
+    def jobs(self) -> JobCommands: ...
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+    @property
+    def node_name(self) -> str: ...
+    @property
+    def clients(self) -> int: ...
+    @property
+    def started(self) -> float: ...
+
+
+    def authenticate(self, session: Session, raw_key: bytes) -> Error | None: ...
 
 #: COMMAND's reply: name, arity, flags, first key, last key, step (as Disque's table)
 TABLE: list[tuple[str, int, list[str]]] = [
@@ -41,7 +67,7 @@ TABLE: list[tuple[str, int, list[str]]] = [
 
 
 class Introspection:
-    def __init__(self, door: Door) -> None:
+    def __init__(self, door: Server) -> None:
         self.door = door
 
     def hello(self, session: Session, argv: Sequence[bytes]) -> Any:

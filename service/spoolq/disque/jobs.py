@@ -24,11 +24,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spoolq import job_ids as ids
+from spoolq.auth import Principal
 from spoolq.disque import args as A
-from spoolq.disque import ids
 from spoolq.disque.protocol import Error, Status
 from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
-from spoolq.http.auth import Principal
 from spoolq.store import FileStore
 from spoolq.store import layout as L
 from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from spoolq.auth import Principal
 from spoolq.disque import args as A
 from spoolq.disque.jobs import PAUSE_KEY, JobCommands, disque_id, job_meta
 from spoolq.disque.protocol import NULL_ARRAY, Error, Status
 from spoolq.errors import QueueNotFound
-from spoolq.http.auth import Principal
 from spoolq.store.model import CLAIMED, DELAYED, READY, JobView, QueueInfo, QueueKind
 
 #: store states -> Disque job states

@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import ctypes
 import hashlib
-import itertools
 import json
 import logging
 import os
@@ -47,19 +46,20 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from spoolq import job_ids as ids
+from spoolq.auth import OPEN, Authenticator, Principal
 from spoolq.disque import args as A
-from spoolq.disque import ids
 from spoolq.disque.blocking import Dispatcher, Waiter
 from spoolq.disque.info import Introspection
 from spoolq.disque.jobs import JobCommands
 from spoolq.disque.meter import CommandMeter, count_messages
 from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
 from spoolq.disque.queues import QueueCommands
+from spoolq.disque.session import Session
 from spoolq.errors import SpoolqError, StorageUnavailable
-from spoolq.http.auth import OPEN, Authenticator, Principal
-from spoolq.http.rates import RateHistory
 from spoolq.metrics import Metrics
 from spoolq.queue_settings import load_queue_defaults
+from spoolq.rates import RateHistory
 from spoolq.settings import Settings
 from spoolq.store import FileStore, QueueConfig
 from spoolq.store import layout as L
@@ -73,18 +73,6 @@ MAX_ADDJOB_BATCH = 256
 GRACEFUL_SECONDS = 25.0
 #: commands allowed before AUTH when keys are configured
 PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
-
-
-class Session:
-    _ids = itertools.count(1)
-
-    def __init__(self, principal: Principal | None) -> None:
-        self.principal = principal
-        self.waiter: Waiter | None = None
-        self.closed = False
-        self.protocol = 2  # RESP2 until HELLO 3
-        self.name: bytes | None = None  # CLIENT SETNAME
-        self.id = next(Session._ids)  # CLIENT ID
 
 
 class Door:

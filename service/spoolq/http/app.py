@@ -41,10 +41,10 @@ from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from spoolq import __version__
+from spoolq.auth import Authenticator
 from spoolq.counting import name_door
 from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sqs
 from spoolq.http import schemas as s
-from spoolq.http.auth import Authenticator
 from spoolq.http.context import Services
 from spoolq.http.overview import StoreCollector
 from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE

@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from spoolq.auth import Authenticator
 from spoolq.counting import DoorCounts, current_door
 from spoolq.errors import StorageUnavailable, storage_error
 from spoolq.http import framing, longpoll
-from spoolq.http.auth import Authenticator
 from spoolq.http.overview import Overview
 from spoolq.metrics import Metrics
 from spoolq.queue_settings import load_queue_defaults

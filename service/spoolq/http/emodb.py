@@ -30,14 +30,13 @@ from typing import Any
 from flask import Response, request
 from flask_smorest import Blueprint
 
+from spoolq.auth import OPEN, Principal
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc, emodb_batches, emodb_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
-from spoolq.http.auth import OPEN, Principal
 from spoolq.http.context import Services
-from spoolq.http.overview import manage_action, permission_name
-from spoolq.http.sqs.context import split_store_name
+from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name
 from spoolq.store import layout as L
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
 
@@ -313,7 +312,7 @@ class EmoDoor:
 
     def purge(self, queue: str) -> Response:
         self.authorize("poll", queue)
-        if split_store_name(queue) is not None:
+        if split_sqs_store_name(queue) is not None:
             self.authorize("admin", queue)  # an SQS queue: purging it is an SQS admin action
         wire.bool_param(request.args, "partitioned")
         name = self.store_name(queue)
@@ -362,7 +361,7 @@ class EmoDoor:
             raise wire.illegal_argument("to is required")
         if source == dest:
             raise wire.illegal_argument("cannot move queue to itself")
-        if split_store_name(source) is not None or split_store_name(dest) is not None:
+        if split_sqs_store_name(source) is not None or split_sqs_store_name(dest) is not None:
             # SQS queues move only through SQS StartMessageMoveTask, so every move of an SQS
             # queue is an SQS task, cancellable there by the queue's admins
             raise wire.illegal_argument("SQS queues are moved with SQS StartMessageMoveTask")

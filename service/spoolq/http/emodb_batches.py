@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from flask import Response, request
 
+from spoolq.auth import Principal
 from spoolq.http import emodb_wire as wire
-from spoolq.http.auth import Principal
 from spoolq.http.context import Services
 from spoolq.store.batches import MAX_BATCH_CLAIM
 from spoolq.store.model import Message

@@ -18,10 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from spoolq import queue_settings
+from spoolq.auth import Principal
 from spoolq.errors import QueueNotFound
 from spoolq.http import emodb_wire as wire
-from spoolq.http.auth import Principal
-from spoolq.http.overview import permission_name
+from spoolq.queue_names import permission_name
 from spoolq.store import layout as L
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueInfo, QueueKind

@@ -31,6 +31,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from spoolq import queue_names
+
 IAE = "java.lang.IllegalArgumentException"
 UNAUTHORIZED_EXC = "com.bazaarvoice.emodb.common.api.UnauthorizedException"
 UNKNOWN_MOVE_EXC = "com.bazaarvoice.emodb.queue.api.UnknownMoveException"
@@ -49,9 +51,8 @@ QUEUE_NAME_TEXT = (
     "Allowed punctuation characters are -.:@_ and the queue name may not start with a single "
     "underscore character. An example of a valid table name would be 'polloi:provision'."
 )
-_QUEUE_NAME_RE = re.compile(r"[a-z0-9\-.:@_]{1,255}")
 #: prefix of the store names backing /dedupq/1 queues; a /queue/1 name may not take it.
-DEDUP_STORE_PREFIX = "__dedupq:"
+DEDUP_STORE_PREFIX = queue_names.DEDUPQ_PREFIX
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 MOVE_REF_RE = re.compile(r"[A-Z2-7]{42}")
 
@@ -119,12 +120,8 @@ def internal_error() -> tuple[EmoHttpError, str]:
 
 
 def is_legal_queue_name(name: str) -> bool:
-    """EmoDB ``Names.isLegalQueueName``: 1-255 of ``a-z0-9-.:@_``, no single leading ``_``, not ``.``/``..``."""
-    if not _QUEUE_NAME_RE.fullmatch(name):
-        return False
-    if name in (".", ".."):
-        return False
-    return not (name.startswith("_") and not name.startswith("__"))
+    """EmoDB ``Names.isLegalQueueName`` (:func:`spoolq.queue_names.is_emodb_name`)."""
+    return queue_names.is_emodb_name(name)
 
 
 def check_queue_name(name: str, *, dedup: bool) -> str:

@@ -32,14 +32,15 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from spoolq import queue_names
 from spoolq.errors import QueueNotFound, SpoolqError, StorageUnavailable
 from spoolq.http import apidoc, framing
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
 
-PREFIX = "mq:"
-NAME_RE = re.compile(r"[A-Za-z0-9:@._-]{1,255}")
+PREFIX = queue_names.MQ_PREFIX
+NAME_RE = queue_names.MQ_NAME
 _NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
 

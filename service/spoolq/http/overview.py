@@ -1,11 +1,7 @@
 """What the service knows about its queues, cheaply: one cached snapshot for /metrics and the console.
 
-Store names carry their door: ``__dedupq:<q>`` (EmoDB DedupQueueService), ``sqs:<account>:
-<region>:<q>`` (SQS), ``mq:<q>`` (MQ), ``disque:<q>`` (Disque); any other name is an EmoDB
-``/queue/1`` queue. :func:`door_and_name` maps a store name to the door and the name users
-know; :func:`permission_name` is the name the API-key permissions (``queue|<action>|<name>``)
-are checked against: that same name, as the EmoDB and MQ doors check it (one permission model
-for every door: ``queue|poll|jobs`` covers the EmoDB, MQ and SQS queues called ``jobs``).
+Each row names the queue's door and the name that door's users know
+(:func:`spoolq.queue_names.door_and_name`).
 
 :class:`Overview` takes a :class:`Snapshot` of every queue at most every ``ttl`` seconds per
 process (3 s by default): ``list_queues``, then per queue its meta (cached by the store), its
@@ -39,41 +35,13 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spoolq.errors import QueueNotFound, SpoolqError
+from spoolq.queue_names import door_and_name
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import MoveState, MoveStatus, QueueConfig
 
 #: ready messages counted exactly per queue; beyond, estimated from directory sizes
 COUNT_LIMIT = 10_000
 DEFAULT_TTL = 3.0
-
-_PREFIXES = (("__dedupq:", "dedupq"), ("mq:", "mq"), ("disque:", "disque"))
-
-
-def door_and_name(store_name: str) -> tuple[str, str]:
-    """(door, the name users of that door know) of a store queue name."""
-    for prefix, door in _PREFIXES:
-        if store_name.startswith(prefix):
-            return door, store_name[len(prefix):]
-    if store_name.startswith("sqs:"):
-        parts = store_name.split(":", 3)
-        if len(parts) == 4:
-            return "sqs", parts[3]
-    return "queue", store_name
-
-
-def permission_name(store_name: str) -> str:
-    """The queue name permissions are matched against, as the queue's own door matches it: the
-    name users of that door know, except SQS queues, whose permissions name the store queue
-    (``sqs:ACCOUNT:REGION:name``) through every door."""
-    door, name = door_and_name(store_name)
-    return store_name if door == "sqs" else name
-
-
-def manage_action(store_name: str) -> str:
-    """The permission that purge, unclaim all and moves need: ``poll`` as EmoDB's purge asks,
-    ``admin`` on an SQS queue as the SQS door asks for PurgeQueue and move tasks."""
-    return "admin" if door_and_name(store_name)[0] == "sqs" else "poll"
-
 
 @dataclass(frozen=True)
 class QueueRow:

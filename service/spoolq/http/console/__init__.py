@@ -8,7 +8,7 @@
   sending the key the user typed (kept in the browser's ``sessionStorage``) as ``X-BV-API-Key``.
   The server checks every call; the page disables what the key's permissions (returned with
   each queue) do not allow.
-* Rates: the sparklines show the server's history of the last hour (:mod:`spoolq.http.rates`,
+* Rates: the sparklines show the server's history of the last hour (:mod:`spoolq.rates`,
   sampled every five seconds by whichever process of the server comes first, kept in the
   metrics directory), so a page opened now shows the recent past; the figure beside each is
   computed in the browser from the per-queue message totals the list returns
@@ -28,7 +28,7 @@ from werkzeug.exceptions import MethodNotAllowed
 from spoolq import __version__
 from spoolq.http.console import api as console_api
 from spoolq.http.context import Services
-from spoolq.http.rates import RateHistory
+from spoolq.rates import RateHistory
 
 HERE = Path(__file__).resolve().parent
 
@@ -53,7 +53,7 @@ def register(app: Flask, api: Api, services: Services) -> None:
     api.register_blueprint(console_api.create_blueprint(services, history))
 
     @app.before_request
-    def start_sampling() -> None:  # in the worker, after the fork: see spoolq.http.rates
+    def start_sampling() -> None:  # in the worker, after the fork: see spoolq.rates
         history.start()
 
     def root() -> Response:

@@ -30,11 +30,18 @@ from typing import Any
 from flask import Response
 
 from spoolq.errors import QueueAlreadyExists, QueueNotEmpty, QueueNotFound
-from spoolq.http import emodb_wire, mq
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
-from spoolq.http.overview import door_and_name, manage_action
-from spoolq.http.sqs.context import QUEUE_NAME as SQS_QUEUE_NAME
+from spoolq.queue_names import (
+    DEDUPQ_PREFIX,
+    DISQUE_PREFIX,
+    MQ_NAME,
+    MQ_PREFIX,
+    SQS_NAME,
+    door_and_name,
+    is_emodb_name,
+    manage_action,
+)
 from spoolq.store import layout as L
 from spoolq.store.model import QueueConfig, QueueKind
 
@@ -52,21 +59,21 @@ def new_queue(api: ConsoleApi, door: str, name: str, fifo: bool, content_based_d
               region: str | None) -> tuple[str, QueueKind, QueueConfig | None]:
     """(store name, kind, config) of the queue ``door`` would make as ``name``; 400 if it would not."""
     if door in ("queue", "dedupq"):
-        ok = emodb_wire.is_legal_queue_name(name) and not name.startswith(emodb_wire.DEDUP_STORE_PREFIX)
-        store_name = emodb_wire.DEDUP_STORE_PREFIX + name if door == "dedupq" else name
+        ok = is_emodb_name(name) and not name.startswith(DEDUPQ_PREFIX)
+        store_name = DEDUPQ_PREFIX + name if door == "dedupq" else name
         kind = QueueKind.DEDUP if door == "dedupq" else QueueKind.STANDARD
     elif door == "sqs":
         region = region or api.services.settings.sqs_region
         if not _REGION.fullmatch(region):
             raise ConsoleError(400, f"{region!r} is not an AWS region name (like us-east-1)")
-        ok = bool(SQS_QUEUE_NAME.match(name)) and name.endswith(".fifo") == fifo
+        ok = bool(SQS_NAME.match(name)) and name.endswith(".fifo") == fifo
         store_name = f"sqs:{api.services.settings.sqs_account_id}:{region}:{name}"
         kind = QueueKind.FIFO if fifo else QueueKind.STANDARD
     elif door == "mq":
-        ok = bool(mq.NAME_RE.fullmatch(name)) and name not in (".", "..")
-        store_name, kind = mq.PREFIX + name, QueueKind.STANDARD
+        ok = bool(MQ_NAME.fullmatch(name)) and name not in (".", "..")
+        store_name, kind = MQ_PREFIX + name, QueueKind.STANDARD
     else:
-        store_name, kind = "disque:" + name, QueueKind.STANDARD
+        store_name, kind = DISQUE_PREFIX + name, QueueKind.STANDARD
         ok = bool(L.QUEUE_NAME_RE.fullmatch(store_name))
     if not ok:
         raise ConsoleError(400, f"{name!r} is not a {DOOR_NAMES[door]} queue name: {RULES[door]}")

@@ -1,7 +1,7 @@
 """The console's JSON API under ``/console/api``: what the pages call, nothing the doors lack.
 
 Every call names its key in ``X-BV-API-Key`` (the same keys and permissions as the EmoDB door;
-see :mod:`spoolq.http.auth`). With keys configured, a request without a valid key gets 401
+see :mod:`spoolq.auth`). With keys configured, a request without a valid key gets 401
 (the console then asks for one). Permissions are checked per queue against
 :func:`~spoolq.http.overview.permission_name`, with EmoDB's meanings:
 
@@ -38,8 +38,9 @@ from spoolq.http.console import admin, messages
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import LIST_MAX_AGE, ConsoleApi, ConsoleError, errors_doc, json_response
 from spoolq.http.context import Services
-from spoolq.http.overview import QueueRow, door_and_name, manage_action, permission_name
-from spoolq.http.rates import RateHistory
+from spoolq.http.overview import QueueRow
+from spoolq.queue_names import door_and_name, manage_action, permission_name
+from spoolq.rates import RateHistory
 from spoolq.store.model import QueueKind
 
 STARTED_AT = time.time()

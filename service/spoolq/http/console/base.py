@@ -12,12 +12,13 @@ from typing import Any
 from flask import Response, request
 from marshmallow import Schema, ValidationError
 
+from spoolq.auth import Principal
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc
-from spoolq.http.auth import Principal
 from spoolq.http.console import schemas as cs
 from spoolq.http.context import Services
-from spoolq.http.overview import QueueRow, door_and_name, manage_action, permission_name
+from spoolq.http.overview import QueueRow
+from spoolq.queue_names import door_and_name, manage_action, permission_name
 from spoolq.store.model import MoveState, MoveStatus, QueueInfo
 
 #: the console's lists may be this old (seconds; the cached overview)

@@ -21,11 +21,11 @@ from typing import Any
 from flask import Response, request
 from marshmallow import ValidationError
 
-from spoolq.disque import ids as disque_ids
+from spoolq import job_ids as disque_ids
 from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
-from spoolq.http.overview import door_and_name
+from spoolq.queue_names import DISQUE_PREFIX, door_and_name
 from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind
 
 
@@ -87,7 +87,7 @@ def delete_message(api: ConsoleApi, name: str, message_id: str) -> Response:
     who = api.principal()
     api.require(who, "poll", name)
     api.existing(name)
-    store_id = disque_ids.to_store(message_id) if name.startswith("disque:") else None
+    store_id = disque_ids.to_store(message_id) if name.startswith(DISQUE_PREFIX) else None
     if not api.services.store().ack(name, [store_id or message_id])[0]:
         raise ConsoleError(404, f"no message {message_id!r} in this queue (acknowledged, moved or expired already?)")
     api.services.overview.invalidate()

@@ -1,4 +1,4 @@
-"""Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.http.auth`'s).
+"""Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.auth`'s).
 
 An action is authorised against the store name of the queue it acts on (``sqs:A:R:name``),
 with the same ``queue|<action>|<queue>`` permissions the EmoDB door uses:
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spoolq.http.auth import Principal
+from spoolq.auth import Principal
 from spoolq.http.sqs.context import QUEUE_NAME, Caller, arn_of_store_name, store_name_of_arn
 from spoolq.http.sqs.errors import AccessDenied, SqsError
 

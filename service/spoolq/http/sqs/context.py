@@ -39,16 +39,15 @@ from dataclasses import dataclass
 
 from flask import Request
 
+from spoolq import queue_names
 from spoolq.http.sqs.errors import QueueDoesNotExist, ReceiptHandleIsInvalid
 from spoolq.settings import Settings
 
-QUEUE_NAME = re.compile(r"^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$")
-STORE_PREFIX = "sqs"
+QUEUE_NAME = queue_names.SQS_NAME
 _CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})$")
 #: an AWS region name (``us-east-1``, ``us-gov-west-1``, ``eu-central-2``)
 REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$")
-_STORE_NAME = re.compile(r"^sqs:(\d{12}):([a-z0-9-]+):([A-Za-z0-9_.-]{1,80})$")
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ class Caller:
     sender_id: str = ""
 
     def store_name(self, queue_name: str) -> str:
-        return f"{STORE_PREFIX}:{self.account}:{self.region}:{queue_name}"
+        return queue_names.sqs_store_name(self.account, self.region, queue_name)
 
     def url(self, queue_name: str) -> str:
         if self.region == self.default_region:
@@ -76,7 +75,7 @@ class Caller:
         return f"arn:aws:sqs:{self.region}:{self.account}:{queue_name}"
 
     def store_prefix(self) -> str:
-        return f"{STORE_PREFIX}:{self.account}:{self.region}:"
+        return queue_names.sqs_store_name(self.account, self.region, "")
 
     def queue_from_url(self, queue_url: str) -> str:
         """The store name of the queue a ``QueueUrl`` (or bare name) designates."""
@@ -85,7 +84,7 @@ class Caller:
         if not QUEUE_NAME.match(name):
             raise QueueDoesNotExist()
         if len(parts) >= 3 and REGION.match(parts[-3]) and parts[-2].isdigit():
-            return f"{STORE_PREFIX}:{self.account}:{parts[-3]}:{name}"
+            return queue_names.sqs_store_name(self.account, parts[-3], name)
         return self.store_name(name)
 
 
@@ -114,10 +113,7 @@ def credential_scope(authorization: str) -> tuple[str, str, str, str] | None:
     return (match.group(1), match.group(2), match.group(3), match.group(4)) if match else None
 
 
-def split_store_name(store_name: str) -> tuple[str, str, str] | None:
-    """``(account, region, queue name)`` of an SQS store name, or ``None`` for other front doors' queues."""
-    match = _STORE_NAME.match(store_name)
-    return (match.group(1), match.group(2), match.group(3)) if match else None
+split_store_name = queue_names.split_sqs_store_name
 
 
 def arn_of_store_name(store_name: str) -> str:
@@ -134,7 +130,7 @@ def store_name_of_arn(arn: str) -> str | None:
     if not match or not QUEUE_NAME.match(match.group(3)):
         return None
     region, account, name = match.groups()
-    return f"{STORE_PREFIX}:{account}:{region}:{name}"
+    return queue_names.sqs_store_name(account, region, name)
 
 
 def queue_name_of(store_name: str) -> str:

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from spoolq.auth import Principal
 from spoolq.errors import QueueNotFound
-from spoolq.http.auth import Principal
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
 from spoolq.store import Delivery, QueueConfig, QueueInfo, QueueStore

@@ -3,7 +3,7 @@
 Off only in open mode (no credentials configured at all: the development mode accepts any
 key, like moto). Otherwise every SQS request must carry ``Authorization: AWS4-HMAC-SHA256
 Credential=<key>/<yyyymmdd>/<region>/sqs/aws4_request, SignedHeaders=..., Signature=...``
-whose access key id belongs to a configured identity (:mod:`spoolq.http.auth`), and:
+whose access key id belongs to a configured identity (:mod:`spoolq.auth`), and:
 
 * ``X-Amz-Date`` within 15 minutes of the server clock (else ``RequestExpired``), on the
   same day as the credential scope, and ``host`` among the signed headers;
@@ -43,7 +43,7 @@ from urllib.parse import quote, unquote
 
 from flask import Request
 
-from spoolq.http.auth import Authenticator, Principal
+from spoolq.auth import Authenticator, Principal
 from spoolq.http.sqs.errors import (
     InvalidClientTokenId,
     MissingAuthenticationToken,

@@ -1,4 +1,4 @@
-"""Disque-shaped job ids, one-to-one with store message ids.
+"""Disque-shaped job ids, one-to-one with store message ids (the Disque door's, read by the console too).
 
 A store id is 40 hex digits: 12 of milliseconds, 8 of node hash, 20 of counter, random and
 queue checksum (see :mod:`spoolq.store.layout`). The Disque id rearranges it::

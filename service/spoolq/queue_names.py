@@ -1,0 +1,81 @@
+"""How each front door names its queues in the one store, and whose permissions apply to them.
+
+Every door keeps its queues in the store under a name that says which door they belong to:
+
+=============================  ==========================================  ===================
+door                           store name of the door's queue ``q``         ``q`` may be
+=============================  ==========================================  ===================
+EmoDB ``/queue/1``             ``q``                                        :func:`is_emodb_name`
+EmoDB ``/dedupq/1``            ``__dedupq:q``                               :func:`is_emodb_name`
+MQ ``/mq``                     ``mq:q``                                     :data:`MQ_NAME`
+SQS, account A, region R       ``sqs:A:R:q``                                :data:`SQS_NAME`
+Disque                         ``disque:q``                                 any store name
+=============================  ==========================================  ===================
+
+:func:`door_and_name` maps a store name back to its door and the name that door's users know;
+:func:`permission_name` is the name the API-key permissions (``queue|<action>|<name>``,
+:mod:`spoolq.auth`) are checked against: that same name, as the EmoDB and MQ doors check it,
+except SQS queues, whose permissions name the store queue (one permission model for every door:
+``queue|poll|jobs`` covers the EmoDB, MQ and Disque queues called ``jobs``). Every door, the
+console and the metrics read names through here; none reads another door's module for them.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: store-name prefixes of the doors' queues (EmoDB ``/queue/1`` queues have none)
+DEDUPQ_PREFIX = "__dedupq:"
+MQ_PREFIX = "mq:"
+DISQUE_PREFIX = "disque:"
+SQS_PREFIX = "sqs:"
+_PREFIXES = ((DEDUPQ_PREFIX, "dedupq"), (MQ_PREFIX, "mq"), (DISQUE_PREFIX, "disque"))
+
+#: EmoDB ``Names.isLegalQueueName``: 1-255 of ``a-z0-9-.:@_``, no single leading ``_``, not ``.``/``..``
+EMODB_NAME = re.compile(r"[a-z0-9\-.:@_]{1,255}")
+#: an MQ queue name
+MQ_NAME = re.compile(r"[A-Za-z0-9:@._-]{1,255}")
+#: an SQS queue name (a FIFO queue's ends in ``.fifo``)
+SQS_NAME = re.compile(r"^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$")
+_SQS_STORE_NAME = re.compile(r"^sqs:(\d{12}):([a-z0-9-]+):([A-Za-z0-9_.-]{1,80})$")
+
+
+def is_emodb_name(name: str) -> bool:
+    """Whether ``name`` is a legal EmoDB queue name."""
+    if not EMODB_NAME.fullmatch(name) or name in (".", ".."):
+        return False
+    return not (name.startswith("_") and not name.startswith("__"))
+
+
+def sqs_store_name(account: str, region: str, name: str) -> str:
+    return f"{SQS_PREFIX}{account}:{region}:{name}"
+
+
+def split_sqs_store_name(store_name: str) -> tuple[str, str, str] | None:
+    """``(account, region, queue name)`` of an SQS store name, or ``None`` for other doors' queues."""
+    match = _SQS_STORE_NAME.match(store_name)
+    return (match.group(1), match.group(2), match.group(3)) if match else None
+
+
+def door_and_name(store_name: str) -> tuple[str, str]:
+    """(door, the name users of that door know) of a store queue name."""
+    for prefix, door in _PREFIXES:
+        if store_name.startswith(prefix):
+            return door, store_name[len(prefix):]
+    if store_name.startswith(SQS_PREFIX):
+        parts = store_name.split(":", 3)
+        if len(parts) == 4:
+            return "sqs", parts[3]
+    return "queue", store_name
+
+
+def permission_name(store_name: str) -> str:
+    """The queue name permissions are matched against (see the module docstring)."""
+    door, name = door_and_name(store_name)
+    return store_name if door == "sqs" else name
+
+
+def manage_action(store_name: str) -> str:
+    """The permission that purge, unclaim all and moves need: ``poll`` as EmoDB's purge asks,
+    ``admin`` on an SQS queue as the SQS door asks for PurgeQueue and move tasks."""
+    return "admin" if door_and_name(store_name)[0] == "sqs" else "poll"
