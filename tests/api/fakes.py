@@ -43,7 +43,9 @@ from spoolq.store.model import (
     QueueCounts,
     QueueInfo,
     QueueKind,
+    QueueRef,
     SendResult,
+    queue_name_of,
 )
 
 _ID_RE = re.compile(r"[0-9a-f]{40}")
@@ -178,11 +180,13 @@ class FakeStore(QueueStore):
             del self.queues[name]
 
     # messages
-    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+    def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+        queue = queue_name_of(queue)
         return self.send_batch(queue, [message], create)[0]
 
-    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
+        queue = queue_name_of(queue)
         self._check("send_batch")
         with self.lock:
             q = self._queue(queue, create)
@@ -203,7 +207,8 @@ class FakeStore(QueueStore):
     def _view(self, m: _Msg) -> Message:
         return Message(m.id, m.body, m.sent_at, m.receives, None, {})
 
-    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None, wait: float = 0.0) -> list[Delivery]:
+    def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None, wait: float = 0.0) -> list[Delivery]:
+        queue = queue_name_of(queue)
         self._check("poll")
         deliveries = self._claim(queue, limit, 30.0 if claim_ttl is None else claim_ttl)
         self.listeners.messages(MessageEvent.POLLED, queue, len(deliveries))
@@ -227,7 +232,8 @@ class FakeStore(QueueStore):
                 out.append(Delivery(self._view(m), m.id, m.claimed_until))
             return out
 
-    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+        queue = queue_name_of(queue)
         self._check("ack")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
@@ -236,8 +242,9 @@ class FakeStore(QueueStore):
         self.listeners.messages(MessageEvent.ACKED, queue, sum(done))
         return done
 
-    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
+        queue = queue_name_of(queue)
         self._check("renew")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
@@ -256,7 +263,8 @@ class FakeStore(QueueStore):
                 out.append(True)
             return out
 
-    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+        queue = queue_name_of(queue)
         self._check("release")
         ids = [self._parse(queue, r) for r in refs]
         with self.lock:
@@ -277,7 +285,8 @@ class FakeStore(QueueStore):
     def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
         return self.requeue(queue, refs, nack=True)
 
-    def wait_point(self, queue: str) -> tuple[str, int, float]:
+    def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
+        queue = queue_name_of(queue)
         return queue, self.wakeups.generation(queue), self.wakeups.rescan
 
     @property

@@ -32,7 +32,7 @@ from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.batches import BatchClaims
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import Delivery, QueueConfig
+from spoolq.store.model import Delivery, QueueConfig, QueueRef
 
 #: the door of store calls made outside any request (a test's direct call, a background thread)
 NO_DOOR = "store"
@@ -77,7 +77,7 @@ class Services:
             batches = self._batches = BatchClaims(self.store(), self.settings.root)
         return batches
 
-    def poll(self, queue: str, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
+    def poll(self, queue: QueueRef, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
         """A door's poll of ``queue``: with ``wait``, the long-poll step (parked where the worker
         can park it; see :mod:`spoolq.http.longpoll`). Call it inside a request."""
         request = framing.current_request()

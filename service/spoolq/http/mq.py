@@ -131,9 +131,8 @@ class MqDoor:
         name = _store_name(queue)
         wait = _seconds("wait", 0.0, 20.0) or 0.0
         ttl = _seconds("ttl", 1.0, MAX_CLAIM_TTL)
-        store = self.services.store()
-        store.get_queue(name)  # 404 for a queue that does not exist, as an add answers
-        deliveries = self.services.poll(name, 1, ttl, wait)
+        info = self.services.store().get_queue(name)  # 404 for a queue that does not exist, as an add answers
+        deliveries = self.services.poll(info, 1, ttl, wait)
         if not deliveries:
             return Response(status=204)
         message = deliveries[0].message

@@ -48,6 +48,7 @@ from spoolq.store.model import (
     MAX_WAIT,
     Delivery,
     QueueKind,
+    QueueRef,
 )
 from spoolq.store.reading import Reading
 from spoolq.store.watch import FALLBACK_STEP
@@ -66,17 +67,17 @@ class Claiming:
         self.core = core
         self.reading = reading
 
-    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+    def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
-        L.check_queue_name(queue)
+        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
         check_int("limit", limit, 1, MAX_POLL_LIMIT)
         if claim_ttl is not None:
             check_number("claim_ttl", claim_ttl, 0, MAX_CLAIM_TTL)
         check_number("wait", wait, 0, MAX_WAIT)
         deadline = time.monotonic() + wait
         core = self.core
+        q = core.resolve(queue)
         while True:
-            q = core.find(queue)
             seen = core.watcher.generation(q.path) if q is not None else 0
             if q is not None:
                 maybe_maintain(core, q, core.maintenance_interval)
@@ -86,7 +87,7 @@ class Claiming:
                     if not got and maybe_maintain(core, q, EMPTY_POLL_MAINTENANCE):
                         got = self._claim(q, limit, ttl)  # expired claims or due delays came back
                 except OSError as e:
-                    raise storage_error(e, f"polling {queue!r}") from e
+                    raise storage_error(e, f"polling {name!r}") from e
                 if got:
                     return got
             remaining = deadline - time.monotonic()
@@ -96,8 +97,9 @@ class Claiming:
                 time.sleep(min(remaining, 0.05))
             else:
                 core.watcher.wait(q.path, seen, remaining)
+            q = core.find(name)  # created, changed or deleted meanwhile
 
-    def wait_point(self, queue: str) -> tuple[str, int, float]:
+    def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
         """Where a poll of ``queue`` that finds nothing would wait, read *before* polling.
 
         Returns the queue's watch key, its generation now and how often a waiter must re-poll
@@ -105,11 +107,11 @@ class Claiming:
         queue does not exist yet). A caller that polls after this and finds nothing waits
         until the key's generation differs (``watcher.add_listener``) or that time passes.
         """
-        L.check_queue_name(queue)
-        q = self.core.find(queue)
+        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
+        q = self.core.resolve(queue)
         watcher = self.core.watcher
         if q is None:
-            return f"?{queue}", 0, FALLBACK_STEP
+            return f"?{name}", 0, FALLBACK_STEP
         armed = watcher.watch(q.path)
         return q.path, watcher.generation(q.path), watcher.rescan if armed else FALLBACK_STEP
 
@@ -262,28 +264,29 @@ class Claiming:
         self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
                            new_id=L.rebind_id(parsed.id, target.name), from_standard=q.kind is QueueKind.STANDARD)
 
-    def _each_ref(self, queue: str, refs: Sequence[str], doing: str,
-                  op: Callable[[QueueHandle, L.Ref], bool]) -> list[bool]:
+    def _each_ref(self, queue: QueueRef, refs: Sequence[str], doing: str,
+                  op: Callable[[QueueHandle, L.Ref], bool]) -> tuple[list[bool], QueueHandle | None]:
         """Validate the queue name and every ref first (nothing changes on bad input), then apply
-        ``op`` to each ref. A queue that does not exist has nothing to act on: all False."""
-        L.check_queue_name(queue)
+        ``op`` to each ref: one flag per ref, and the queue. A queue that does not exist has
+        nothing to act on: all False."""
+        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
         if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
             raise InvalidArgument("refs must be a sequence of message ids or receipts")
-        parsed = [L.parse_ref(r, queue) for r in refs]
-        q = self.core.find(queue)
+        parsed = [L.parse_ref(r, name) for r in refs]
+        q = self.core.resolve(queue)
         if q is None:
-            return [False] * len(parsed)
+            return [False] * len(parsed), None
         try:
-            return [op(q, ref) for ref in parsed]
+            return [op(q, ref) for ref in parsed], q
         except OSError as e:
-            raise storage_error(e, f"{doing} in {queue!r}") from e
+            raise storage_error(e, f"{doing} in {name!r}") from e
 
-    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
         """Acknowledge by id or receipt. A receipt acknowledges its own claim; with
         ``released_too`` it also acknowledges its message after the claim was released or
         expired, as long as nobody received it since (same receive count: SQS's "the most
         recent receipt handle deletes")."""
-        return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))
+        return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))[0]
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
         acked, claims = self._ack_files(q, ref, released_too)
@@ -351,7 +354,7 @@ class Claiming:
                 os.unlink(q.nacks_file(os.path.basename(path)[:40]))
         return True
 
-    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
         """Set a claim's expiry to now + ``ttl``. ``live_only``: a claim that already expired
         (not yet requeued by maintenance) counts as gone, as SQS's "not in flight"."""
@@ -361,7 +364,7 @@ class Claiming:
         now = self.core.now_ms()
         new_exp = now + int(ttl * 1000)
         return self._each_ref(queue, refs, "renewing claims", lambda q, ref: self._renew_one(
-            q, ref, new_exp, extend_only, claim_unclaimed, now if live_only else None))
+            q, ref, new_exp, extend_only, claim_unclaimed, now if live_only else None))[0]
 
     def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
                    live_after: int | None = None) -> bool:
@@ -392,14 +395,13 @@ class Claiming:
             return False
         return True
 
-    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
         """Make claimed messages visible again now. ``live_only``: as for :meth:`renew`."""
         live_after = self.core.now_ms() if live_only else None
-        out = self._each_ref(queue, refs, "releasing claims", lambda q, ref: self._release_one(q, ref, live_after))
-        if any(out):
-            q = self.core.find(queue)
-            if q is not None:
-                self.core.watcher.notify(q.path)
+        out, q = self._each_ref(queue, refs, "releasing claims",
+                                lambda q, ref: self._release_one(q, ref, live_after))
+        if q is not None and any(out):
+            self.core.watcher.notify(q.path)
         return out
 
     def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:

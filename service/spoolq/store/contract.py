@@ -21,6 +21,11 @@ Rules that hold for every method:
 * **Delivery.** At least once: a claimed message that is not acknowledged before its claim
   expires becomes visible again and is delivered again, with its receive count raised. A claim
   is unique to the poller that made it.
+* **One lookup.** ``send``, ``send_batch``, ``poll``, ``wait_point``, ``ack``, ``renew`` and
+  ``release`` take the queue by name, or as the :class:`~spoolq.store.model.QueueInfo` that
+  :meth:`QueueStore.get_queue` returned earlier in the same request: a door that looked the queue
+  up (to check its kind or config) hands that on and the store does not look again. A queue
+  changed or deleted since is looked up anew by its name.
 * **References.** A message is named by its id (40 lowercase hex digits, bound to its queue by a
   checksum) or by a receipt (``Delivery.receipt``), which names one delivery of it: a receipt
   acts only on that delivery (or, where said, on its message while nobody received it since).
@@ -47,6 +52,7 @@ from spoolq.store.model import (
     QueueCounts,
     QueueInfo,
     QueueKind,
+    QueueRef,
     SendResult,
 )
 
@@ -136,11 +142,11 @@ class QueueStore(Protocol):
 
     # ------------------------------------------------------------ sending
 
-    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+    def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         """Store one message; what :meth:`send_batch` does for a batch of one."""
         ...
 
-    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
         """Store ``messages`` in order; one result each, in the same order. Every message is
         checked against the queue's kind and config before any is stored; when this returns,
@@ -155,7 +161,7 @@ class QueueStore(Protocol):
 
     # ------------------------------------------------------------ claims
 
-    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+    def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
         """Claim up to ``limit`` visible messages, oldest first (FIFO: the heads of groups with
         nothing in flight, one batch per group; dedup: sorted by body), each for ``claim_ttl``
@@ -167,7 +173,7 @@ class QueueStore(Protocol):
         is nothing (also after a poll's time budget on a busy shared file system)."""
         ...
 
-    def wait_point(self, queue: str) -> tuple[str, int, float]:
+    def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
         """Where a poll of ``queue`` that finds nothing would wait, read *before* polling: the
         queue's wake-up key, its generation now and how often a waiter must re-poll without a
         wake-up (see :class:`Wakeups`). A caller that polls after this and finds nothing may
@@ -179,7 +185,7 @@ class QueueStore(Protocol):
         """The wake-ups of this store's queues (see :meth:`wait_point`)."""
         ...
 
-    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
         """Acknowledge messages: each is removed for good (archive-enabled queues keep a copy in
         their archive). A receipt acknowledges its own claim, also after the claim expired as
         long as nobody claimed the message again; with ``released_too`` also after its claim was
@@ -187,7 +193,7 @@ class QueueStore(Protocol):
         state. One flag per ref: whether it removed a message."""
         ...
 
-    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
         """Set each claim's expiry to now + ``ttl`` (``ttl=0``: :meth:`release`). With
         ``extend_only`` a claim that already runs longer is left alone (and counts as renewed);
@@ -195,7 +201,7 @@ class QueueStore(Protocol):
         that already expired counts as gone. One flag per ref: whether the claim holds now."""
         ...
 
-    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
         """Make claimed messages visible again now, keeping their receive counts. ``live_only``:
         an expired claim counts as gone. One flag per ref: whether it released a claim."""
         ...

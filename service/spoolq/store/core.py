@@ -48,7 +48,7 @@ from spoolq.store.files import (
 from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
 from spoolq.store.handle import QueueHandle
 from spoolq.store.making import MessageFiles
-from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind
+from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
 from spoolq.store.watch import Watcher
 
 Clock = Callable[[], float]
@@ -158,6 +158,17 @@ class StoreCore:
             q = QueueHandle(info=info, path=path, stamp=stamp)
             self._queues[name] = q
             return q
+
+    def resolve(self, queue: QueueRef) -> QueueHandle | None:
+        """:meth:`find` by name; for the :class:`QueueInfo` a lookup returned, the handle it came
+        from, without a second look at ``meta.json`` while the handle still carries that very info
+        (otherwise the queue changed since, or the info is not the store's: found by name)."""
+        if isinstance(queue, str):
+            return self.find(queue)
+        cached = self._queues.get(queue.name)
+        if cached is not None and cached.info is queue:
+            return cached
+        return self.find(queue.name)
 
     def require(self, name: str) -> QueueHandle:
         """The queue named ``name``; :class:`~spoolq.errors.QueueNotFound` if there is none."""

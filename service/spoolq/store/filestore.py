@@ -93,7 +93,9 @@ from spoolq.store.model import (
     QueueCounts,
     QueueInfo,
     QueueKind,
+    QueueRef,
     SendResult,
+    queue_name_of,
 )
 from spoolq.store.moves import MoveRunner
 from spoolq.store.reading import Reading
@@ -215,37 +217,37 @@ class FileStore(QueueStore):
 
     # ------------------------------------------------------------ messages
 
-    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+    def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         result = self.sending.send(queue, message, create)
-        self._listeners.messages(MessageEvent.SENT, queue, 1)
+        self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), 1)
         return result
 
-    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
         results = self.sending.send_batch(queue, messages, create)
-        self._listeners.messages(MessageEvent.SENT, queue, len(results))
+        self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), len(results))
         return results
 
-    def poll(self, queue: str, limit: int = 10, claim_ttl: float | None = None,
+    def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
         deliveries = self.claiming.poll(queue, limit, claim_ttl, wait)
-        self._listeners.messages(MessageEvent.POLLED, queue, len(deliveries))
+        self._listeners.messages(MessageEvent.POLLED, queue_name_of(queue), len(deliveries))
         return deliveries
 
-    def wait_point(self, queue: str) -> tuple[str, int, float]:
+    def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
         return self.claiming.wait_point(queue)
 
-    def ack(self, queue: str, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
         done = self.claiming.ack(queue, refs, released_too=released_too)
-        self._listeners.messages(MessageEvent.ACKED, queue, sum(done))
+        self._listeners.messages(MessageEvent.ACKED, queue_name_of(queue), sum(done))
         return done
 
-    def renew(self, queue: str, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
         return self.claiming.renew(queue, refs, ttl, extend_only=extend_only, claim_unclaimed=claim_unclaimed,
                                    live_only=live_only)
 
-    def release(self, queue: str, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
+    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
         return self.claiming.release(queue, refs, live_only=live_only)
 
     def unclaim_all(self, queue: str) -> None:

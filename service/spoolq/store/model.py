@@ -151,6 +151,15 @@ class MoveStatus:
     max_per_second: int | None = None
 
 
+#: a queue as the message operations take it: its name, or the :class:`QueueInfo` a lookup in the
+#: same request returned, which spares the store a second lookup (see :mod:`spoolq.store.contract`)
+QueueRef = str | QueueInfo
+
+
+def queue_name_of(queue: QueueRef) -> str:
+    return queue if isinstance(queue, str) else queue.name
+
+
 #: the states of a message, as :class:`JobView` names them
 READY, CLAIMED, DELAYED = "ready", "claimed", "delayed"
 

@@ -48,6 +48,7 @@ from spoolq.store.model import (
     OutgoingMessage,
     QueueInfo,
     QueueKind,
+    QueueRef,
     SendResult,
 )
 
@@ -123,25 +124,25 @@ class Sending:
             raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
         return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0, meta_bytes)
 
-    def send(self, queue: str, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
+    def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
         return self.send_batch(queue, [message], create)[0]
 
-    def send_batch(self, queue: str, messages: Sequence[OutgoingMessage],
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
-        L.check_queue_name(queue)
+        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
             raise InvalidArgument("messages must be a sequence")
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
-        q = self.core.find(queue)
+        q = self.core.resolve(queue)
         if q is None and create is None:
-            q = wait_for_comeback(self.core, queue)  # a delete-if-empty may have it aside for an instant
+            q = wait_for_comeback(self.core, name)  # a delete-if-empty may have it aside for an instant
         now_ms = self.core.now_ms()
         if q is None:
             if create is None:
-                raise QueueNotFound(queue)
+                raise QueueNotFound(name)
             # validate against the queue as it will be created, before creating anything
-            to_be = QueueInfo(queue, check_kind(create), self.core.default_config, {}, 0, 0)
+            to_be = QueueInfo(name, check_kind(create), self.core.default_config, {}, 0, 0)
             for m in messages:
                 self._prepare(to_be, m, now_ms)
             if not messages:
@@ -149,8 +150,8 @@ class Sending:
         for attempt in range(1, SEND_ATTEMPTS + 1):
             if q is None:
                 assert create is not None  # checked above
-                self.core.create_queue(queue, create)
-                q = self.core.find(queue)
+                self.core.create_queue(name, create)
+                q = self.core.find(name)
                 if q is None:  # deleted again at once
                     continue
             prepared = [self._prepare(q.info, m, now_ms) for m in messages]
@@ -163,11 +164,11 @@ class Sending:
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
-                q = wait_for_comeback(self.core, queue)
+                q = wait_for_comeback(self.core, name)
                 if attempt == SEND_ATTEMPTS or (q is None and create is None):
                     raise
         else:
-            raise QueueNotFound(queue)
+            raise QueueNotFound(name)
         self.core.watcher.notify(q.path)
         return results
 

@@ -23,6 +23,7 @@ from spoolq.errors import QueueNotFound
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
 from spoolq.store import Delivery, QueueConfig, QueueInfo, QueueStore
+from spoolq.store.model import QueueRef
 
 ATTEMPT_TTL = 300.0
 ATTEMPT_CAPACITY = 10_000
@@ -68,9 +69,9 @@ class Env:
     principal: Principal | None = None
     #: the app's poll step (a long poll parks where the worker can park it: spoolq.http.parking);
     #: ``None``: the store's own poll
-    long_poll: Callable[[str, int, float | None, float], list[Delivery]] | None = None
+    long_poll: Callable[[QueueRef, int, float | None, float], list[Delivery]] | None = None
 
-    def poll(self, queue: str, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
+    def poll(self, queue: QueueRef, limit: int, claim_ttl: float | None, wait: float) -> list[Delivery]:
         if self.long_poll is None:
             return self.store.poll(queue, limit=limit, claim_ttl=claim_ttl, wait=wait)
         return self.long_poll(queue, limit, claim_ttl, wait)

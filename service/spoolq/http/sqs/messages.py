@@ -44,6 +44,7 @@ from spoolq.http.sqs.errors import (
 )
 from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
 from spoolq.store.layout import parse_ref
+from spoolq.store.model import QueueRef
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 #: the X-Ray header AWS keeps as the AWSTraceHeader system attribute when the sender passes none
@@ -129,7 +130,7 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     info = env.queue(store_name)
     message, reply = _prepare(env, info, p)
-    result = env.store.send(store_name, message)
+    result = env.store.send(info, message)  # the queue as looked up: no second lookup
     reply["MessageId"] = message_id(result.id)
     if info.kind is QueueKind.FIFO and result.sequence_number is not None:
         reply["SequenceNumber"] = result.sequence_number
@@ -194,7 +195,7 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         ready.append((entry["Id"], message, reply))
     successful: list[dict[str, Any]] = []
     if ready:
-        results = env.store.send_batch(store_name, [m for _, m, _ in ready])
+        results = env.store.send_batch(info, [m for _, m, _ in ready])
         for (entry_id, _, reply), result in zip(ready, results, strict=True):
             item = {"Id": entry_id, "MessageId": message_id(result.id), **reply}
             if info.kind is QueueKind.FIFO and result.sequence_number is not None:
@@ -249,11 +250,11 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if cached is not None:
             return {"Messages": cached} if cached else {}
     ttl = float(info.config.claim_ttl if visibility is None else visibility)
-    deliveries = env.poll(store_name, limit or 1, max(ttl, MIN_CLAIM),
+    deliveries = env.poll(info, limit or 1, max(ttl, MIN_CLAIM),
                           float(info.config.receive_wait if wait is None else wait))
     if ttl == 0 and deliveries:
         # visibility 0: received (the receive count moves on) and visible again at once
-        env.store.release(store_name, [d.receipt for d in deliveries if d.receipt])
+        env.store.release(info, [d.receipt for d in deliveries if d.receipt])
     now = env.clock()
     messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
     if fifo and attempt is not None and not (has_request_context() and parking.is_parked(request.environ)):
@@ -269,12 +270,12 @@ def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         receipt, _ = unwrap_receipt(store_name, handle)
     except ReceiptHandleIsInvalid:
         raise _not_a_handle(handle) from None
-    if info.kind is QueueKind.FIFO and not _in_flight(env, store_name, receipt):
+    if info.kind is QueueKind.FIFO and not _in_flight(env, info, receipt):
         # FIFO: a handle whose visibility ended no longer deletes (recorded from AWS)
         raise invalid_value("ReceiptHandle", handle, EXPIRED_HANDLE)
     # standard: the most recent handle deletes (even once visible again); an older one "succeeds but may
     # not delete"
-    env.store.ack(store_name, [receipt], released_too=info.kind is not QueueKind.FIFO)
+    env.store.ack(info, [receipt], released_too=info.kind is not QueueKind.FIFO)
     return {}
 
 
@@ -284,9 +285,9 @@ def _not_a_handle(handle: str) -> ReceiptHandleIsInvalid:
     return ReceiptHandleIsInvalid(f'The input receipt handle "{handle}" is not a valid receipt handle.')
 
 
-def _in_flight(env: Env, store_name: str, receipt: str) -> bool:
+def _in_flight(env: Env, queue: QueueRef, receipt: str) -> bool:
     """Whether the claim ``receipt`` names is still live (a 1 ms extend-only renew changes nothing else)."""
-    return env.store.renew(store_name, [receipt], MIN_CLAIM, extend_only=True, live_only=True)[0]
+    return env.store.renew(queue, [receipt], MIN_CLAIM, extend_only=True, live_only=True)[0]
 
 
 def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
