@@ -47,6 +47,7 @@ from spoolq.store.model import (
     MAX_POLL_LIMIT,
     MAX_WAIT,
     Delivery,
+    QueueInfo,
     QueueKind,
     QueueRef,
 )
@@ -69,7 +70,7 @@ class Claiming:
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
-        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
+        name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         check_int("limit", limit, 1, MAX_POLL_LIMIT)
         if claim_ttl is not None:
             check_number("claim_ttl", claim_ttl, 0, MAX_CLAIM_TTL)
@@ -107,7 +108,7 @@ class Claiming:
         queue does not exist yet). A caller that polls after this and finds nothing waits
         until the key's generation differs (``watcher.add_listener``) or that time passes.
         """
-        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
+        name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         q = self.core.resolve(queue)
         watcher = self.core.watcher
         if q is None:
@@ -269,7 +270,7 @@ class Claiming:
         """Validate the queue name and every ref first (nothing changes on bad input), then apply
         ``op`` to each ref: one flag per ref, and the queue. A queue that does not exist has
         nothing to act on: all False."""
-        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
+        name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
             raise InvalidArgument("refs must be a sequence of message ids or receipts")
         parsed = [L.parse_ref(r, name) for r in refs]

@@ -163,7 +163,7 @@ class StoreCore:
         """:meth:`find` by name; for the :class:`QueueInfo` a lookup returned, the handle it came
         from, without a second look at ``meta.json`` while the handle still carries that very info
         (otherwise the queue changed since, or the info is not the store's: found by name)."""
-        if isinstance(queue, str):
+        if not isinstance(queue, QueueInfo):
             return self.find(queue)
         cached = self._queues.get(queue.name)
         if cached is not None and cached.info is queue:

@@ -129,7 +129,7 @@ class Sending:
 
     def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
-        name = L.check_queue_name(queue) if isinstance(queue, str) else queue.name
+        name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
             raise InvalidArgument("messages must be a sequence")
         if len(messages) > MAX_BATCH:
