@@ -365,7 +365,9 @@ class FakeStore(QueueStore):
                 m.claimed_until = 0.0
 
     # moves
-    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str:
+    def move(self, source: str, destination: str, max_per_second: int | None = None, *,
+             to_origins: bool = False) -> str:
+        # the fake dead-letters nothing, so a move to_origins has no origins: all go to destination
         self._check("move")
         ref = base64.b32encode(uuid.uuid4().bytes + b"move-queue").decode().rstrip("=")
         with self.lock:

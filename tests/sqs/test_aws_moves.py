@@ -90,6 +90,35 @@ def test_move_task_workflow_with_default_destination(sqs: Any, qname: Callable[[
     assert {m["Body"] for m in got} == {"message-0", "message-1"}
 
 
+def test_move_task_workflow_with_multiple_sources_as_default_destination(
+        aws_sqs: Any, qname: Callable[[str], str]) -> None:
+    # test_move_task_workflow_with_multiple_sources_as_default_destination: two queues dead-letter into
+    # one; a task without DestinationArn returns each message to its own source, listed without one
+    dlq = aws_sqs.create_queue(QueueName=qname("dlq"))["QueueUrl"]
+    redrive = {"RedrivePolicy": json.dumps({"deadLetterTargetArn": _arn(qname("dlq")), "maxReceiveCount": 1})}
+    src1, src2 = (aws_sqs.create_queue(QueueName=qname(n), Attributes=redrive)["QueueUrl"] for n in ("s1", "s2"))
+    for url, tag in ((src1, 1), (src2, 2)):
+        aws_sqs.send_message(QueueUrl=url, MessageBody=f"message-{tag}-1")
+        aws_sqs.send_message(QueueUrl=url, MessageBody=f"message-{tag}-2")
+    for url in (src1, src1, src1, src1, src2, src2, src2, src2):
+        aws_sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)
+    deadline = time.monotonic() + 10
+    while aws_sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])[
+            "Attributes"]["ApproximateNumberOfMessages"] != "4":
+        assert time.monotonic() < deadline, "the four messages did not reach the dead-letter queue"
+        for url in (src1, src2):
+            aws_sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)
+    aws_sqs.start_message_move_task(SourceArn=_arn(qname("dlq")))
+    task = _finished(aws_sqs, _arn(qname("dlq")))
+    task.pop("StartedTimestamp")
+    assert task == {"ApproximateNumberOfMessagesMoved": 4, "ApproximateNumberOfMessagesToMove": 4,
+                    "SourceArn": _arn(qname("dlq")), "Status": "COMPLETED"}
+    for url, tag in ((src1, 1), (src2, 2)):
+        got = aws_sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1)["Messages"]
+        assert {m["Body"] for m in got} == {f"message-{tag}-1", f"message-{tag}-2"}, url
+    assert not aws_sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=1).get("Messages")
+
+
 def test_move_task_cancel(sqs: Any, qname: Callable[[str], str]) -> None:
     # test_move_task_cancel: a running task lists its handle and what it has to move; cancelled, it keeps both counts
     _dlq_pipe(sqs, qname, 10)

@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from spoolq.store import FileStore, MoveState, OutgoingMessage, QueueKind
+from spoolq.store import (
+    DeadLetterPolicy,
+    FileStore,
+    MoveState,
+    OutgoingMessage,
+    QueueConfig,
+    QueueKind,
+    origins,
+)
 from spoolq.store import moves as M
 
 
@@ -151,5 +159,56 @@ def test_an_owner_taken_over_stops_writing(root: Path) -> None:
         assert after["run"] == "someone-else" and after["moved"] == status["moved"]
         assert ref not in store.moves._running
         assert store.size("dst") in (status["moved"], status["moved"] + 1)
+    finally:
+        store.close()
+
+
+
+def test_a_move_to_origins_returns_each_dead_letter_to_its_source(root: Path) -> None:
+    """Two queues dead-letter into one; a move ``to_origins`` sends each message back to the queue
+    it was dead-lettered from, one sent to the dead-letter queue directly to the destination, and
+    leaves no origin markers behind; a taker settles a pending rename at the queue it names."""
+    store = FileStore(root, fsync=False)
+    try:
+        store.create_queue("dlq")
+        for name in ("a", "b"):
+            store.create_queue(name, config=QueueConfig(dead_letter=DeadLetterPolicy(queue="dlq", max_receives=1)))
+            store.send_batch(name, [OutgoingMessage(f"{name}{i}".encode()) for i in range(3)])
+            assert len(store.poll(name, limit=10, claim_ttl=0.001)) == 3
+            time.sleep(0.2)  # the claims expire (an empty poll's maintenance runs at most every 0.1 s)
+            assert store.poll(name, limit=10, claim_ttl=0.001) == []  # over the limit: dead-lettered
+        store.send("dlq", OutgoingMessage(b"direct"))
+        assert store.size("dlq") == 7
+        assert len(os.listdir(store.core.require("dlq").sub("origins"))) == 6
+        ref = store.move("dlq", "b", to_origins=True)
+        assert _wait(store, ref) is MoveState.COMPLETE
+        assert store.move_status(ref).moved == 7
+        bodies = {name: sorted(m.body.decode() for m in store.peek(name, limit=20)) for name in ("a", "b", "dlq")}
+        assert bodies == {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2", "direct"], "dlq": []}
+        assert os.listdir(store.core.require("dlq").sub("origins")) == []
+
+        in_a = store.peek("a", limit=1)[0].id
+        gone = f"{store.core.require('dlq').path}/ready/gone"
+        status = {"source": "dlq", "destination": "b", "pending": [[gone, in_a, "a"]]}
+        assert store.moves._settle(status) == 1  # found at "a", the queue the entry names
+    finally:
+        store.close()
+
+
+def test_origin_markers_older_than_retention_are_pruned(root: Path) -> None:
+    store = FileStore(root, fsync=False)
+    try:
+        store.create_queue("dlq", config=QueueConfig(retention=60.0))
+        q = store.core.require("dlq")
+        now = store.now_ms()
+        old = store.core.ids.new_id("dlq", now - 60_000 - origins.PRUNE_MARGIN_MS - 1000)
+        fresh = store.core.ids.new_id("dlq", now)
+        for mid in (old, fresh):
+            origins.note_origin(q, mid, "a")
+        assert origins.origin_of(q, fresh) == "a"
+        origins._pruned_at.pop(q.path, None)
+        assert origins.prune_origins(q, now) == 1
+        assert os.listdir(q.sub("origins")) == [fresh]
+        assert origins.prune_origins(q, now) == 0  # looked at again only after PRUNE_EVERY_MS
     finally:
         store.close()

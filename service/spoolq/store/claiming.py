@@ -51,6 +51,7 @@ from spoolq.store.model import (
     QueueKind,
     QueueRef,
 )
+from spoolq.store.origins import note_origin
 from spoolq.store.reading import Reading
 from spoolq.store.watch import FALLBACK_STEP
 
@@ -261,9 +262,12 @@ class Claiming:
                             L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
         # the message keeps its id's head and its receive count (the receive that found it over the
-        # limit handed it to no one): SQS's DLQ shows the MessageId and the count the source had
+        # limit handed it to no one): SQS's DLQ shows the MessageId and the count the source had;
+        # where it came from is noted for a move back to the sources (origins.py)
+        new_id = L.rebind_id(parsed.id, target.name)
+        note_origin(target, new_id, q.name)
         self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
-                           new_id=L.rebind_id(parsed.id, target.name), from_standard=q.kind is QueueKind.STANDARD)
+                           new_id=new_id, from_standard=q.kind is QueueKind.STANDARD)
 
     def _each_ref(self, queue: QueueRef, refs: Sequence[str], doing: str,
                   op: Callable[[QueueHandle, L.Ref], bool]) -> tuple[list[bool], QueueHandle | None]:

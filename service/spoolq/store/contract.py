@@ -258,12 +258,15 @@ class QueueStore(Protocol):
 
     # ------------------------------------------------------------ moves
 
-    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str:
+    def move(self, source: str, destination: str, max_per_second: int | None = None, *,
+             to_origins: bool = False) -> str:
         """Start moving every message of ``source`` sent before now (claims released, new ids)
         into ``destination`` (created as ``source``'s kind if missing), at most
         ``max_per_second`` a second; returns the move's ref. The move runs in the background,
         survives restarts (any process takes over a move whose owner died) and never loses or
-        duplicates a message."""
+        duplicates a message. ``to_origins``: each message that was dead-lettered into ``source``
+        goes back to the queue it was dead-lettered from while that queue exists, the others to
+        ``destination``."""
         ...
 
     def move_status(self, ref: str) -> MoveStatus:

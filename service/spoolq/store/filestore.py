@@ -13,7 +13,7 @@ ready/<b>/<id>~rc~f -> claimed/<s>/<id>~rc+1~f~exp~tok   poll: a claim, unique t
 claimed/<s>/<n> -> claimed/<s>/<id>~rc~f~exp'~tok'      renew (a fresh token every time)
 claimed/<s>/<n> -> ready/<b>/<id>~rc~f      release, claim expiry, unclaim_all
 claimed/<s>/<n> -> trash/ack~...            ack (unlinked later, in batches); archive: -> acked/<n>~<t>
-ready|claimed|delayed -> other queue ready  move (with a new id), dead-letter (the id's head kept)
+ready|claimed|delayed -> other queue ready  move (with a new id), dead-letter (the id's head kept; origins/<id> names its source)
 ready/ claimed/ delayed/ -> trash/          purge (whole directories at once)
 queues/<q> -> trash/                        delete queue
 queues/<q> -> .del~<t>~<q> -> trash/        delete queue if empty (put back if a message landed)
@@ -288,8 +288,9 @@ class FileStore(QueueStore):
 
     # ------------------------------------------------------------ moves
 
-    def move(self, source: str, destination: str, max_per_second: int | None = None) -> str:
-        return self.moves.start(source, destination, max_per_second)
+    def move(self, source: str, destination: str, max_per_second: int | None = None, *,
+             to_origins: bool = False) -> str:
+        return self.moves.start(source, destination, max_per_second, to_origins=to_origins)
 
     def move_status(self, ref: str) -> MoveStatus:
         return self.moves.status(ref)

@@ -8,10 +8,13 @@ replaced atomically and flushed.
 
 A move renames each message file of the source (ready, delayed or claimed: claims do
 not follow) into the destination's ready state under a new id. A rename is atomic, so
-a crash mid-move leaves every message in exactly one queue.
+a crash mid-move leaves every message in exactly one queue. A move started ``to_origins``
+(SQS's redrive without a destination) sends each dead-lettered message back to the queue it
+was dead-lettered from (:mod:`spoolq.store.origins`) while that queue exists, and the others to
+the destination.
 
 The owner works in batches. Before a batch it records the batch's renames as
-``pending`` (source path and the new id it will get); after the renames it flushes them
+``pending`` (source path, the new id it will get and the queue it goes to); after the renames it flushes them
 and saves ``moved`` with ``pending`` emptied. So the status never claims more than is
 durable, and a taker can settle what a dead owner was doing: a pending rename happened
 if the source file is gone and the new id is in the destination, or the old id is in
@@ -75,6 +78,7 @@ from spoolq.store.files import (
 )
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
+from spoolq.store.origins import forget_origin, origin_of
 
 STALE_AFTER = 15.0
 BATCH = 100
@@ -100,7 +104,8 @@ class MoveRunner:
 
     # ------------------------------------------------------------ public
 
-    def start(self, source: str, destination: str, max_per_second: int | None = None) -> str:
+    def start(self, source: str, destination: str, max_per_second: int | None = None, *,
+              to_origins: bool = False) -> str:
         L.check_queue_name(source)
         L.check_queue_name(destination)
         if source == destination:
@@ -113,7 +118,7 @@ class MoveRunner:
         token = uuid.uuid4().hex
         status = {"ref": ref, "source": source, "destination": destination, "state": MoveState.IN_PROGRESS.value,
                   "moved": 0, "started_at": now, "finished_at": None, "error": None,
-                  "max_per_second": max_per_second, "cutoff_ms": int(now * 1000) + 1,
+                  "max_per_second": max_per_second, "cutoff_ms": int(now * 1000) + 1, "to_origins": to_origins,
                   "owner": self._owner(), "run": token, "heartbeat": now, "pending": []}
         self._save(ref, status)
         self._launch(ref, token)
@@ -274,8 +279,9 @@ class MoveRunner:
                     return _Stop.CANCELLED
                 if not self._mine(ref, token):
                     return _Stop.LOST
-                chunk = [(p, core.ids.new_id(dst.name, core.now_ms())) for p in paths[i:i + batch]
-                         if os.path.exists(p)]
+                targets = [(p, self._target(src, dst, p, bool(data.get("to_origins")))) for p in paths[i:i + batch]
+                           if os.path.exists(p)]
+                chunk = [(p, core.ids.new_id(q.name, core.now_ms()), q.name) for p, q in targets]
                 if not chunk:
                     continue
                 data.update(pending=chunk, heartbeat=core.clock())
@@ -284,16 +290,17 @@ class MoveRunner:
                     core.note_departures([(path, dst, new_id) for path, new_id in chunk])
                 done = 0
                 stop: _Stop | None = None
-                for path, new_id in chunk:
+                for (path, new_id, _name), (_path, target) in zip(chunk, targets, strict=True):
                     if rate and not self._wait_turn(ref, token, data, started + moved_here / rate):
                         stop = _Stop.CANCELLED if self._cancelled(ref) else _Stop.LOST
                         break
                     if self._cancelled(ref):
                         stop = _Stop.CANCELLED
                         break
-                    if self._move_checked(path, dst, new_id):
+                    if self._move_checked(path, target, new_id):
                         done += 1
                         moved_here += 1
+                        forget_origin(src, os.path.basename(path)[:40])
                 core.commit.flush()
                 data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=core.clock())
                 if stop is _Stop.LOST or not self._mine(ref, token):
@@ -304,6 +311,15 @@ class MoveRunner:
                     return stop
             if moved_in_pass == 0:
                 return _Stop.DONE
+
+    def _target(self, src: QueueHandle, dst: QueueHandle, path: str, to_origins: bool) -> QueueHandle:
+        """Where the message file ``path`` goes: the destination, or for a move ``to_origins`` the
+        queue it was dead-lettered from when that is recorded and still exists."""
+        if not to_origins:
+            return dst
+        origin = origin_of(src, os.path.basename(path)[:40])
+        found = self.core.find(origin) if origin is not None and origin != src.name else None
+        return found if found is not None else dst
 
     def _wait_turn(self, ref: str, token: str, data: dict[str, Any], due: float) -> bool:
         """Sleep until ``due`` (monotonic), watching for a cancel and keeping the heartbeat fresh.
@@ -329,10 +345,12 @@ class MoveRunner:
         src = core.find(data["source"])
         dst = core.find(data["destination"])
         done = 0
-        for path, new_id in data.get("pending") or []:
+        for entry in data.get("pending") or []:
+            path, new_id = entry[0], entry[1]
             if os.path.exists(path):
                 continue
-            at_destination = dst is not None and self._present(dst, new_id)
+            target = core.find(entry[2]) if len(entry) > 2 else dst  # a move to_origins names each one's queue
+            at_destination = target is not None and self._present(target, new_id)
             still_in_source = src is not None and self._present(src, os.path.basename(path)[:40])
             if at_destination or not still_in_source:
                 done += 1

@@ -2,9 +2,9 @@
 
 Backed by the store's asynchronous ``move(source, destination, max_per_second)``.
 The source must be a dead-letter queue (some queue's RedrivePolicy targets it).
-Without ``DestinationArn`` AWS returns each message to the queue it came from; the
-store moves queue to queue, so spoolq moves to the one source queue and refuses
-(InvalidParameterValue) when the dead-letter queue has several (docs/sqs.md).
+Without ``DestinationArn`` each message returns to the queue it was dead-lettered from, as
+AWS does it (the store's move ``to_origins``); a message whose origin is not recorded (sent to
+the dead-letter queue directly) or no longer exists goes to the first source queue.
 
 ``TaskHandle`` is AWS's format: ``base64(json {"taskId": <UUID>, "sourceArn": <source ARN>})``
 (recorded: test_basic_move_task_workflow decodes it so). The task id is a UUID derived from
@@ -92,17 +92,14 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     origins = dead_letter_sources(env, source)
     if not origins:
         raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
-    if destination_arn is not None:
-        destination = _queue_of_arn(env, destination_arn, "DestinationArn")
-    elif len(origins) == 1:
-        destination = origins[0]
-    else:
-        raise InvalidParameterValue("This dead-letter queue has several source queues; spoolq needs a "
-                                    "DestinationArn to move its messages.")
+    # without a destination each message goes back to the queue it was dead-lettered from (the
+    # first source queue takes any whose origin is unknown or gone)
+    destination = _queue_of_arn(env, destination_arn, "DestinationArn") if destination_arn is not None \
+        else origins[0]
     if any(m.state is MoveState.IN_PROGRESS for m in env.store.list_moves(source)):
         raise InvalidParameterValue("There is already a task running. Only one active task is allowed for a "
                                     "source queue arn at a given time.")
-    ref = env.store.move(source, destination, max_per_second=rate)
+    ref = env.store.move(source, destination, max_per_second=rate, to_origins=destination_arn is None)
     if destination_arn is None:
         def remember(info: QueueInfo) -> QueueInfo:
             kept = [r for r in info.config.extra.get(DEFAULT_MOVES_KEY, "").split(",") if r][-KEEP_DEFAULT_MOVES + 1:]
