@@ -287,7 +287,8 @@ class MoveRunner:
                 data.update(pending=chunk, heartbeat=core.clock())
                 self._save(ref, data)
                 if src.kind is QueueKind.STANDARD:  # its sends may be in the commit journal
-                    core.note_departures([(path, dst, new_id) for path, new_id in chunk])
+                    core.note_departures([(path, target, new_id) for (path, new_id, _name), (_p, target)
+                                           in zip(chunk, targets, strict=True)])
                 done = 0
                 stop: _Stop | None = None
                 for (path, new_id, _name), (_path, target) in zip(chunk, targets, strict=True):
