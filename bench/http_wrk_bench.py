@@ -12,7 +12,9 @@ journal, syncfs, never by default), each with the default workers and threads un
 messages through the EmoDB (``POST /queue/1/q/send``), MQ (``POST /mq/q/messages``) and SQS JSON
 (``AmazonSQS.SendMessage``) doors, open mode (no keys). Prints requests/s, p50/p99 and the ratio
 to the trivial endpoint measured next to it (trivial cells are re-measured before each door so
-a change of load hits both). Load (``uptime``) is printed with every figure.
+a change of load hits both). Load (``uptime``) is printed with every figure, and so is the CPU
+time each server's processes spent per request during the cell (``server_cpu.py``), with the
+trivial server's over it (the CPU ratio: what the rate ratio would be if CPU alone set it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import requests
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(CHECKOUT))
+sys.path.insert(0, str(CHECKOUT / "bench"))
+from server_cpu import group_cpu  # noqa: E402
+
 BODY = "x" * 1000
 
 
@@ -58,13 +63,18 @@ def lua(method: str, body: str, headers: dict[str, str]) -> str:
     return f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\n{hs}'
 
 
-def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path) -> tuple[float, float, float, int]:
-    """(requests/s, p50 ms, p99 ms, non-2xx) of one wrk run."""
+def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path,
+        server: int) -> tuple[float, float, float, int, float]:
+    """(requests/s, p50 ms, p99 ms, non-2xx, the server's CPU µs per request) of one wrk run
+    against the server whose process group is ``server``."""
     path = tmp / f"s{abs(hash(script))}.lua"
     path.write_text(script)
+    cpu = group_cpu(server)
     out = subprocess.run(["wrk", "-t", "2", "-c", str(conns), "-d", f"{max(1, round(seconds))}s", "--latency", "-s", str(path), url],
                          capture_output=True, text=True, check=True).stdout
+    cpu = group_cpu(server) - cpu
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    done = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
 
     def pct(p: str) -> float:
         m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
@@ -73,7 +83,7 @@ def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path) -> tuple[f
         return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
 
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return rps, pct("50"), pct("99"), int(bad.group(1)) if bad else 0
+    return rps, pct("50"), pct("99"), int(bad.group(1)) if bad else 0, cpu / max(done, 1) * 1e6
 
 
 def load() -> str:
@@ -119,9 +129,11 @@ def main() -> int:
         tport = free_port()
         procs.append(subprocess.Popen([sys.executable, str(CHECKOUT / "bench/http_bench.py"), "--trivial-server",
                                        str(tport), "--workers", str(args.workers), "--threads", str(args.threads)],
-                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True))
         trivial = f"http://127.0.0.1:{tport}"
         servers: dict[tuple[str, str], str] = {}  # (version, mode) -> url
+        groups: dict[tuple[str, str], int] = {}  # (version, mode) -> the server's process group
         versions = {"this": args.service, **({"compare": args.compare} if args.compare else {})}
         for version, service in versions.items():
             venv = {**env, "PYTHONPATH": os.pathsep.join([service, env.get("PYTHONPATH", "")])}
@@ -133,8 +145,9 @@ def main() -> int:
                     [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(tmp / version / mode), "--port",
                      str(port), "--workers", str(args.workers), "--threads", str(args.threads), *flush,
                      "--node-id", f"wrk-{version}-{mode}"], env=venv, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL))
+                    stderr=subprocess.DEVNULL, start_new_session=True))
                 servers[(version, mode)] = f"http://127.0.0.1:{port}"
+                groups[(version, mode)] = procs[-1].pid
         wait_up(trivial + "/hello", procs[0])
         for i, url in enumerate(servers.values()):
             wait_up(url + "/healthz", procs[i + 1])
@@ -143,18 +156,22 @@ def main() -> int:
                           headers={"X-Amz-Target": "AmazonSQS.CreateQueue",
                                    "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
         triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
-        rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | load |")
-        rows.append("|---|---|---|---|---|---|---|---|---|---|")
+        rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | "
+                    "server CPU µs/req | trivial's | CPU ratio | load |")
+        rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for conns in (int(c) for c in args.conns.split(",")):
             for mode in args.modes.split(","):
                 for door in args.doors.split(","):
-                    t_rps, _, _, _ = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp)
+                    t_rps, _, _, _, t_cpu = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp,
+                                                procs[0].pid)
                     for version in versions:
                         target, script = _door_request(door, servers[(version, mode)])
-                        rps, p50, p99, bad = wrk(target, script, conns, args.seconds, tmp)
+                        rps, p50, p99, bad, cpu = wrk(target, script, conns, args.seconds, tmp,
+                                                      groups[(version, mode)])
                         note = f" ({bad} non-2xx)" if bad else ""
                         rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
-                                    f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {load()} |")
+                                    f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {cpu:,.0f} | {t_cpu:,.0f} | "
+                                    f"{t_cpu / cpu:.2f} | {load()} |")
                         print(rows[-1], file=sys.stderr, flush=True)
     finally:
         for p in procs:

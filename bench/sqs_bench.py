@@ -23,6 +23,10 @@ Targets, all on 127.0.0.1, all started before the first cell and kept up to the 
 * ``ceiling``: a trivial HTTP/1.1 server returning canned replies, in its own process: the most
   boto3 itself gets through.
 
+Next to each rate, the CPU time the target's processes (the server's whole process group: gunicorn's
+master and workers, LocalStack, moto) spent per message during the cell, from ``/proc``: what a
+message costs the server, which moves far less with the machine's load than the rate does.
+
 Cells alternate: each run measures every workload on every target before the next run starts,
 so a change in the machine's load hits all of them alike. Each figure is the median of ``--runs``;
 the ratios of spoolq to LocalStack and to moto are printed per workload. ``--skip`` leaves a
@@ -51,6 +55,9 @@ from typing import Any
 import boto3
 import requests
 from botocore.config import Config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_cpu import group_cpu, own_cpu
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 BODY = "x" * 1024
@@ -114,12 +121,13 @@ def serve_canned(port: int) -> None:
 
 @contextmanager
 def _process(cmd: list[str], health: str, log: Path, env: dict[str, str] | None = None,
-             timeout: float = 30.0) -> Iterator[None]:
+             timeout: float = 30.0) -> Iterator[int]:
+    """The server ``cmd`` in a session (and process group) of its own; yields its group id."""
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=out, start_new_session=True, env=env)
     try:
         _wait(health, timeout)
-        yield
+        yield proc.pid
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -173,8 +181,10 @@ def _prefill(url: str, queue_url: str, count: int) -> None:
 WORKLOADS = ("send", "send-batch", "recv+del")
 
 
-def measure(name: str, workload: str, url: str, args: argparse.Namespace, prefill: int) -> float:
-    """One cell: ``workload`` against the target at ``url`` on a fresh queue, messages/s."""
+def measure(name: str, workload: str, url: str, args: argparse.Namespace, prefill: int,
+            pgid: int, cpu: dict[tuple[str, str], list[float]]) -> float:
+    """One cell: ``workload`` against the target at ``url`` on a fresh queue, messages/s; the
+    server's CPU µs per message is appended to ``cpu``."""
     sqs = _client(url)
     queue_url = sqs.create_queue(QueueName=f"bench-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     entries = [{"Id": str(i), "MessageBody": BODY} for i in range(10)]
@@ -196,11 +206,18 @@ def measure(name: str, workload: str, url: str, args: argparse.Namespace, prefil
     if workload == "recv+del" and prefill:
         _prefill(url, queue_url, prefill)
     work = {"send": send, "send-batch": send_batch, "recv+del": recv_delete}[workload]
+    cpu_before, own_before, started = group_cpu(pgid), own_cpu(), time.perf_counter()
     rate = _timed(args.clients, args.seconds, work, url)
+    messages = max(rate * (time.perf_counter() - started), 1)
+    per_message = (group_cpu(pgid) - cpu_before) / messages * 1e6
+    client = (own_cpu() - own_before) / messages * 1e6
+    cpu.setdefault((name, workload), []).append(per_message)
     note = ""
     if workload == "recv+del" and prefill and rate * args.seconds >= prefill * 0.95:
         note = f" (the queue ran dry: {prefill} pre-filled; understated)"
-    print(f"  {name:16s} {workload:10s} {rate:8,.0f} msgs/s  ({load()}){note}", flush=True)
+    print(f"  {name:16s} {workload:10s} {rate:8,.0f} msgs/s  server CPU {per_message:6,.0f} µs/msg, "
+          f"client (boto3) {client:6,.0f} µs/msg  ({load()}){note}",
+          flush=True)
     return rate
 
 
@@ -219,6 +236,8 @@ def main() -> None:
                         help="the service/ dir whose spoolq to serve (e.g. an older checkout's, for before/after)")
     parser.add_argument("--compare", default=None,
                         help="another service/ dir served next to --service (same modes), as 'compared'")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated: " + ", ".join(WORKLOADS))
+    parser.add_argument("--flush", default=None, help="spoolq's --flush for its durable modes (default: its own)")
     parser.add_argument("--skip", default="", help="comma-separated targets to leave out: localstack, moto, ceiling")
     parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
     parser.add_argument("--small-prefill", type=int, default=2_000,
@@ -231,8 +250,9 @@ def main() -> None:
         return
     skip = set(filter(None, args.skip.split(",")))
     bin_dir = Path(sys.executable).parent
-    targets: dict[str, tuple[str, int]] = {}  # name -> (url, prefill)
+    targets: dict[str, tuple[str, int, int]] = {}  # name -> (url, prefill, process group)
     rates: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     loads: list[str] = []
     with tempfile.TemporaryDirectory(prefix="sqs-bench-", dir=args.dir or CHECKOUT.parent) as tmp, \
             ExitStack() as servers:
@@ -246,49 +266,57 @@ def main() -> None:
                 port = _free_port()
                 root = tmpdir / f"root-{label}-{mode}"
                 root.mkdir()
-                servers.enter_context(_process(
+                pgid = servers.enter_context(_process(
                     [sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
-                     "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode],
+                     "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode]
+                    + (["--flush", args.flush] if args.flush and mode != "never" else []),
                     f"http://127.0.0.1:{port}/healthz", tmpdir / f"{label}-{mode}.log", env=env))
-                targets[f"{label} fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill)
+                targets[f"{label} fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
         if "localstack" not in skip:
             port = _free_port()
-            servers.enter_context(_process(
+            pgid = servers.enter_context(_process(
                 [str(CHECKOUT / "bench" / "localstack-sqs"), "serve", str(port), str(tmpdir / "localstack")],
                 f"http://127.0.0.1:{port}/_localstack/health", tmpdir / "localstack.log", timeout=300))
-            targets["localstack"] = (f"http://127.0.0.1:{port}", args.prefill)
+            targets["localstack"] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
         if "moto" not in skip:
             port = _free_port()
-            servers.enter_context(_process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                                           f"http://127.0.0.1:{port}/moto-api/", tmpdir / "moto.log"))
-            targets["moto"] = (f"http://127.0.0.1:{port}", args.small_prefill)
+            pgid = servers.enter_context(_process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                                                  f"http://127.0.0.1:{port}/moto-api/", tmpdir / "moto.log"))
+            targets["moto"] = (f"http://127.0.0.1:{port}", args.small_prefill, pgid)
         if "ceiling" not in skip:
             port = _free_port()
-            servers.enter_context(_process([sys.executable, __file__, "--canned-server", str(port)],
-                                           f"http://127.0.0.1:{port}/", tmpdir / "canned.log"))
-            targets["ceiling"] = (f"http://127.0.0.1:{port}", 0)
+            pgid = servers.enter_context(_process([sys.executable, __file__, "--canned-server", str(port)],
+                                                  f"http://127.0.0.1:{port}/", tmpdir / "canned.log"))
+            targets["ceiling"] = (f"http://127.0.0.1:{port}", 0, pgid)
         for run in range(args.runs):
             loads.append(load())
             print(f"run {run + 1}/{args.runs}", flush=True)
-            for workload in WORKLOADS:
-                for name, (url, prefill) in targets.items():
-                    rates.setdefault((name, workload), []).append(measure(name, workload, url, args, prefill))
+            for workload in args.workloads.split(","):
+                for name, (url, prefill, pgid) in targets.items():
+                    rates.setdefault((name, workload), []).append(
+                        measure(name, workload, url, args, prefill, pgid, cpu))
     med = {k: statistics.median(v) for k, v in rates.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    workloads = [w for w in WORKLOADS if w in args.workloads.split(",")]
     print(f"\n## sqs_bench: {args.clients} boto3 threads, {args.runs} x {args.seconds:g} s alternating cells, "
           f"median msgs/s; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("load at the start of each run: " + "; ".join(loads))
     names = list(targets)
     print("\n| workload | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
-    for workload in WORKLOADS:
+    for workload in workloads:
         print(f"| {workload} | " + " | ".join(f"{med[(n, workload)]:,.0f}" for n in names) + " |")
-    print("\n| ratio | " + " | ".join(WORKLOADS) + " |\n|---|" + "---|" * len(WORKLOADS))
+    print("\nserver CPU µs per message (medians)")
+    print("\n| workload | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for workload in workloads:
+        print(f"| {workload} | " + " | ".join(f"{med_cpu[(n, workload)]:,.0f}" for n in names) + " |")
+    print("\n| ratio | " + " | ".join(workloads) + " |\n|---|" + "---|" * len(workloads))
     for name in names:
         if not name.startswith("spoolq"):
             continue
         for other in ("localstack", "moto", "ceiling", name.replace("spoolq", "compared")):
             if other in targets:
                 print(f"| {name} / {other} | "
-                      + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in WORKLOADS) + " |")
+                      + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in workloads) + " |")
 
 
 if __name__ == "__main__":

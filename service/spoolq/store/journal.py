@@ -72,6 +72,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from spoolq.store import process
 from spoolq.store.tickets import FlushListener, TicketedFlush
 
 MAGIC = b"SPJ2"
@@ -226,11 +227,11 @@ class JournalCommit:
 
     def _open_new(self) -> None:
         """Start a new active file (the append lock is held); the old one waits for a checkpoint."""
-        if self._path and self._pid == os.getpid():
+        if self._path and self._pid == process.pid():
             self._retired.append((self._path, time.monotonic_ns()))
-        elif self._pid != os.getpid():
+        elif self._pid != process.pid():
             self._retired = []  # a forked child: the parent's files are the parent's
-        self._pid = os.getpid()
+        self._pid = process.pid()
         self._n += 1
         self._path = f"{self.dir}/{self.prefix()}{self._pid}~{self._n}.jnl"
         self._opened, self._size = time.monotonic(), 0
@@ -248,7 +249,7 @@ class JournalCommit:
         """No descriptor stays open between calls (an open writable file would keep an operator
         from remounting the root read-only)."""
         with self._append_lock:
-            if (not self._path or self._pid != os.getpid() or self._size >= ROTATE_BYTES
+            if (not self._path or self._pid != process.pid() or self._size >= ROTATE_BYTES
                     or time.monotonic() - self._opened >= ROTATE_SECONDS):
                 self._open_new()
             ns = time.monotonic_ns()  # after every file these records name got its name
@@ -272,7 +273,7 @@ class JournalCommit:
         flush is a syncfs (a sender waiting for it may be acknowledged before the syncfs of the
         full flush that took them has completed)."""
         with self._append_lock:
-            if self._path and self._pid == os.getpid():
+            if self._path and self._pid == process.pid():
                 self._retired.append((self._path, time.monotonic_ns()))
                 self._path = ""
             retired, self._retired = self._retired, []
@@ -287,7 +288,7 @@ class JournalCommit:
         fdatasync, only a syncfs is known to cover every record: that checkpoint runs here."""
         start = time.perf_counter()
         with self._append_lock:
-            path = self._path if self._pid == os.getpid() else ""
+            path = self._path if self._pid == process.pid() else ""
             retired, self._retired = self._retired, []
             suspect, self._suspect = self._suspect, False
             self._unflushed = False

@@ -72,6 +72,7 @@ import zlib
 from dataclasses import dataclass
 
 from spoolq.errors import InvalidMessageId, InvalidQueueName, MessageIdChecksumMismatch
+from spoolq.store import process
 
 QUEUE_NAME_RE = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
 ID_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -145,20 +146,31 @@ def _checksum(head: bytes, queue: str) -> int:
 class IdFactory:
     """Makes time-ordered ids unique across nodes, processes and threads."""
 
+    #: random bytes drawn from the OS at once (4 per id): one getrandom(2) per 1,024 ids, not one per id
+    RANDOM_POOL = 4096
+
     def __init__(self, node_id: str) -> None:
         self._node = zlib.crc32(node_id.encode()).to_bytes(4, "big")
         self._lock = threading.Lock()
         self._counter = int.from_bytes(os.urandom(4), "big")
-        self._pid = os.getpid()
+        self._pid = process.pid()
+        self._random = b""
+        self._used = 0
 
     def new_id(self, queue: str, ms: int) -> str:
         with self._lock:
-            if os.getpid() != self._pid:  # forked: never share a counter sequence with the parent
-                self._pid = os.getpid()
+            if process.pid() != self._pid:  # forked: never share a counter or random bytes with the parent
+                self._pid = process.pid()
                 self._counter = int.from_bytes(os.urandom(4), "big")
+                self._random = b""
             self._counter = (self._counter + 1) & 0xFFFFFFFF
             counter = self._counter
-        head = ms.to_bytes(6, "big") + self._node + counter.to_bytes(4, "big") + os.urandom(4)
+            used = self._used
+            if used >= len(self._random):
+                self._random, used = os.urandom(self.RANDOM_POOL), 0
+            self._used = used + 4
+            random = self._random[used:used + 4]
+        head = ms.to_bytes(6, "big") + self._node + counter.to_bytes(4, "big") + random
         return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
 
     def next_after(self, queue: str, ms: int, last: str | None) -> str:

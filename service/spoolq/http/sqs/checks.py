@@ -214,8 +214,10 @@ def attributes_size(attributes: Mapping[str, Mapping[str, str]]) -> int:
     return total
 
 
-def check_size(body: str, attributes: Mapping[str, Mapping[str, str]], limit: int) -> int:
-    size = len(body.encode("utf-8")) + attributes_size(attributes)
+def check_encoded_size(raw: bytes, attributes: Mapping[str, Mapping[str, str]], limit: int) -> int:
+    """The size a message counts toward ``limit`` (its UTF-8 body ``raw`` and its attributes), or
+    InvalidParameterValue over it."""
+    size = len(raw) + (attributes_size(attributes) if attributes else 0)
     if size > limit:
         raise InvalidParameterValue(
             f"One or more parameters are invalid. Reason: Message must be shorter than {limit} bytes.")

@@ -23,7 +23,12 @@ BINARY_TRANSPORT = 2
 
 
 def md5_of_body(body: str) -> str:
-    return hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return md5_of_bytes(body.encode("utf-8"))
+
+
+def md5_of_bytes(raw: bytes) -> str:
+    """``md5_of_body`` of a body already encoded as UTF-8."""
+    return hashlib.md5(raw, usedforsecurity=False).hexdigest()
 
 
 def _with_length(value: bytes) -> bytes:

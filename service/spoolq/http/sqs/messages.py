@@ -21,7 +21,6 @@ more than 10, bad or repeated ids, over 1 MiB in total) fail the whole call.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +31,7 @@ from spoolq.http import parking
 from spoolq.http.sqs import attributes, checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
 from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt
-from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
+from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body, md5_of_bytes
 from spoolq.http.sqs.env import Env
 from spoolq.http.sqs.errors import (
     BatchRequestTooLong,
@@ -69,8 +68,11 @@ STORE_ID_HEAD = 36
 def message_id(store_id: str) -> str:
     """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from the id
     without its queue's checksum, so a message keeps its MessageId where the store keeps that head."""
-    head = store_id[:STORE_ID_HEAD]
-    return str(uuid.UUID(bytes=hashlib.sha256(head.encode("ascii")).digest()[:16], version=4))
+    raw = bytearray(hashlib.sha256(store_id[:STORE_ID_HEAD].encode("ascii")).digest()[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4, as uuid.UUID(bytes=..., version=4) sets it
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _trace_header() -> dict[str, dict[str, str]]:
@@ -79,8 +81,17 @@ def _trace_header() -> dict[str, dict[str, str]]:
     return {"AWSTraceHeader": {"DataType": "String", "StringValue": value}} if value else {}
 
 
-def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
-    """Check one message and build what the store takes plus the reply's digests."""
+def _stored_plain(env: Env, info: QueueInfo) -> dict[str, Any]:
+    """What a message with no attributes of its own keeps in the store's ``attributes``."""
+    return {"sender": env.caller.sender_id or env.caller.account, "src": info.name}
+
+
+def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[str, dict[str, str]],
+             plain: dict[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
+    """Check one message and build what the store takes plus the reply's digests; ``trace`` is
+    the request's :func:`_trace_header` (read once per request, not once per batch entry), and
+    ``plain`` its :func:`_stored_plain`: every entry of a request that keeps nothing else shares
+    that one object, so the store encodes it once per batch."""
     body = entry.get("MessageBody")
     if body is None or body == "":
         raise MissingParameter("MessageBody")
@@ -95,33 +106,34 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
         delay = None  # 0 on a FIFO queue means "the queue's DelaySeconds" (recorded from AWS)
     attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
     system = checks.check_message_attributes(entry.get("MessageSystemAttributes"), system=True)
-    checks.check_size(body, attrs, info.config.max_message_bytes)
-    header_trace = {} if system else _trace_header()
+    raw = body.encode("utf-8")
+    checks.check_encoded_size(raw, attrs, info.config.max_message_bytes)
+    header_trace = {} if system else trace
     group = checks.check_fifo_id("MessageGroupId", optional_str(entry, "MessageGroupId"))
     dedup = checks.check_fifo_id("MessageDeduplicationId", optional_str(entry, "MessageDeduplicationId"))
-    stored: dict[str, Any] = {"sender": env.caller.sender_id or env.caller.account, "src": info.name}
+    stored: dict[str, Any] = plain
     if fifo:
         if group is None:
             raise MissingParameter("MessageGroupId")
         if dedup is None:
             if not info.config.content_based_dedup:
                 raise InvalidParameterValue(NO_DEDUP_ID)
-            dedup = hashlib.sha256(body.encode("utf-8")).hexdigest()
+            dedup = hashlib.sha256(raw).hexdigest()
         if attributes.dedup_scope(info.config) == "messageGroup":
-            stored["dd"] = dedup
+            stored = {**stored, "dd": dedup}
             dedup = hashlib.sha256(f"{group}\n{dedup}".encode()).hexdigest()
     elif dedup is not None:
         raise invalid_value("MessageDeduplicationId", dedup, NOT_FOR_QUEUE_TYPE)
     if attrs:
-        stored["ma"] = attrs
+        stored = {**stored, "ma": attrs}
     if system or header_trace:
-        stored["sa"] = system or header_trace
-    reply: dict[str, Any] = {"MD5OfMessageBody": md5_of_body(body)}
+        stored = {**stored, "sa": system or header_trace}
+    reply: dict[str, Any] = {"MD5OfMessageBody": md5_of_bytes(raw)}
     if attrs:
         reply["MD5OfMessageAttributes"] = md5_of_attributes(attrs)
     if system:
         reply["MD5OfMessageSystemAttributes"] = md5_of_attributes(system)
-    message = OutgoingMessage(body=body.encode("utf-8"), delay=None if delay is None else float(delay),
+    message = OutgoingMessage(body=raw, delay=None if delay is None else float(delay),
                               group_id=group, dedup_id=dedup, attributes=stored)
     return message, reply
 
@@ -129,7 +141,7 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any]) -> tuple[Outgo
 def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     info = env.queue(store_name)
-    message, reply = _prepare(env, info, p)
+    message, reply = _prepare(env, info, p, _trace_header(), _stored_plain(env, info))
     result = env.store.send(info, message)  # the queue as looked up: no second lookup
     reply["MessageId"] = message_id(result.id)
     if info.kind is QueueKind.FIFO and result.sequence_number is not None:
@@ -139,7 +151,9 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 
 def _entry_size(entry: Mapping[str, Any]) -> int:
     body = entry.get("MessageBody")
-    size = len(body.encode("utf-8")) if isinstance(body, str) else 0
+    size = (len(body) if body.isascii() else len(body.encode("utf-8"))) if isinstance(body, str) else 0
+    if entry.get("MessageAttributes") is None:
+        return size
     try:
         attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
     except SqsError:
@@ -186,9 +200,10 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
     ready: list[tuple[str, OutgoingMessage, dict[str, Any]]] = []
     failed: list[dict[str, Any]] = []
+    trace, plain = _trace_header(), _stored_plain(env, info)
     for entry in entries:
         try:
-            message, reply = _prepare(env, info, entry)
+            message, reply = _prepare(env, info, entry, trace, plain)
         except SqsError as exc:
             failed.append(_failure(entry["Id"], exc))
             continue
