@@ -23,10 +23,11 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 #: the store's floors, lowest first: a store module imports only its own floor and those below
 STORE_FLOORS: list[set[str]] = [
     {"layout", "model", "config", "files", "journal", "watch", "markerlock", "cursor", "tickets", "making",
-     "filesystems", "events"},
+     "filesystems", "events", "process"},
     {"contract", "handle"},
     {"core"},
-    {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches"},
+    {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches",
+     "origins"},
     {"jobs"},
     {"filestore"},
     {""},  # the package itself (spoolq.store)
