@@ -57,6 +57,8 @@ SECTOR = 512
 IMAGE = "disk.img"
 #: every command that touches the kernel's view of the disk runs under this timeout (seconds)
 COMMAND_TIMEOUT = 20.0
+#: how long a cut ``when_pending`` waits for that many pending blocks before it cuts anyway (seconds)
+PENDING_WAIT = COMMAND_TIMEOUT / 2
 
 
 # ----------------------------------------------------------------------------- the FUSE daemon
@@ -119,26 +121,39 @@ class CachedDisk:
             self.cache.clear()
             self.fsyncs += 1
 
-    def lose_power(self, rng: random.Random, persist: float, torn: float) -> dict[str, int]:
+    def lose_power(self, rng: random.Random, persist: float, torn: float, when_pending: int = 0,
+                   wait: float = 0.0) -> dict[str, int]:
         """Stop the disk; each pending block reaches the backing file with probability ``persist``,
-        torn (only its first 1-7 sectors written) with probability ``torn``; the rest is lost."""
-        with self.lock:
-            self.powered = False
-            pending = sorted(self.cache.items())
-            rng.shuffle(pending)  # written back in any order: the order does not matter, the subset does
-            persisted = torn_blocks = 0
-            for n, block in pending:
-                if rng.random() >= persist:
-                    continue
-                if rng.random() < torn:
-                    sectors = rng.randint(1, BLOCK // SECTOR - 1)
-                    os.pwrite(self.fd, block[:sectors * SECTOR], n * BLOCK)
-                    torn_blocks += 1
-                else:
-                    os.pwrite(self.fd, block, n * BLOCK)
-                persisted += 1
-            self.cache.clear()
-            return {"pending": len(pending), "persisted": persisted, "torn": torn_blocks}
+        torn (only its first 1-7 sectors written) with probability ``torn``; the rest is lost.
+
+        ``when_pending``: first wait (up to ``wait`` seconds) until at least that many blocks are
+        pending, and cut at that very moment (under the lock no write or flush gets past), so a
+        test that means to tear pending blocks never cuts just after a flush emptied the cache."""
+        deadline = time.monotonic() + wait
+        while True:
+            with self.lock:
+                if len(self.cache) >= when_pending or time.monotonic() >= deadline:
+                    return self._lose_power_locked(rng, persist, torn)
+            time.sleep(0.0005)
+
+    def _lose_power_locked(self, rng: random.Random, persist: float, torn: float) -> dict[str, int]:
+        """:meth:`lose_power` with the lock held."""
+        self.powered = False
+        pending = sorted(self.cache.items())
+        rng.shuffle(pending)  # written back in any order: the order does not matter, the subset does
+        persisted = torn_blocks = 0
+        for n, block in pending:
+            if rng.random() >= persist:
+                continue
+            if rng.random() < torn:
+                sectors = rng.randint(1, BLOCK // SECTOR - 1)
+                os.pwrite(self.fd, block[:sectors * SECTOR], n * BLOCK)
+                torn_blocks += 1
+            else:
+                os.pwrite(self.fd, block, n * BLOCK)
+            persisted += 1
+        self.cache.clear()
+        return {"pending": len(pending), "persisted": persisted, "torn": torn_blocks}
 
 
 def _hang_if_off(disk: CachedDisk) -> None:
@@ -200,8 +215,8 @@ def serve(backing: str, mountpoint: str, control: str) -> None:
             with conn:
                 words = conn.makefile("r").readline().split()
                 if words[:1] == ["cut"]:
-                    seed, persist, torn = int(words[1]), float(words[2]), float(words[3])
-                    reply = disk.lose_power(random.Random(seed), persist, torn)
+                    seed, persist, torn, when_pending = int(words[1]), float(words[2]), float(words[3]), int(words[4])
+                    reply = disk.lose_power(random.Random(seed), persist, torn, when_pending, PENDING_WAIT)
                 else:
                     with disk.lock:
                         reply = {"pending": len(disk.cache), "fsyncs": disk.fsyncs, "writes": disk.writes}
@@ -364,14 +379,15 @@ class CrashDisk:
         return self._ask("stats")
 
     def cut(self, seed: int = 0, persist: float = 0.0, torn: float = 0.0,
-            kill: Iterable[int] = ()) -> CutReport:
-        """Power cut: the disk stops (``persist``/``torn``: see :meth:`CachedDisk.lose_power`), then
+            kill: Iterable[int] = (), when_pending: int = 0) -> CutReport:
+        """Power cut: the disk stops (``persist``/``torn``/``when_pending``: see
+        :meth:`CachedDisk.lose_power`; ``when_pending`` waits at most :data:`PENDING_WAIT`), then
         the processes ``kill`` and every other process with a file open under the mount point get
         SIGKILL, and the daemon, the ext4, the loop device and the FUSE mount go down."""
         start = time.monotonic()
         report = {"pending": 0, "persisted": 0, "torn": 0}
         with contextlib.suppress(OSError, ValueError):
-            report = self._ask(f"cut {seed} {persist} {torn}")
+            report = self._ask(f"cut {seed} {persist} {torn} {when_pending}")
         victims = set(kill) | self._users()
         for pid in victims:
             with contextlib.suppress(ProcessLookupError):
@@ -539,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--persist", type=float, default=0.0, help="share of pending blocks that reach the disk")
     p.add_argument("--torn", type=float, default=0.0, help="share of those written torn")
+    p.add_argument("--when-pending", type=int, default=0,
+                   help=f"first wait (up to {PENDING_WAIT:g} s) until this many blocks are pending")
     for name, text in (("boot", "power on again: mount, replaying ext4's journal"),
                        ("fsck", "clean shutdown, then e2fsck -fn of the backing file"),
                        ("stats", "pending blocks, flushes and writes of the running disk"),
@@ -560,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         disk.create()
         print(disk.mountpoint)
     elif args.command == "cut":
-        print(disk.cut(args.seed, args.persist, args.torn))
+        print(disk.cut(args.seed, args.persist, args.torn, when_pending=args.when_pending))
     elif args.command == "boot":
         disk.boot()
         print(disk.mountpoint)

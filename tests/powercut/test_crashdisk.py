@@ -74,18 +74,30 @@ while True:
 """
 
 
+def _wait_for_a_durable_file(writer: subprocess.Popen[bytes], log: Path, seconds: float = 60.0) -> None:
+    """Until the writer has logged its first durable file (a loaded machine may take seconds to
+    start a Python process and get its first fsyncs through the disk)."""
+    deadline = time.monotonic() + seconds
+    while not (log.exists() and log.stat().st_size > 0):
+        assert writer.poll() is None, f"the writer exited ({writer.returncode}) before making a file durable"
+        assert time.monotonic() < deadline, f"the writer made no file durable in {seconds:g}s"
+        time.sleep(0.02)
+
+
 def test_torn_and_reordered_pending_blocks_leave_ext4_consistent(crash_disk: CrashDisk, tmp_path: Path) -> None:
-    """Cut while a writer fsyncs in a loop, persisting a random share of the pending blocks, half of
-    them torn: ext4's journal replay copes every time, and every file whose directory fsync
-    returned is there with its size."""
+    """Cut while a writer fsyncs in a loop, at a moment when a write-back is pending (at least one
+    side file's 16 blocks), persisting a random share of the pending blocks, half of them torn:
+    ext4's journal replay copes every time, and every file whose directory fsync returned is there
+    with its size."""
     rng = random.Random(7)
     mnt = crash_disk.mountpoint
     torn = 0
     for cut in range(5):
         log = tmp_path / f"writer-{cut}.log"
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(mnt), str(log)])
+        _wait_for_a_durable_file(writer, log)
         time.sleep(rng.uniform(0.3, 0.8))
-        report = crash_disk.cut(seed=cut, persist=rng.random(), torn=0.5, kill=[writer.pid])
+        report = crash_disk.cut(seed=cut, persist=rng.random(), torn=0.5, kill=[writer.pid], when_pending=16)
         writer.wait(timeout=30)
         torn += report.torn
         assert crash_disk.reboot_checked() == ""
