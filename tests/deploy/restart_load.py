@@ -14,12 +14,13 @@ The load, all clients as users run them (bounded in count and time, loopback onl
 * Disque: ADDJOB, blocking GETJOB (``TIMEOUT 2000``), ACKJOB with redis-py's defaults.
 
 Every body is unique; a send counts as sent once the client got its success. At the end the
-pollers drain the queues (up to 60 s), then short polls sweep what is left: *lost* is sent and
-never received, *late* received only by that sweep (the store held it, the load's long polls did
-not get it within the drain), *duplicates* received more than once (at-least-once allows them: a
-claim cut off by a restart is delivered again), *errors* every failure a client reported (curl's
-exit status or HTTP status, boto3's or redis-py's exception after their own retries), *refused*
-those that were "connection refused".
+senders stop and every send still in flight gets its answer, the pollers drain the queues (up to
+60 s), then short polls sweep what is left: *lost* is sent and never received, *late* received
+only by that sweep (the store held it, the load's long polls did not get it within the drain),
+*duplicates* received more than once (at-least-once allows them: a claim cut off by a restart is
+delivered again), *errors* every failure a client reported (curl's exit status or HTTP status,
+boto3's or redis-py's exception after their own retries), *refused* those that were "connection
+refused".
 
 ``python -m tests.deploy.restart_load --how plain|restart|upgrade|usr2`` prints the figures
 (``plain`` stops the server and starts a new one that binds the ports itself: the old way).
@@ -276,7 +277,8 @@ class Load:
         self.gens, self.tally = gens, tally
         self.sending = threading.Event()
         self.polling = threading.Event()
-        self.threads: list[threading.Thread] = []
+        self.senders: list[threading.Thread] = []
+        self.pollers: list[threading.Thread] = []
         self.sqs_url = ""
         self.last_emo_poll = time.monotonic()
 
@@ -285,11 +287,13 @@ class Load:
         self.polling.set()
         sqs = self._sqs()
         self.sqs_url = sqs.create_queue(QueueName="restart-sqs")["QueueUrl"]
-        for target in (self._emodb_sender, self._emodb_sender, self._emodb_poller, self._sqs_sender,
-                       self._sqs_receiver, self._disque_sender, self._disque_worker):
-            t = threading.Thread(target=self._guard(target), daemon=True)
-            t.start()
-            self.threads.append(t)
+        for threads, targets in ((self.senders, (self._emodb_sender, self._emodb_sender, self._sqs_sender,
+                                                 self._disque_sender)),
+                                 (self.pollers, (self._emodb_poller, self._sqs_receiver, self._disque_worker))):
+            for target in targets:
+                t = threading.Thread(target=self._guard(target), daemon=True)
+                t.start()
+                threads.append(t)
 
     def _guard(self, fn: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
@@ -300,7 +304,12 @@ class Load:
         return run
 
     def stop_sending(self) -> None:
+        """Stop the senders and wait for the sends they have in flight (each is bounded: curl's
+        ``--max-time``, boto3's and redis-py's retries), so that every send that will count as
+        sent has counted before :meth:`drain` looks at what is still to be received."""
         self.sending.clear()
+        for t in self.senders:
+            t.join(timeout=120)
 
     def drain(self, timeout: float = 60) -> None:
         """Let the pollers run until every sent body was received (or ``timeout``), then stop them."""
@@ -308,7 +317,7 @@ class Load:
         while time.monotonic() < deadline and self.tally.figures()["lost"]:
             time.sleep(0.5)
         self.polling.clear()
-        for t in self.threads:
+        for t in self.pollers:
             t.join(timeout=60)
 
     def sweep(self) -> int:
