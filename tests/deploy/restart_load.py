@@ -22,8 +22,9 @@ delivered again), *errors* every failure a client reported (curl's exit status o
 boto3's or redis-py's exception after their own retries), *refused* those that were "connection
 refused".
 
-``python -m tests.deploy.restart_load --how plain|restart|upgrade|usr2`` prints the figures
-(``plain`` stops the server and starts a new one that binds the ports itself: the old way).
+``python -m tests.deploy.restart_load --how plain|restart|upgrade|usr2`` prints the figures and
+exits 1 if anything was lost or late (``plain`` stops the server and starts a new one that binds
+the ports itself: the old way).
 """
 
 from __future__ import annotations
@@ -492,8 +493,9 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=2)
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="spoolq-restart-") as tmp:
-        print(json.dumps({"how": a.how, **run(a.how, Path(tmp), a.rounds)}))
-    return 0
+        figures = run(a.how, Path(tmp), a.rounds)
+    print(json.dumps({"how": a.how, **figures}))
+    return 1 if figures["lost"] or figures["late"] else 0
 
 
 if __name__ == "__main__":
