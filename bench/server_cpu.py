@@ -5,11 +5,20 @@ master and workers, LocalStack, moto); :func:`group_cpu` adds up the user and sy
 its live members from ``/proc``. The difference over a cell, divided by the requests or messages
 of the cell, is what one costs the server: it moves far less with the machine's load than a
 rate does (a loaded machine still inflates it somewhat: caches and cores are shared).
+
+:func:`group_cpu` sees only live processes. A program that starts and ends processes while it
+is measured (Spark's JVM runs short-lived Python planners; its Python daemon forks workers)
+needs :func:`process_table` and :func:`tree_cpu`: each process counts its own time plus the
+time of its children that have ended and been reaped (``cutime``/``cstime``, which already hold
+their reaped descendants), so a tree's sum is its CPU time, ended members included, as long as
+every member is reaped inside the tree. :func:`machine_busy_cpu` is what every program on the
+machine used, from ``/proc/stat``.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -34,3 +43,54 @@ def own_cpu() -> float:
     """CPU seconds (user + system) this process has used."""
     t = os.times()
     return t.user + t.system
+
+
+@dataclass(frozen=True)
+class ProcessTable:
+    """One pass over ``/proc``: each process's parent and its CPU ticks, reaped children included."""
+
+    parent: dict[int, int]
+    ticks: dict[int, int]
+
+
+def process_table() -> ProcessTable:
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        parent[pid] = int(fields[1])  # after the name: state, ppid, ..., utime, stime, cutime, cstime (11-14)
+        ticks[pid] = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    return ProcessTable(parent, ticks)
+
+
+def subtree(table: ProcessTable, root: int) -> set[int]:
+    """``root`` and every live descendant of it."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in table.parent.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table.ticks and pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def tree_cpu(table: ProcessTable, pids: set[int]) -> float:
+    """CPU seconds (user + system) of ``pids`` and of their reaped children."""
+    return sum(table.ticks[pid] for pid in pids) / _TICK
+
+
+def machine_busy_cpu() -> float:
+    """CPU seconds every core of the machine has spent busy since boot (all but idle, iowait, steal)."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / _TICK
