@@ -26,11 +26,11 @@ CPU per phase (``server_cpu.py``), read from ``/proc`` at the start and end of e
 * ``machine``  every core's busy time from ``/proc/stat``, whoever used it
 
 Each is printed as CPU-ms per 1,000 messages (service, app) and as cores busy on average over
-the phase (service + app, and the machine). For consume, the two cores can carry at most
-``cores / (CPU seconds per message at local[1])`` messages per second, i.e. ``local[2]`` /
-``local[1]`` can be at most ``cores / (cores busy for service + app at local[1])`` unless a
-message costs less CPU at ``local[2]``; the bench prints that ceiling next to the measured
-``local[2]`` rate. Not a test.
+the phase (service + app, the machine, and the difference: everything else the machine ran).
+For consume, the machine's cores can carry at most ``cores / (CPU seconds per message at
+local[1])`` messages per second, i.e. ``local[2]`` / ``local[1]`` can be at most ``cores /
+(cores busy for service + app at local[1])`` unless a message costs less CPU at ``local[2]``;
+the bench prints that ceiling next to the measured ``local[2]`` rate. Not a test.
 
     python bench/spark_bench.py [--messages 30000] [--rounds 3] [--masters local[1],local[2]]
 """
@@ -191,14 +191,16 @@ def median_of(phases: list[Phase], figure: Callable[[Phase], float]) -> float:
 
 def report(phases: dict[str, list[Phase]], masters: list[str]) -> None:
     machine_cores = os.cpu_count() or 1
-    print(f"{'phase':24s} {'msgs/s':>8s} {'service':>9s} {'app':>9s} {'cores busy':>11s} {'machine':>8s}   runs (msgs/s)")
-    print(f"{'':24s} {'':8s} {'CPU-ms/1k':>9s} {'CPU-ms/1k':>9s} {'svc+app':>11s} {'cores':>8s}")
+    print(f"{'phase':24s} {'msgs/s':>8s} {'service':>9s} {'app':>9s} {'cores busy':>10s} {'machine':>8s} "
+          f"{'others':>7s}   runs (msgs/s)")
+    print(f"{'':24s} {'':8s} {'CPU-ms/1k':>9s} {'CPU-ms/1k':>9s} {'svc+app':>10s} {'cores':>8s} {'cores':>7s}")
     for name, runs in phases.items():
         print(f"{name:24s} {median_of(runs, lambda p: p.rate):8.0f} "
               f"{median_of(runs, lambda p: p.ms_per_1000(p.service)):9.0f} "
               f"{median_of(runs, lambda p: p.ms_per_1000(p.app)):9.0f} "
-              f"{median_of(runs, lambda p: p.cores_ours):11.2f} "
-              f"{median_of(runs, lambda p: p.cores_machine):8.2f}   "
+              f"{median_of(runs, lambda p: p.cores_ours):10.2f} "
+              f"{median_of(runs, lambda p: p.cores_machine):8.2f} "
+              f"{median_of(runs, lambda p: p.cores_machine - p.cores_ours):7.2f}   "
               + ", ".join(f"{p.rate:.0f}" for p in runs))
     rate = {name: median_of(runs, lambda p: p.rate) for name, runs in phases.items()}
     for master in masters:
