@@ -12,7 +12,9 @@ needs :func:`process_table` and :func:`tree_cpu`: each process counts its own ti
 time of its children that have ended and been reaped (``cutime``/``cstime``, which already hold
 their reaped descendants), so a tree's sum is its CPU time, ended members included, as long as
 every member is reaped inside the tree. :func:`machine_busy_cpu` is what every program on the
-machine used, from ``/proc/stat``.
+machine used, from ``/proc/stat``. :func:`thread_waits` is how long threads were ready to run
+but had no core (the scheduler's run-queue wait): CPU a program wanted and did not get, because
+other programs had the cores.
 """
 
 from __future__ import annotations
@@ -94,3 +96,29 @@ def machine_busy_cpu() -> float:
     with open("/proc/stat") as f:
         user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in f.readline().split()[1:8])
     return (user + nice + system + irq + softirq) / _TICK
+
+
+def thread_waits(pids: set[int]) -> dict[tuple[int, int], int]:
+    """Nanoseconds each live thread of ``pids`` has spent runnable but waiting for a core (``schedstat``).
+
+    Keyed by (pid, thread id): compare two readings thread by thread; a thread that ended between
+    them takes its waiting with it (there is no reaped-children total for this one).
+    """
+    waits: dict[tuple[int, int], int] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    waits[(pid, int(tid))] = int(f.read().split()[1])
+            except (OSError, IndexError):
+                continue
+    return waits
+
+
+def waited_between(before: dict[tuple[int, int], int], after: dict[tuple[int, int], int]) -> float:
+    """Seconds of waiting for a core between two :func:`thread_waits` readings (threads started since count whole)."""
+    return sum(ns - before.get(key, 0) for key, ns in after.items()) / 1e9

@@ -26,11 +26,15 @@ CPU per phase (``server_cpu.py``), read from ``/proc`` at the start and end of e
 * ``machine``  every core's busy time from ``/proc/stat``, whoever used it
 
 Each is printed as CPU-ms per 1,000 messages (service, app) and as cores busy on average over
-the phase (service + app, the machine, and the difference: everything else the machine ran).
-For consume, the machine's cores can carry at most ``cores / (CPU seconds per message at
+the phase (service + app, the machine, and the difference: everything else the machine ran),
+with the cores' worth of time the service's and app's threads were ready to run but waited for
+a core (run-queue wait from ``/proc/<pid>/task/<tid>/schedstat``; threads that end within the
+phase are missed, so it is a lower bound). For consume, the machine's cores can carry at most ``cores / (CPU seconds per message at
 local[1])`` messages per second, i.e. ``local[2]`` / ``local[1]`` can be at most ``cores /
 (cores busy for service + app at local[1])`` unless a message costs less CPU at ``local[2]``;
-the bench prints that ceiling next to the measured ``local[2]`` rate. Not a test.
+the bench prints that ceiling next to the measured ``local[2]`` rate, and the same bound from
+the cores ``local[1]`` was ready to run on (busy plus waiting), which is nearer what it would
+keep busy on a machine of its own. Not a test.
 
     python bench/spark_bench.py [--messages 30000] [--rounds 3] [--masters local[1],local[2]]
 """
@@ -53,7 +57,7 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(CHECKOUT))
 sys.path.insert(0, str(CHECKOUT / "bench"))
 
-from server_cpu import machine_busy_cpu, process_table, subtree, tree_cpu  # noqa: E402
+from server_cpu import machine_busy_cpu, process_table, subtree, thread_waits, tree_cpu, waited_between  # noqa: E402
 
 from spoolq_client import Consumer, Message, SpoolqClient  # noqa: E402
 from tests.e2e.spoolq_server import running_server  # noqa: E402
@@ -69,6 +73,7 @@ class Reading:
     service: float
     app: float
     machine: float
+    waits: dict[tuple[int, int], int]
 
 
 @dataclass(frozen=True)
@@ -80,10 +85,13 @@ class Phase:
     service: float
     app: float
     machine: float
+    #: seconds the service's and the app's threads were ready to run and had no core
+    waited: float
 
     @staticmethod
     def between(messages: int, a: Reading, b: Reading) -> Phase:
-        return Phase(messages, b.wall - a.wall, b.service - a.service, b.app - a.app, b.machine - a.machine)
+        return Phase(messages, b.wall - a.wall, b.service - a.service, b.app - a.app, b.machine - a.machine,
+                     waited_between(a.waits, b.waits))
 
     @property
     def rate(self) -> float:
@@ -95,6 +103,10 @@ class Phase:
     @property
     def cores_ours(self) -> float:
         return (self.service + self.app) / self.seconds
+
+    @property
+    def cores_waited(self) -> float:
+        return self.waited / self.seconds
 
     @property
     def cores_machine(self) -> float:
@@ -113,7 +125,7 @@ class Meter:
         wall = time.perf_counter()
         service = subtree(table, self.service_pid)
         app = subtree(table, os.getpid()) - service
-        return Reading(wall, tree_cpu(table, service), tree_cpu(table, app), machine)
+        return Reading(wall, tree_cpu(table, service), tree_cpu(table, app), machine, thread_waits(service | app))
 
 
 def client_produce(meter: Meter, url: str, queue: str, n: int, batch: int) -> Phase:
@@ -191,14 +203,16 @@ def median_of(phases: list[Phase], figure: Callable[[Phase], float]) -> float:
 
 def report(phases: dict[str, list[Phase]], masters: list[str]) -> None:
     machine_cores = os.cpu_count() or 1
-    print(f"{'phase':24s} {'msgs/s':>8s} {'service':>9s} {'app':>9s} {'cores busy':>10s} {'machine':>8s} "
-          f"{'others':>7s}   runs (msgs/s)")
-    print(f"{'':24s} {'':8s} {'CPU-ms/1k':>9s} {'CPU-ms/1k':>9s} {'svc+app':>10s} {'cores':>8s} {'cores':>7s}")
+    print(f"{'phase':24s} {'msgs/s':>8s} {'service':>9s} {'app':>9s} {'cores busy':>10s} {'waiting':>8s} "
+          f"{'machine':>8s} {'others':>7s}   runs (msgs/s)")
+    print(f"{'':24s} {'':8s} {'CPU-ms/1k':>9s} {'CPU-ms/1k':>9s} {'svc+app':>10s} {'svc+app':>8s} "
+          f"{'cores':>8s} {'cores':>7s}")
     for name, runs in phases.items():
         print(f"{name:24s} {median_of(runs, lambda p: p.rate):8.0f} "
               f"{median_of(runs, lambda p: p.ms_per_1000(p.service)):9.0f} "
               f"{median_of(runs, lambda p: p.ms_per_1000(p.app)):9.0f} "
               f"{median_of(runs, lambda p: p.cores_ours):10.2f} "
+              f"{median_of(runs, lambda p: p.cores_waited):8.2f} "
               f"{median_of(runs, lambda p: p.cores_machine):8.2f} "
               f"{median_of(runs, lambda p: p.cores_machine - p.cores_ours):7.2f}   "
               + ", ".join(f"{p.rate:.0f}" for p in runs))
@@ -211,6 +225,7 @@ def report(phases: dict[str, list[Phase]], masters: list[str]) -> None:
             print(f"{kind}: local[2]/local[1] = {rate[f'spark {kind} local[2]'] / rate[f'spark {kind} local[1]']:.2f}")
         one, two = phases["spark consume local[1]"], phases["spark consume local[2]"]
         used = median_of(one, lambda p: p.cores_ours)
+        wanted = median_of(one, lambda p: p.cores_ours + p.cores_waited)
         cpu_per_msg = median_of(one, lambda p: (p.service + p.app) / p.messages)
         ceiling = machine_cores / cpu_per_msg
         print(f"consume ceiling: at local[1] service+spark kept {used:.2f} of {machine_cores} cores busy, "
@@ -219,6 +234,8 @@ def report(phases: dict[str, list[Phase]], masters: list[str]) -> None:
               f"local[2] measured {rate['spark consume local[2]']:.0f} msgs/s "
               f"({rate['spark consume local[2]'] / ceiling:.2f} of that ceiling) at "
               f"{median_of(two, lambda p: (p.service + p.app) * 1e6 / p.messages):.0f} CPU-ms per 1,000 messages")
+        print(f"consume local[1] was ready to run on {wanted:.2f} cores on average (busy plus waiting for a core): "
+              f"local[2]/local[1] <= {machine_cores}/{wanted:.2f} = {machine_cores / wanted:.2f} if it had had them")
 
 
 def main() -> None:
