@@ -29,12 +29,16 @@ Each is printed as CPU-ms per 1,000 messages (service, app) and as cores busy on
 the phase (service + app, the machine, and the difference: everything else the machine ran),
 with the cores' worth of time the service's and app's threads were ready to run but waited for
 a core (run-queue wait from ``/proc/<pid>/task/<tid>/schedstat``; threads that end within the
-phase are missed, so it is a lower bound). For consume, the machine's cores can carry at most ``cores / (CPU seconds per message at
+phase are missed, so it is a lower bound).
+
+For consume, the machine's cores can carry at most ``cores / (CPU seconds per message at
 local[1])`` messages per second, i.e. ``local[2]`` / ``local[1]`` can be at most ``cores /
 (cores busy for service + app at local[1])`` unless a message costs less CPU at ``local[2]``;
-the bench prints that ceiling next to the measured ``local[2]`` rate, and the same bound from
-the cores ``local[1]`` was ready to run on (busy plus waiting), which is nearer what it would
-keep busy on a machine of its own. Not a test.
+the bench prints that ceiling next to the measured ``local[2]`` rate. It is measured on the
+machine as loaded: when ``local[1]``'s threads also waited for a core, it was short of CPU and
+would keep more cores busy on a machine of its own, so the ceiling is looser than on that
+machine (busy plus waiting is no ceiling either: waiting stretches each thread's turn, so it
+overstates what the threads would use with cores free). Not a test.
 
     python bench/spark_bench.py [--messages 30000] [--rounds 3] [--masters local[1],local[2]]
 """
@@ -234,8 +238,9 @@ def report(phases: dict[str, list[Phase]], masters: list[str]) -> None:
               f"local[2] measured {rate['spark consume local[2]']:.0f} msgs/s "
               f"({rate['spark consume local[2]'] / ceiling:.2f} of that ceiling) at "
               f"{median_of(two, lambda p: (p.service + p.app) * 1e6 / p.messages):.0f} CPU-ms per 1,000 messages")
-        print(f"consume local[1] was ready to run on {wanted:.2f} cores on average (busy plus waiting for a core): "
-              f"local[2]/local[1] <= {machine_cores}/{wanted:.2f} = {machine_cores / wanted:.2f} if it had had them")
+        print(f"consume local[1] was ready to run on {wanted:.2f} cores on average (busy {used:.2f} plus waiting "
+              f"for a core {wanted - used:.2f}): the more it waited, the more it was short of CPU, and the looser "
+              f"the ceiling above is next to a machine of its own")
 
 
 def main() -> None:
