@@ -20,25 +20,29 @@ other programs had the cores.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def group_cpu(pgid: int) -> float:
-    """CPU seconds (user + system) of the live processes of process group ``pgid``."""
-    total = 0
+def _proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """Each live process's id and the fields of its ``/proc/<pid>/stat`` after the name: state,
+    ppid, pgrp, ..., utime (index 11), stime (12), cutime (13), cstime (14)."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                stat = f.read()
         except OSError:
-            continue
-        if int(fields[2]) == pgid:  # after the name: state, ppid, pgrp, ..., utime (index 11), stime (12)
-            total += int(fields[11]) + int(fields[12])
-    return total / _TICK
+            continue  # ended meanwhile
+        yield int(entry), stat.rsplit(")", 1)[1].split()
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds (user + system) of the live processes of process group ``pgid``."""
+    return sum(int(f[11]) + int(f[12]) for _pid, f in _proc_stats() if int(f[2]) == pgid) / _TICK
 
 
 def own_cpu() -> float:
@@ -58,16 +62,8 @@ class ProcessTable:
 def process_table() -> ProcessTable:
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry)
-        parent[pid] = int(fields[1])  # after the name: state, ppid, ..., utime, stime, cutime, cstime (11-14)
+    for pid, fields in _proc_stats():
+        parent[pid] = int(fields[1])
         ticks[pid] = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
     return ProcessTable(parent, ticks)
 
