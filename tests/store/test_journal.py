@@ -98,17 +98,24 @@ def _send_ack_and_die(root: str, out: str) -> None:
     os._exit(0)  # like kill -9: no close, the journal stays
 
 
-def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_path: Path) -> None:
+def _a_process_sends_acks_and_dies(root: Path, tmp_path: Path) -> tuple[int, str, list[str]]:
+    """Queue ``q`` made, then a forked process sends 3 messages, acks one and dies without a
+    close: (its pid, the acked id, the sent ids)."""
     FileStore(root, node_id=NODE, flush="journal").create_queue("q")
     out = tmp_path / "ids"
     p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
     p.start()
     p.join(30)
-    assert p.exitcode == 0
+    assert p.exitcode == 0 and p.pid is not None
     acked, *ids = out.read_text().split()
-    assert any(f"~{p.pid}~" in n for n in _journals(root)), "the dead process left no journal: test proves little"
+    return p.pid, acked, ids
+
+
+def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_path: Path) -> None:
+    pid, acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
+    assert any(f"~{pid}~" in n for n in _journals(root)), "the dead process left no journal: test proves little"
     store = FileStore(root, node_id=NODE, flush="journal")
-    assert not any(f"~{p.pid}~" in n for n in _journals(root)), "a dead process's journal was not retired"
+    assert not any(f"~{pid}~" in n for n in _journals(root)), "a dead process's journal was not retired"
     left = {m.id for m in store.peek("q", limit=100)}
     assert left == set(ids) - {acked}, "same boot: an acked message came back (nothing may be replayed)"
     store.close()
@@ -319,13 +326,7 @@ def test_a_dead_letter_is_not_written_back(root: Path) -> None:
 def test_a_dead_process_of_another_mount_is_replayed(root: Path, tmp_path: Path) -> None:
     """The same boot but another mount of the file system (unmounted and mounted again since: the
     page cache that held the dead process's files is gone): replayed, unlike a crash in this mount."""
-    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
-    out = tmp_path / "ids"
-    p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
-    p.start()
-    p.join(30)
-    assert p.exitcode == 0
-    acked, *ids = out.read_text().split()
+    _pid, acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
     for n in _journals(root):
         node, boot, _instance, pid, k = n[:-4].split("~")
         os.rename(root / "journal" / n, root / "journal" / f"{node}~{boot}~m1~{pid}~{k}.jnl")
@@ -341,14 +342,8 @@ def test_without_unique_mount_ids_a_dead_process_is_replayed(root: Path, tmp_pat
     """Where the kernel has no unique mount id, no process can tell it shares a dead one's page
     cache: its journal is replayed (a duplicate of a message acked in its last seconds, never a loss)."""
     monkeypatch.setattr(journal_mod, "mount_id", lambda path: None)
-    FileStore(root, node_id=NODE, flush="journal").create_queue("q")
-    out = tmp_path / "ids"
-    p = mp.get_context("fork").Process(target=_send_ack_and_die, args=(str(root), str(out)))
-    p.start()
-    p.join(30)
-    assert p.exitcode == 0
-    _acked, *ids = out.read_text().split()
-    assert all(f"~p{p.pid}~{p.pid}~" in n for n in _journals(root))
+    pid, _acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
+    assert all(f"~p{pid}~{pid}~" in n for n in _journals(root))
     store = FileStore(root, node_id=NODE, flush="journal")
     assert _journals(root) == []
     assert {m.id for m in store.peek("q", limit=100)} == set(ids)
