@@ -30,7 +30,10 @@ how it is made durable (``<flush>``)
 
 Besides msgs/s, each cell counts the write requests the disk completed per message
 (``/proc/diskstats``): on a disk short of IOPS that sets the rate, and it moves far less with the
-machine's load than rates do. Each cell gets a fresh directory, starts after an ``os.sync()`` and
+machine's load than rates do. And the CPU a message costs: the sending processes' own (user and
+system time: the file-system calls and the flush) and the whole machine's (every core's busy time
+over the cell divided by its messages: also the kernel's writeback and journal threads, and
+whatever else the machine ran). Each cell gets a fresh directory, starts after an ``os.sync()`` and
 is followed by a pause that lets the deletes of the one before settle (the disk may be mounted
 with ``discard``). Cells alternate across ``--reps``; the median is printed.
 
@@ -49,8 +52,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from server_cpu import machine_busy_cpu
 
 BODY = os.urandom(1024)
 MAKES = ("tmp", "ptmp", "samedir", "tmpfile")
@@ -182,18 +188,29 @@ def _worker(mode: str, root: Path, seconds: float, barrier: Any, out: Any) -> No
     try:
         op = message_op(mode, root)
         barrier.wait(60)
+        cpu0 = time.process_time()
         end = time.monotonic() + seconds
         n = 0
         while time.monotonic() < end:
             n += op()
-        out.put((n, None))
+        out.put((n, time.process_time() - cpu0, None))
     except BaseException as e:
         barrier.abort()
-        out.put((0, f"{type(e).__name__}: {e}"))
+        out.put((0, 0.0, f"{type(e).__name__}: {e}"))
 
 
-def run_cell(mode: str, base: Path, procs: int, seconds: float) -> tuple[float, float | None]:
-    """msgs/s of ``mode`` with ``procs`` processes, and disk writes per message (None if unknown)."""
+@dataclass(frozen=True)
+class Cell:
+    """One cell's figures."""
+
+    rate: float  #: messages made durable per second
+    writes_per_msg: float | None  #: disk write requests per message (None where it cannot be told)
+    sender_cpu_us: float  #: CPU (user + system) of the sending processes per message, in µs
+    machine_cpu_us: float  #: every core's busy time per message (the kernel's flusher and journal threads too)
+
+
+def run_cell(mode: str, base: Path, procs: int, seconds: float) -> Cell:
+    """Run ``mode`` with ``procs`` processes for ``seconds``."""
     root = base / f"floor-{mode}-{time.time_ns()}"
     root.mkdir(parents=True)
     ctx = mp.get_context("fork")
@@ -205,20 +222,21 @@ def run_cell(mode: str, base: Path, procs: int, seconds: float) -> tuple[float, 
         os.sync()
         w0 = disk_writes(root)
         barrier.wait(60)
-        t0 = time.monotonic()
+        t0, busy0 = time.monotonic(), machine_busy_cpu()
         results = [out.get(timeout=seconds + 120) for _ in ps]
-        span = time.monotonic() - t0
+        span, busy = time.monotonic() - t0, machine_busy_cpu() - busy0
         w1 = disk_writes(root)
         for p in ps:
             p.join(30)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    errors = [e for _n, e in results if e]
+    errors = [e for _n, _cpu, e in results if e]
     if errors:
         raise RuntimeError(f"{mode}: {errors[0]}")
-    total = sum(n for n, _e in results)
+    total = sum(n for n, _cpu, _e in results)
     per_msg = (w1 - w0) / total if w0 is not None and w1 is not None and total else None
-    return total / span, per_msg
+    sender_cpu = sum(cpu for _n, cpu, _e in results)
+    return Cell(total / span, per_msg, 1e6 * sender_cpu / max(total, 1), 1e6 * busy / max(total, 1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,28 +253,30 @@ def main(argv: list[str] | None = None) -> int:
         parse_mode(m)
     base = Path(args.dir)
     base.mkdir(parents=True, exist_ok=True)
-    rates: dict[str, list[float]] = {}
-    writes: dict[str, list[float]] = {}
+    cells: dict[str, list[Cell]] = {}
     for rep in range(args.reps):
         for m in modes:
-            rate, per_msg = run_cell(m, base, args.procs, args.seconds)
-            rates.setdefault(m, []).append(rate)
-            if per_msg is not None:
-                writes.setdefault(m, []).append(per_msg)
-            shown = f"{per_msg:5.2f}" if per_msg is not None else "    ?"
-            print(f"rep {rep + 1} {m:20s} {rate:9,.0f} msgs/s {shown} writes/msg ({load()})", flush=True)
+            c = run_cell(m, base, args.procs, args.seconds)
+            cells.setdefault(m, []).append(c)
+            shown = f"{c.writes_per_msg:5.2f}" if c.writes_per_msg is not None else "    ?"
+            print(f"rep {rep + 1} {m:20s} {c.rate:9,.0f} msgs/s {shown} writes/msg "
+                  f"{c.sender_cpu_us:6.0f} / {c.machine_cpu_us:6.0f} CPU µs/msg ({load()})", flush=True)
             os.sync()
             time.sleep(args.settle)
     base_mode = modes[0]
     print(f"\n{args.procs} processes, 1 KiB, {args.reps} x {args.seconds:g} s alternating cells, "
           f"medians; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load()}")
-    print(f"\n| mode | msgs/s | reps | disk writes / msg | x {base_mode} |\n|---|---|---|---|---|")
-    ref = statistics.median(rates[base_mode])
+    print(f"\n| mode | msgs/s | reps | disk writes / msg | senders' CPU µs / msg | machine CPU µs / msg "
+          f"| x {base_mode} |\n|---|---|---|---|---|---|---|")
+    ref = statistics.median(c.rate for c in cells[base_mode])
     for m in modes:
-        med = statistics.median(rates[m])
-        w = f"{statistics.median(writes[m]):.2f}" if m in writes else "?"
-        reps = " / ".join(f"{x:,.0f}" for x in rates[m])
-        print(f"| {m} | {med:,.0f} | {reps} | {w} | {med / ref:.2f} |")
+        med = statistics.median(c.rate for c in cells[m])
+        known = [c.writes_per_msg for c in cells[m] if c.writes_per_msg is not None]
+        w = f"{statistics.median(known):.2f}" if known else "?"
+        sender = statistics.median(c.sender_cpu_us for c in cells[m])
+        machine = statistics.median(c.machine_cpu_us for c in cells[m])
+        reps = " / ".join(f"{c.rate:,.0f}" for c in cells[m])
+        print(f"| {m} | {med:,.0f} | {reps} | {w} | {sender:,.0f} | {machine:,.0f} | {med / ref:.2f} |")
     return 0
 
 

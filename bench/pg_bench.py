@@ -87,7 +87,9 @@ class Postgres:
         if os.geteuid() == 0:  # postgres refuses to run as root
             self.user = "postgres"
             pw = pwd.getpwnam("postgres")
-            base = Path("/var/tmp")  # a dir the postgres user can reach (same disk here; printed)
+            reachable = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", str(parent)],
+                                       check=False).returncode == 0
+            base = parent if reachable else Path("/var/tmp")  # printed: it may be another disk
         self.dir = Path(tempfile.mkdtemp(prefix="spoolq-pgbench-", dir=base))
         if self.user:
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
@@ -324,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parent = Path(args.dir or CHECKOUT.parent)
     work = Path(tempfile.mkdtemp(prefix="spoolq-pgbench-store-", dir=parent))
     pg = Postgres(parent)
+    log(f"store data under {work}, PostgreSQL data under {pg.data}")
     rows: dict[str, list[float]] = {}
     writes: dict[str, list[float]] = {}
     loads: list[str] = []

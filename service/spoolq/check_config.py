@@ -8,7 +8,8 @@ the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve``
 2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults;
 3. the listen policy (no open mode on a network address without ``--allow-open``);
 4. the root: a directory (created when missing), writable (a file is written, flushed and
-   removed in its ``tmp/``; the store's own directories are writable too), and its free space.
+   removed in its ``tmp/``; the store's own directories are writable too), its file system (a
+   warning on ext4 made without a journal), and its free space.
 
 Each check prints one line on stdout: ``ok: ...``, ``warning: ...`` or ``FAILED: ...``; the first
 failure ends the run. Exit status: 0 all good (warnings included); 2 a setting or the config is
@@ -195,6 +196,14 @@ def check_root(root: Path) -> Iterator[Check]:
         if d.exists() and not (d.is_dir() and os.access(d, os.W_OK | os.X_OK)):
             yield Check("FAILED", f"root {root}: {name}/ is not a writable directory", EXIT_ROOT)
             return
+    from spoolq.store.filesystems import ext4_without_journal
+
+    device = ext4_without_journal(root)
+    if device is not None:
+        yield Check("warning", f"root {root}: its file system ({device}) is ext4 without a journal: a rename is not "
+                               "atomic across a power cut until fsck has run, and after many deletes each new "
+                               "message file costs far more CPU; use ext4 with its journal (mkfs.ext4's default), "
+                               "XFS or btrfs")
     free = shutil.disk_usage(root).free
     if free == 0:
         yield Check("warning", f"root {root}: no space left on its file system: sends answer 503 until "

@@ -101,3 +101,32 @@ def test_serve_refuses_an_unsafe_flush_before_starting(tmp_path: Path, monkeypat
     monkeypatch.setattr(fs, "file_system_of", lambda root: ("nfs4", True))
     assert main(["serve", "--root", str(tmp_path / "root"), "--flush", "journal", "--port", "1"]) == 2
     assert "--flush journal refused" in capsys.readouterr().err
+
+
+def _ext4_tree(tmp_path: Path, options: dict[str, str]) -> dict[str, str]:
+    """A mount table, ``/sys/dev/block`` links and ``/proc/fs/ext4/<dev>/options`` as the kernel
+    shows them, for devices named in ``options`` (254:0 vda holds /, 7:0 loop0 holds /srv/j)."""
+    table = tmp_path / "mountinfo"
+    table.write_text("22 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+                     "40 22 7:0 / /srv/j rw,relatime - ext4 /dev/loop0 rw\n"
+                     "41 22 0:46 / /srv/x rw,relatime - xfs /dev/vdb rw\n")
+    block = tmp_path / "block"
+    block.mkdir()
+    (block / "254:0").symlink_to("../devices/pci0000:00/virtio1/block/vda")
+    (block / "7:0").symlink_to("../devices/virtual/block/loop0")
+    for dev, text in options.items():
+        (tmp_path / "ext4" / dev).mkdir(parents=True)
+        (tmp_path / "ext4" / dev / "options").write_text(text.replace(" ", "\n") + "\n")
+    return {"mountinfo": str(table), "proc_ext4": str(tmp_path / "ext4"), "sys_block": str(block)}
+
+
+def test_ext4_without_a_journal_is_told_from_one_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fs, "_existing", lambda path: path)
+    paths = _ext4_tree(tmp_path, {"vda": "rw bsddf discard delalloc nojournal_checksum barrier commit=5",
+                                  "loop0": "rw bsddf nodiscard delalloc journal_checksum data=ordered commit=5"})
+    assert fs.ext4_without_journal("/var/lib/spoolq", **paths) == "/dev/vda"
+    assert fs.ext4_without_journal("/srv/j/spoolq", **paths) is None  # data=ordered: it has a journal
+    assert fs.ext4_without_journal("/srv/x/spoolq", **paths) is None  # not ext4
+    (tmp_path / "none").mkdir()
+    unknown = _ext4_tree(tmp_path / "none", {})
+    assert fs.ext4_without_journal("/var/lib/spoolq", **unknown) is None  # nothing to tell from: no warning
