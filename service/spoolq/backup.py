@@ -12,13 +12,15 @@ that misses it (renamed from a directory not yet copied into one already copied)
    ``corrupt/`` is linked into ``<root>/backup-snapshot/<stamp>/``. Message files are never
    rewritten (a state change renames the same inode), so a link is the message, whatever
    happens to it later.
+   The snapshot remembers the inode of every message file it linked: a message renamed from a
+   directory already walked into one not walked yet (a claim released back to ``ready/`` while
+   the walk is between ``claimed/`` and ``ready/``) is met twice and linked once.
 2. *Catch-up scans*: a message renamed from a directory not yet linked into one already linked
-   was missed. A live message file that the snapshot holds has a link count of 2; one with a
-   count of 1 was missed (or sent since): each queue is scanned again, and such files linked,
-   until a scan finds none (at most :data:`CATCH_UP_SCANS` per queue, then one scan of every
-   queue). A message is only missed if it changes state twice, both times into a directory
-   already scanned, within one scan of its queue; and it is never linked twice (its inode
-   already has the snapshot's link).
+   was missed. A live message file whose inode the snapshot does not hold was missed (or sent
+   since): each queue is scanned again, and such files linked, until a scan finds none (at most
+   :data:`CATCH_UP_SCANS` per queue, then one scan of every queue). A message is only missed if
+   it changes state twice, both times into a directory already scanned, within one scan of its
+   queue; and it is never linked twice.
 3. *Copy* the snapshot to ``DEST`` (file by file, each fsync'd, directories too), then remove it.
 
 ``tmp/`` (partial writes), ``trash/`` and ``journal/`` are left out. The journal is the running
@@ -118,41 +120,48 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _snapshot(root: Path, snap: Path, report: BackupReport) -> None:
+    held: set[int] = set()  # inodes of the message files linked so far
     for top in KEPT:
         if top == "queues":
             continue
         for rel in _files(root, top):
-            _link(root, snap, rel, report)
+            _link(root, snap, rel, report, held)
     for qdir in sorted(_listdir(root / "queues")):
         queue = f"queues/{qdir}"
         for rel in _files(root, queue):
-            _link(root, snap, rel, report)
+            _link(root, snap, rel, report, held)
         for _ in range(CATCH_UP_SCANS):
-            if not _catch_up(root, snap, queue, report):
+            if not _catch_up(root, snap, queue, report, held):
                 break
     for qdir in sorted(_listdir(root / "queues")):
-        _catch_up(root, snap, f"queues/{qdir}", report)
+        _catch_up(root, snap, f"queues/{qdir}", report, held)
 
 
-def _catch_up(root: Path, snap: Path, queue: str, report: BackupReport) -> int:
-    """Link the message files of ``queue`` that the snapshot does not hold (link count 1)."""
+def _catch_up(root: Path, snap: Path, queue: str, report: BackupReport, held: set[int]) -> int:
+    """Link the message files of ``queue`` whose inode the snapshot does not hold."""
     linked = 0
     for state in _STATES:
         for rel in _files(root, f"{queue}/{state}"):
-            if not _MESSAGE.match(os.path.basename(rel)):
-                continue
-            try:
-                if os.lstat(root / rel).st_nlink != 1:
-                    continue
-            except FileNotFoundError:
-                continue  # renamed meanwhile: the next scan sees it where it went
-            if _link(root, snap, rel, report):
+            if _MESSAGE.match(os.path.basename(rel)) and _link(root, snap, rel, report, held):
                 linked += 1
     report.caught_up += linked
     return linked
 
 
-def _link(root: Path, snap: Path, rel: str, report: BackupReport) -> bool:
+def _is_message(rel: str) -> bool:
+    return bool(_MESSAGE.match(os.path.basename(rel))) and any(f"/{s}/" in rel for s in _STATES)
+
+
+def _link(root: Path, snap: Path, rel: str, report: BackupReport, held: set[int]) -> bool:
+    """Link ``root/rel`` into the snapshot; a message file only if its inode is not there yet."""
+    message = _is_message(rel)
+    if message:
+        try:
+            inode = os.lstat(root / rel).st_ino
+        except FileNotFoundError:
+            return False  # renamed meanwhile: a later walk or scan sees it where it went
+        if inode in held:
+            return False  # met again under its next state's name
     target = snap / rel
     try:
         os.link(root / rel, target)
@@ -167,7 +176,8 @@ def _link(root: Path, snap: Path, rel: str, report: BackupReport) -> bool:
     except FileExistsError:
         return False
     report.files += 1
-    if _MESSAGE.match(os.path.basename(rel)) and any(f"/{s}/" in rel for s in _STATES):
+    if message:
+        held.add(inode)
         report.messages += 1
     return True
 
