@@ -22,8 +22,8 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 
 #: the store's floors, lowest first: a store module imports only its own floor and those below
 STORE_FLOORS: list[set[str]] = [
-    {"layout", "model", "config", "files", "journal", "watch", "markerlock", "cursor", "tickets", "making",
-     "filesystems", "events", "process"},
+    {"layout", "model", "config", "files", "journal", "watch", "markerlock", "recordlock", "cursor", "tickets",
+     "making", "filesystems", "events", "process"},
     {"contract", "handle"},
     {"core"},
     {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import shutil
 import threading
@@ -33,6 +32,7 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
+from spoolq.store import markerlock, recordlock
 from spoolq.store.config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
@@ -134,7 +134,9 @@ class StoreCore:
         try:
             st = os.stat(f"{path}/meta.json")
         except FileNotFoundError:
-            self._queues.pop(name, None)
+            gone = self._queues.pop(name, None)
+            if gone is not None and gone.kind is QueueKind.DEDUP:
+                markerlock.forget(gone.real_path)
             if not os.path.isdir(self.queues_dir):  # the root vanished (unmounted, deleted)
                 raise StorageUnavailable(f"storage unavailable: the root {self.root} is missing") from None
             return None
@@ -155,7 +157,7 @@ class StoreCore:
             if current is not None:
                 current.info, current.stamp = info, stamp
                 return current
-            q = QueueHandle(info=info, path=path, stamp=stamp)
+            q = QueueHandle(info=info, path=path, stamp=stamp, real_path=os.path.realpath(path))
             self._queues[name] = q
             return q
 
@@ -293,18 +295,14 @@ class StoreCore:
     def _settings_lock(self, q: QueueHandle) -> Iterator[None]:
         """Exclusive access to a queue's ``meta.json`` for a read, change and rewrite (see
         :meth:`change_queue`); QueueNotFound if the queue directory is gone."""
-        with q.settings_mutex:
+        with contextlib.ExitStack() as lock:
             try:
-                fd = os.open(q.sub("settings.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+                lock.enter_context(recordlock.exclusive(q.lock_file("settings.lock")))
             except FileNotFoundError:
                 raise QueueNotFound(q.name) from None
             except OSError as e:
                 raise storage_error(e, f"locking the settings of {q.name!r}") from e
-            try:
-                fcntl.lockf(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                os.close(fd)
+            yield
 
     def list_queues(self, prefix: str = "") -> list[str]:
         if not isinstance(prefix, str):
@@ -377,27 +375,23 @@ class StoreCore:
         """Exclusive access to a FIFO queue's group state across threads, processes and nodes.
 
         POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
-        enforce between nodes; they are per process, so threads take ``fifo_mutex`` first. A
-        thread that already holds the lock (a step nested in a locked operation) does not take
+        enforce between nodes; they are per process, so threads take the process's mutex of the
+        file first (:mod:`~spoolq.store.recordlock`). A thread that already holds the lock (a step nested in a locked operation) does not take
         it again: a second descriptor's close would drop the process's lock."""
         held = _fifo_locks_held()
         if q.path in held:
             yield
             return
-        with q.fifo_mutex:
+        with contextlib.ExitStack() as lock:
             try:
-                fd = os.open(q.sub("lock"), os.O_RDWR | os.O_CREAT, 0o644)
+                lock.enter_context(recordlock.exclusive(q.lock_file("lock")))
             except OSError as e:
                 raise storage_error(e, f"locking FIFO queue {q.name!r}") from e
+            held.add(q.path)
             try:
-                fcntl.lockf(fd, fcntl.LOCK_EX)
-                held.add(q.path)
-                try:
-                    yield
-                finally:
-                    held.discard(q.path)
+                yield
             finally:
-                os.close(fd)
+                held.discard(q.path)
 
     @contextlib.contextmanager
     def renaming_into_groups(self, q: QueueHandle) -> Iterator[None]:

@@ -2,8 +2,9 @@
 
 A :class:`QueueHandle` is what :meth:`~spoolq.store.core.StoreCore.find` returns for a queue
 whose ``meta.json`` exists; it is cached per process while ``meta.json`` is unchanged (same
-inode and mtime), so every operation on a queue shares one ready cursor, one FIFO mutex and
-one dedup lock file. It knows the queue's directory grammar (:mod:`spoolq.store.layout`) and
+inode and mtime), so every operation on a queue shares one ready cursor. Its locks are the
+process's, not the handle's (a second handle is made when ``meta.json`` was missing for an
+instant, and both may be in use): they are found by the queue's real path. It knows the queue's directory grammar (:mod:`spoolq.store.layout`) and
 reads the small per-message records that live beside the messages: dedup markers and nack
 counts. It writes nothing but the removal of a surfaced dedup marker.
 """
@@ -13,15 +14,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
+from spoolq.store import markerlock
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import listdir, read_file
-from spoolq.store.markerlock import MarkerLocks
 from spoolq.store.model import QueueInfo, QueueKind
 
 #: the write window: senders rename new messages into the ready bucket of the current second, so a
@@ -29,7 +29,6 @@ from spoolq.store.model import QueueInfo, QueueKind
 #: removing it under a sender's feet. Only an optimisation: renames survive any removal
 #: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
 WRITE_WINDOW_MS = 2000
-_MARKER_LOCKS_GUARD = threading.Lock()
 
 
 def write_window_start(now_ms: int) -> str:
@@ -53,14 +52,11 @@ class QueueHandle:
     info: QueueInfo
     path: str
     stamp: tuple[int, int]
+    #: the queue directory's real path: what this process's lock tables know it by
+    #: (recordlock.py, markerlock.py), so that every handle of the queue shares its locks
+    real_path: str
     cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
     last_maintained: float = 0.0
-    #: FIFO: serialises this process's threads; the POSIX record lock serialises processes and nodes
-    fifo_mutex: threading.Lock = field(default_factory=threading.Lock)
-    #: serialises this process's threads' settings changes; ``settings.lock`` serialises processes and nodes
-    settings_mutex: threading.Lock = field(default_factory=threading.Lock)
-    #: dedup: this process's handle on ``dedup.lock`` (created on first use, see markerlock.py)
-    _marker_locks: MarkerLocks | None = None
 
     @property
     def kind(self) -> QueueKind:
@@ -123,12 +119,14 @@ class QueueHandle:
         """Dedup queues: the marker naming the pending, unsurfaced copy of ``body``."""
         return self.sub(f"dedup/{hashlib.sha256(body).hexdigest()}")
 
-    def marker_locks(self) -> MarkerLocks:
-        """Dedup queues: the locks that make a marker's check-then-write atomic (markerlock.py)."""
-        with _MARKER_LOCKS_GUARD:
-            if self._marker_locks is None:
-                self._marker_locks = MarkerLocks(self.path)
-            return self._marker_locks
+    def hold_marker_locks(self, markers: Iterable[str]) -> contextlib.AbstractContextManager[None]:
+        """Dedup queues: hold the locks that make the check-then-write of ``markers`` atomic
+        (markerlock.py: one per process per queue, whichever handle asks)."""
+        return markerlock.hold(self.real_path, markers)
+
+    def lock_file(self, name: str) -> str:
+        """The real path of the queue's lock file ``name`` (``lock``, ``settings.lock``)."""
+        return f"{self.real_path}/{name}"
 
     def pending_copy(self, marker: str) -> str | None:
         """The id a dedup marker names, if that message is still pending: never received, so
@@ -152,7 +150,7 @@ class QueueHandle:
         if read_marker_id(marker) != mid:
             return
         try:
-            with self.marker_locks().hold([marker]):
+            with self.hold_marker_locks([marker]):
                 if read_marker_id(marker) == mid:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(marker)

@@ -10,10 +10,14 @@ concurrent send has just written. So every such step runs under the marker's loc
   offset given by the first 16 bits of the marker's hash (65,536 stripes: unrelated bodies almost
   never wait for each other). POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS
   (the locks translator) enforce between nodes.
-* Record locks belong to a process, not a thread, and closing *any* descriptor of the file drops
-  all of the process's locks on it. So each process keeps one descriptor per queue open for as
-  long as it knows the queue, and its threads first take one of :data:`MUTEXES` in-process
-  mutexes (the stripe modulo that number).
+* Record locks belong to a process, not a thread: two threads of one process never wait for
+  each other's byte, and closing *any* descriptor of the file drops all of the process's locks
+  on it. So a process has exactly one :class:`MarkerLocks` per queue directory, whatever number
+  of queue handles it makes (a handle is made again whenever ``meta.json`` is missing for an
+  instant, as while a delete-if-empty moves the queue aside): :func:`hold` finds it in a
+  process-wide table. Its threads first take one of :data:`MUTEXES` in-process mutexes (the
+  stripe modulo that number), then the byte through the one descriptor. :func:`forget` closes
+  that descriptor only while no thread is inside :func:`hold` for the queue.
 * A sender locks all the stripes of its batch at once, in increasing order (mutexes first, then
   bytes), so two batches never wait for each other in a cycle. The kernel's deadlock check
   knows processes, not threads, and refuses some waits as cycles that are not: those are asked
@@ -67,24 +71,77 @@ def stripe_of(marker: str) -> int:
     return int(os.path.basename(marker)[:4], 16)
 
 
+#: this process's MarkerLocks by the queue directory's real path (callers pass it: two roots
+#: spelled differently, through a symlink or relative, must still share one)
+_TABLE: dict[str, MarkerLocks] = {}
+_TABLE_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def hold(queue_dir: str, markers: Iterable[str]) -> Iterator[None]:
+    """Hold the locks of every marker in ``markers`` of the dedup queue at ``queue_dir`` (none:
+    a no-op), through this process's one :class:`MarkerLocks` of that queue."""
+    stripes = sorted({stripe_of(m) for m in markers})
+    if not stripes:
+        yield
+        return
+    with _TABLE_GUARD:
+        locks = _TABLE.get(queue_dir)
+        if locks is None:
+            locks = _TABLE[queue_dir] = MarkerLocks(queue_dir)
+        locks.users += 1
+    try:
+        with locks.hold_stripes(stripes):
+            yield
+    finally:
+        with _TABLE_GUARD:
+            locks.users -= 1
+            if locks.users == 0:
+                if locks.forgotten:
+                    _drop(locks)
+                else:
+                    locks.close_retired()
+
+
+def forget(queue_dir: str) -> None:
+    """This process no longer knows a queue at ``queue_dir`` (its ``meta.json`` is missing): close
+    its lock descriptor now, or as the last thread inside :func:`hold` for it leaves."""
+    with _TABLE_GUARD:
+        locks = _TABLE.get(queue_dir)
+        if locks is None:
+            return
+        if locks.users:
+            locks.forgotten = True
+        else:
+            _drop(locks)
+
+
+def _drop(locks: MarkerLocks) -> None:
+    """Under the table's guard, with no thread inside :func:`hold` for ``locks``."""
+    if _TABLE.get(locks.queue_dir) is locks:
+        del _TABLE[locks.queue_dir]
+    locks.close()
+
+
 class MarkerLocks:
-    """One process's handle on one dedup queue's ``dedup.lock`` (see the module docstring)."""
+    """One process's handle on one dedup queue's ``dedup.lock`` (see the module docstring); made
+    and found by :func:`hold`, never by a caller."""
 
     def __init__(self, queue_dir: str) -> None:
+        self.queue_dir = queue_dir
         self.path = f"{queue_dir}/{LOCK_FILE}"
+        #: threads inside :func:`hold` with this object, and whether :func:`forget` asked for it to
+        #: be dropped as the last of them leaves (both guarded by the table's guard)
+        self.users = 0
+        self.forgotten = False
         self._mutexes = [threading.Lock() for _ in range(MUTEXES)]
         self._fd_guard = threading.Lock()
         self._fd: int | None = None
         self._retired: list[int] = []
-        self._pid = os.getpid()
 
     @contextlib.contextmanager
-    def hold(self, markers: Iterable[str]) -> Iterator[None]:
-        """Hold the locks of every marker in ``markers`` (none: a no-op)."""
-        stripes = sorted({stripe_of(m) for m in markers})
-        if not stripes:
-            yield
-            return
+    def hold_stripes(self, stripes: list[int]) -> Iterator[None]:
+        """Hold the bytes ``stripes`` (sorted, distinct) and their mutexes."""
         mutexes = sorted({s % MUTEXES for s in stripes})
         for i in mutexes:
             self._mutexes[i].acquire()
@@ -122,9 +179,6 @@ class MarkerLocks:
 
     def _descriptor(self) -> int:
         with self._fd_guard:
-            if self._pid != os.getpid():  # forked: this process holds no lock on its inherited copies
-                self.close()
-                self._pid = os.getpid()
             if self._fd is None:
                 try:
                     self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -159,13 +213,34 @@ class MarkerLocks:
             with contextlib.suppress(OSError):
                 fcntl.lockf(fd, fcntl.LOCK_UN, 1, s)
 
+    def close_retired(self) -> None:
+        """Close the descriptors of replaced files; only when no thread is inside :func:`hold`."""
+        with self._fd_guard:
+            self._close(self._retired)
+            self._retired = []
+
     def close(self) -> None:
-        """Close the descriptors; only when no thread can be using them (after a fork, or when the
-        last reference goes)."""
-        for fd in [*self._retired, *([self._fd] if self._fd is not None else [])]:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        """Close every descriptor; only when no thread can be using them (in a forked child, or
+        when :func:`forget` drops this object)."""
+        self._close([*self._retired, *([self._fd] if self._fd is not None else [])])
         self._fd, self._retired = None, []
 
-    def __del__(self) -> None:
-        self.close()
+    @staticmethod
+    def _close(fds: list[int]) -> None:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _forget_all_in_child() -> None:
+    """A forked child holds no record lock (they belong to the parent) and none of its threads
+    runs: close its copies of the descriptors (closing them drops nothing of the parent's) and
+    start with an empty table and a fresh guard (another thread may have held it at the fork)."""
+    global _TABLE_GUARD
+    _TABLE_GUARD = threading.Lock()
+    for locks in _TABLE.values():
+        locks.close()
+    _TABLE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_all_in_child)

@@ -385,7 +385,7 @@ class MoveRunner:
                 return False
             if dst.kind is QueueKind.DEDUP:
                 marker = dst.dedup_marker(body)
-                with dst.marker_locks().hold([marker]):  # like a send: check and write atomically
+                with dst.hold_marker_locks([marker]):  # like a send: check and write atomically
                     if dst.pending_copy(marker) is not None:
                         try:
                             os.unlink(path)  # collapsed into the destination's pending copy

@@ -287,7 +287,7 @@ class Sending:
         now_ms = self.core.now_ms()
         markers = [q.dedup_marker(p.message.body) for p in prepared]
         try:
-            with q.marker_locks().hold(m for p, m in zip(prepared, markers, strict=True) if not p.due_ms):
+            with q.hold_marker_locks(m for p, m in zip(prepared, markers, strict=True) if not p.due_ms):
                 for p, marker in zip(prepared, markers, strict=True):
                     pending = None if p.due_ms else q.pending_copy(marker)
                     if pending is not None:
