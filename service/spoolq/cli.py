@@ -121,7 +121,7 @@ def run_serve(args: argparse.Namespace) -> int:
     master = os.getpid()
     disque = None
     if listeners.disque is not None:
-        from spoolq.disque.server import Supervisor  # a child process that dies with this one
+        from spoolq.disque.supervisor import Supervisor  # a child process that dies with this one
 
         listeners.disque.set_inheritable(True)  # kept by a SIGUSR2 re-exec
         os.environ[DISQUE_FD_ENV] = str(listeners.disque.fileno())

@@ -1,6 +1,7 @@
 """The Disque front door: Disque's job commands over RESP2 (the Redis protocol) on the same store.
 
 * :mod:`~spoolq.disque.server`: the asyncio listener process, connections, AUTH, the command table
+* :mod:`~spoolq.disque.supervisor`: the listener as a child of ``spoolq serve``: started, watched, stopped
 * :mod:`~spoolq.disque.protocol`: RESP parsing (hiredis) and reply encoding
 * :mod:`~spoolq.disque.args`: argument parsing and Disque's error words
 * :mod:`~spoolq.disque.jobs`: ADDJOB, GETJOB's fetch, ACKJOB, NACK, ENQUEUE, DEQUEUE, WORKING

@@ -5,7 +5,7 @@ a time, in order. Commands that touch the store run in a thread pool (the store 
 the file system and on group commits); a blocked GETJOB holds no thread (see
 :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
 this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and is
-started again by :class:`Supervisor` if it dies alone. The socket may also come from systemd or
+started again by :class:`~spoolq.disque.supervisor.Supervisor` if it dies alone. The socket may also come from systemd or
 from an older generation of the service (:mod:`spoolq.listeners`).
 
 A stop (SIGTERM) is graceful (:func:`_drain`): the listener stops accepting, blocked GETJOBs are
@@ -28,22 +28,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import ctypes
 import hashlib
-import json
 import logging
 import os
 import signal
 import socket
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields
-from pathlib import Path
 from typing import Any
 
 from spoolq import job_ids as ids
@@ -56,6 +50,7 @@ from spoolq.disque.meter import CommandMeter, count_messages
 from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
 from spoolq.disque.queues import QueueCommands
 from spoolq.disque.session import Session
+from spoolq.disque.supervisor import GRACEFUL_SECONDS, die_with_parent, settings_from_json
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.metrics import Metrics
 from spoolq.queue_settings import load_queue_defaults
@@ -69,8 +64,6 @@ log = logging.getLogger("spoolq.disque")
 MAX_QUEUED_REQUESTS = 1024
 #: consecutive pipelined ADDJOBs written with one store batch (one group commit)
 MAX_ADDJOB_BATCH = 256
-#: how long a stopping listener lets commands already read finish
-GRACEFUL_SECONDS = 25.0
 #: commands allowed before AUTH when keys are configured
 PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
 
@@ -362,28 +355,6 @@ class Connection(asyncio.Protocol):
 
 # ---------------------------------------------------------------------- process
 
-def settings_to_json(settings: Settings) -> str:
-    return json.dumps({f.name: (str(v) if isinstance(v := getattr(settings, f.name), Path) else v)
-                       for f in fields(Settings)})
-
-
-def settings_from_json(text: str) -> Settings:
-    data = json.loads(text)
-    for key in ("root", "config"):
-        if data.get(key) is not None:
-            data[key] = Path(data[key])
-    return Settings(**data)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(1024)
-    return sock
-
-
 async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None] | None = None) -> None:
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
@@ -434,87 +405,12 @@ async def _drain(server: asyncio.Server, door: Door, connections: set[Connection
     await asyncio.sleep(0.05)  # let the transports flush and close
 
 
-def _die_with_parent() -> None:
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-class Supervisor:
-    """Runs the listener child next to gunicorn and starts it again if it dies.
-
-    The parent keeps the bound socket, so a restarted child serves the same port and clients
-    only see their connections drop. (gunicorn's arbiter reaps every child of the master, so
-    the child is watched by pid, not by ``wait``.)
-    """
-
-    def __init__(self, settings: Settings, sock: socket.socket | None = None) -> None:
-        self.settings = settings
-        # errors surface now, in the parent
-        self.sock = sock if sock is not None else bind(settings.disque_host, settings.disque_port)
-        self.proc: Any = None
-        self.restarts = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="spoolq-disque-supervisor", daemon=True)
-
-    def start(self) -> Supervisor:
-        self._spawn()
-        self._thread.start()
-        return self
-
-    def _spawn(self) -> None:
-        import subprocess
-
-        env = dict(os.environ, SPOOLQ_DISQUE_SETTINGS=settings_to_json(self.settings))
-        fd = self.sock.fileno()
-        self.proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", "--fd", str(fd),
-                                      "--parent", str(os.getpid())], pass_fds=[fd], env=env)
-
-    def _alive(self) -> bool:
-        if self.proc.poll() is not None:
-            return False
-        try:
-            os.kill(self.proc.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def _watch(self) -> None:
-        while not self._stop.wait(1.0):
-            if not self._alive() and not self._stop.is_set():
-                log.warning("disque: the listener process exited; starting it again")
-                self.restarts += 1
-                self._forget(self.proc.pid)
-                self._spawn()
-
-    @staticmethod
-    def _forget(pid: int) -> None:
-        """Drop a dead listener's live gauges (its blocked GETJOBs) from the multiprocess metrics;
-        its counters stay, as a dead gunicorn worker's do."""
-        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-            from prometheus_client import multiprocess
-
-            multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
-
-    def stop(self) -> None:
-        """Stop the listener gracefully (SIGTERM: see :func:`run`) and close this copy of the socket."""
-        self._stop.set()
-        if self.proc is not None and self._alive():
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=GRACEFUL_SECONDS + 5)
-            except Exception:
-                self.proc.kill()
-            self._forget(self.proc.pid)
-        self.sock.close()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="spoolq-disque")
     p.add_argument("--fd", type=int, required=True, help="listening socket inherited from spoolq serve")
     p.add_argument("--parent", type=int, default=0, help="exit if this process is gone")
     a = p.parse_args(argv)
-    _die_with_parent()
+    die_with_parent()
     if a.parent and os.getppid() != a.parent:
         return 1
     logging.basicConfig(level=logging.INFO, format="%(asctime)s [disque] %(levelname)s %(message)s")

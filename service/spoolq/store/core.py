@@ -38,7 +38,6 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
     GroupCommit,
     TempWriter,
-    Trash,
     fsync_dir,
     listdir,
     read_json,
@@ -49,6 +48,7 @@ from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
 from spoolq.store.handle import QueueHandle
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
+from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
 
 Clock = Callable[[], float]
@@ -134,9 +134,7 @@ class StoreCore:
         try:
             st = os.stat(f"{path}/meta.json")
         except FileNotFoundError:
-            gone = self._queues.pop(name, None)
-            if gone is not None and gone.kind is QueueKind.DEDUP:
-                markerlock.forget(gone.real_path)
+            self.forget(name)
             if not os.path.isdir(self.queues_dir):  # the root vanished (unmounted, deleted)
                 raise StorageUnavailable(f"storage unavailable: the root {self.root} is missing") from None
             return None
@@ -331,8 +329,11 @@ class StoreCore:
         self.forget(name)
 
     def forget(self, name: str) -> None:
-        """Drop this process's handle of a queue that was deleted (or moved aside)."""
-        self._queues.pop(name, None)
+        """Drop this process's handle of a queue that was deleted (or moved aside), and the
+        descriptor of its dedup lock file once no thread uses it (markerlock.py)."""
+        gone = self._queues.pop(name, None)
+        if gone is not None and gone.kind is QueueKind.DEDUP:
+            markerlock.forget(gone.real_path)
 
     def purge(self, queue: str) -> None:
         L.check_queue_name(queue)

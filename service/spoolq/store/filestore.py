@@ -78,7 +78,7 @@ from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.core import Clock, StoreCore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
-from spoolq.store.files import GroupCommit, TempWriter, Trash
+from spoolq.store.files import GroupCommit, TempWriter
 from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all
@@ -100,6 +100,7 @@ from spoolq.store.model import (
 from spoolq.store.moves import MoveRunner
 from spoolq.store.reading import Reading
 from spoolq.store.sending import Sending
+from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
 
 
