@@ -4,7 +4,8 @@ Sends from several threads are watched with inotify on ``<root>/tmp``: made in p
 linkat) nothing is created there at all; with per-process temp directories, only this process's
 one directory is. Before this change every send created and renamed a file in ``tmp/`` itself,
 which the first test counts. Then: a destination directory removed between a file's write and
-its naming, a queue deleted in that window, and the sweep of a dead process's temp directory.
+its naming, or while the file is made, a queue deleted in that window, and the sweep of a dead
+process's temp directory.
 """
 
 from __future__ import annotations
@@ -91,6 +92,76 @@ def test_naming_survives_its_directory_being_removed(tmp_path: Path) -> None:
     shutil.rmtree(base / "ready")  # a poller emptied and removed the bucket meanwhile
     files.name(unnamed, bucket, "m", base=str(base))
     assert (Path(bucket) / "m").read_bytes() == b"whole"
+
+
+def _removed_directory_refuses_tmpfile(where: Path) -> bool:
+    """Whether this file system answers O_TMPFILE in a removed directory with EPERM (ext4 does)."""
+    d = where / "probe"
+    d.mkdir()
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        d.rmdir()
+        os.close(os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_TMPFILE, 0o644))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_writing_survives_its_directory_being_removed_while_the_file_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bucket removed (a purge, an empty bucket swept) between the lookup of its path and the
+    making of the file's inode: ext4 answers EPERM, not ENOENT. The directory is made again and
+    the write goes on. (A send storm beside purges met this once in a full CI run, as a failed send.)"""
+    if not _removed_directory_refuses_tmpfile(tmp_path):
+        pytest.skip("this file system does not refuse a file in a removed directory with EPERM")
+    base = tmp_path / "q"
+    bucket = f"{base}/ready/00001790/00001790000"
+    os.makedirs(bucket)
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    real_open = os.open
+    removed = []
+
+    def open_after_the_lookup(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_TMPFILE == os.O_TMPFILE and not removed:
+            fd = real_open(path, os.O_RDONLY | os.O_DIRECTORY)  # the lookup of the path ...
+            try:
+                os.rmdir(path)  # ... then the bucket goes ...
+                removed.append(path)
+                return real_open(f"/proc/self/fd/{fd}", flags, *args, **kwargs)  # ... then the inode
+            finally:
+                os.close(fd)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_the_lookup)
+    unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
+    monkeypatch.undo()
+    assert removed == [bucket]
+    files.name(unnamed, bucket, "m", base=str(base))
+    assert (Path(bucket) / "m").read_bytes() == b"whole"
+
+
+def test_a_directory_that_always_refuses_gives_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path / "q"
+    bucket = f"{base}/ready/00001790/00001790000"
+    os.makedirs(bucket)
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    real_open = os.open
+    calls = []
+
+    def refuse(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_TMPFILE == os.O_TMPFILE:
+            calls.append(path)
+            raise PermissionError(1, "Operation not permitted", path)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(PermissionError):
+        files.write(b"whole", bucket, base=str(base), fsync_file=False)
+    assert 1 < len(calls) <= 5
 
 
 @pytest.mark.parametrize("in_place", [True, False])

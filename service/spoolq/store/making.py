@@ -63,6 +63,8 @@ _linkat: Any = _load_linkat() if hasattr(os, "O_TMPFILE") else None
 
 #: how many times a vanishing destination directory is re-created before giving up (see rename_into)
 _ATTEMPTS = 1000
+#: EPERMs from O_TMPFILE in one write after which the directory is taken to refuse for good
+_REFUSALS = 5
 
 
 @dataclass
@@ -141,6 +143,7 @@ class MessageFiles:
     def _open_unnamed(self, directory: str, base: str) -> int:
         """An O_TMPFILE descriptor in ``directory``, or -1 if the file system refuses them (then
         this store makes its files in its temp directories from now on)."""
+        refusals = 0
         for _attempt in range(_ATTEMPTS):
             try:
                 return os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o644)
@@ -148,7 +151,15 @@ class MessageFiles:
                 if e.errno in _NO_TMPFILE:
                     self._in_place = False
                     return -1
-                if e.errno not in GONE:
+                if e.errno == errno.EPERM:
+                    # ext4 answers EPERM, not ENOENT, when the directory was removed between the
+                    # lookup of its path and the making of the inode (a purge, an empty bucket
+                    # removed): made again and tried again. A directory that refuses for good
+                    # (chattr +i, a security module) refuses every time: its error stands.
+                    refusals += 1
+                    if refusals >= _REFUSALS:
+                        raise
+                elif e.errno not in GONE:
                     raise
             _make_levels(base, directory)
         raise OSError(errno.EAGAIN, f"{directory} was removed {_ATTEMPTS} times while writing into it")
