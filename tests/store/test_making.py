@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -111,32 +112,51 @@ def _removed_directory_refuses_tmpfile(where: Path) -> bool:
     return False
 
 
+OpenFn = Callable[..., int]
+
+
+def _on_tmpfile_opens(monkeypatch: pytest.MonkeyPatch, answer: Callable[[OpenFn, str, int], int]) -> None:
+    """Every ``os.open`` with O_TMPFILE is answered by ``answer(real_open, path, flags)``."""
+    real_open = os.open
+
+    def opening(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_TMPFILE == os.O_TMPFILE:
+            return answer(real_open, path, flags)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opening)
+
+
+def _bucket(tmp_path: Path) -> tuple[Path, str, MessageFiles]:
+    base = tmp_path / "q"
+    bucket = f"{base}/ready/00001790/00001790000"
+    os.makedirs(bucket)
+    return base, bucket, MessageFiles(str(tmp_path / "tmp"), "t-")
+
+
 def test_writing_survives_its_directory_being_removed_while_the_file_is_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bucket removed (a purge, an empty bucket swept) between the lookup of its path and the
     making of the file's inode: ext4 answers EPERM, not ENOENT. The directory is made again and
-    the write goes on. (A send storm beside purges met this once in a full CI run, as a failed send.)"""
+    the write goes on. (A send storm beside purges met this once in a full CI run, as a failed
+    send.)"""
     if not _removed_directory_refuses_tmpfile(tmp_path):
         pytest.skip("this file system does not refuse a file in a removed directory with EPERM")
-    base = tmp_path / "q"
-    bucket = f"{base}/ready/00001790/00001790000"
-    os.makedirs(bucket)
-    files = MessageFiles(str(tmp_path / "tmp"), "t-")
-    real_open = os.open
+    base, bucket, files = _bucket(tmp_path)
     removed = []
 
-    def open_after_the_lookup(path: str, flags: int, *args: object, **kwargs: object) -> int:
-        if flags & os.O_TMPFILE == os.O_TMPFILE and not removed:
-            fd = real_open(path, os.O_RDONLY | os.O_DIRECTORY)  # the lookup of the path ...
-            try:
-                os.rmdir(path)  # ... then the bucket goes ...
-                removed.append(path)
-                return real_open(f"/proc/self/fd/{fd}", flags, *args, **kwargs)  # ... then the inode
-            finally:
-                os.close(fd)
-        return real_open(path, flags, *args, **kwargs)
+    def after_the_lookup(real_open: OpenFn, path: str, flags: int) -> int:
+        if removed:
+            return real_open(path, flags, 0o644)
+        fd = real_open(path, os.O_RDONLY | os.O_DIRECTORY)  # the lookup of the path ...
+        try:
+            os.rmdir(path)  # ... then the bucket goes ...
+            removed.append(path)
+            return real_open(f"/proc/self/fd/{fd}", flags, 0o644)  # ... then the inode
+        finally:
+            os.close(fd)
 
-    monkeypatch.setattr(os, "open", open_after_the_lookup)
+    _on_tmpfile_opens(monkeypatch, after_the_lookup)
     unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
     monkeypatch.undo()
     assert removed == [bucket]
@@ -145,20 +165,14 @@ def test_writing_survives_its_directory_being_removed_while_the_file_is_made(
 
 
 def test_a_directory_that_always_refuses_gives_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base = tmp_path / "q"
-    bucket = f"{base}/ready/00001790/00001790000"
-    os.makedirs(bucket)
-    files = MessageFiles(str(tmp_path / "tmp"), "t-")
-    real_open = os.open
+    base, bucket, files = _bucket(tmp_path)
     calls = []
 
-    def refuse(path: str, flags: int, *args: object, **kwargs: object) -> int:
-        if flags & os.O_TMPFILE == os.O_TMPFILE:
-            calls.append(path)
-            raise PermissionError(1, "Operation not permitted", path)
-        return real_open(path, flags, *args, **kwargs)
+    def refuse(_real_open: OpenFn, path: str, _flags: int) -> int:
+        calls.append(path)
+        raise PermissionError(1, "Operation not permitted", path)
 
-    monkeypatch.setattr(os, "open", refuse)
+    _on_tmpfile_opens(monkeypatch, refuse)
     with pytest.raises(PermissionError):
         files.write(b"whole", bucket, base=str(base), fsync_file=False)
     assert 1 < len(calls) <= 5
