@@ -60,7 +60,6 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-
 class Supervisor:
     """Runs the listener child next to gunicorn and starts it again if it dies.
 

@@ -377,8 +377,9 @@ class StoreCore:
 
         POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
         enforce between nodes; they are per process, so threads take the process's mutex of the
-        file first (:mod:`~spoolq.store.recordlock`). A thread that already holds the lock (a step nested in a locked operation) does not take
-        it again: a second descriptor's close would drop the process's lock."""
+        file first (:mod:`~spoolq.store.recordlock`). A thread that already holds the lock (a step
+        nested in a locked operation) does not take it again: a second descriptor's close would
+        drop the process's lock."""
         held = _fifo_locks_held()
         if q.path in held:
             yield

@@ -4,9 +4,10 @@ A :class:`QueueHandle` is what :meth:`~spoolq.store.core.StoreCore.find` returns
 whose ``meta.json`` exists; it is cached per process while ``meta.json`` is unchanged (same
 inode and mtime), so every operation on a queue shares one ready cursor. Its locks are the
 process's, not the handle's (a second handle is made when ``meta.json`` was missing for an
-instant, and both may be in use): they are found by the queue's real path. It knows the queue's directory grammar (:mod:`spoolq.store.layout`) and
-reads the small per-message records that live beside the messages: dedup markers and nack
-counts. It writes nothing but the removal of a surfaced dedup marker.
+instant, and both may be in use): they are found by the queue's real path. It knows the queue's
+directory grammar (:mod:`spoolq.store.layout`) and reads the small per-message records that live
+beside the messages: dedup markers and nack counts. It writes nothing but the removal of a
+surfaced dedup marker.
 """
 
 from __future__ import annotations
