@@ -3,7 +3,8 @@
 The session fixture skips the whole tier, with the reason, where GlusterFS cannot run (not root,
 no FUSE, no network namespaces, packages missing and not installable); a failure to bring it up
 where it can run is an error, not a skip. Teardown (nodes, mounts, glusterd, namespace) runs
-even when tests fail.
+even when tests fail. A failed test's report ends with what every node of its cluster was doing
+(``autopsy.py``: threads, Python stacks, whether the mount answers, the log's tail).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.multinode import autopsy
 from tests.multinode.cluster import VOLUMES, Cluster, running_gluster, unavailable
 
 
@@ -35,3 +37,16 @@ def cluster(request: pytest.FixtureRequest, gluster: Path,
         yield nodes
     finally:
         nodes.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On a failure, what every node of the test's cluster was doing (autopsy.py), as a section
+    of the report: a client's timeout alone does not say where a node waits."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        if isinstance(value, Cluster):
+            report.sections.append((f"nodes of {value.volume} at the failure", autopsy.describe(value)))
