@@ -1,5 +1,5 @@
-"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, empty
-ready buckets, trash and temp sweep, old dead-letter origin markers (:mod:`spoolq.store.origins`).
+"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, trash
+and temp sweep, old dead-letter origin markers (:mod:`spoolq.store.origins`).
 
 Every step is a set of renames or unlinks that is safe to run from any number of
 processes and nodes at once: the loser of a race gets ENOENT and moves on. Each step
@@ -167,16 +167,16 @@ def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
 def remove_empty_buckets(q: QueueHandle, now_ms: int) -> int:
     """Standard and dedup queues: remove the oldest ready buckets, up to the first that holds a
     message, that are empty, settled (older than :data:`BUCKET_SETTLE_MS`) and named by no
-    claimed or delayed message, then the settled ksec directories found empty. Run by the shared
+    claimed or delayed message, then the ksec directories left empty. Run by the shared
     background pass only, so one process at a time removes a queue's buckets.
 
     Why so careful (see :data:`~spoolq.store.handle.BUCKET_SETTLE_MS`): an ``rmdir`` that meets a
     rename into the same directory can hang a GlusterFS distributed volume. Sends go to buckets
     younger than the settle time. Releases (expired claims, nacks, due delays) go back to their
     message's bucket: the buckets are listed first and the claimed and delayed messages after,
-    so a message claimed out of a bucket before it was listed empty is found in ``claimed/`` and
-    keeps the bucket. A message released back in between makes the bucket non-empty, and
-    ``rmdir`` refuses."""
+    so a message that left an empty-listed bucket for a claim is found in ``claimed/`` and
+    keeps it. One released back since was in ``claimed/`` when the bucket was listed, so the
+    bucket is not empty any more and ``rmdir`` refuses."""
     if q.kind is QueueKind.FIFO:
         return 0
     settled = stop = settled_before(now_ms)
