@@ -37,7 +37,7 @@ def _wait(store: FileStore, ref: str, timeout: float = 20.0) -> MoveState:
 
 def _ready_paths(store: FileStore, queue: str) -> list[str]:
     q = store.core.require(queue)
-    return sorted(f"{d}/{n}" for _b, d in q.ready_buckets() for n in os.listdir(d))
+    return sorted(f"{d}/{n}" for _b, d in q.ready_buckets("") for n in os.listdir(d))
 
 
 def _dead_owner(store: FileStore, source: str, destination: str, moved: int,

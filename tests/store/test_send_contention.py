@@ -5,9 +5,9 @@ fsync on) send ≥ 20,000 messages over a standard, a dedup and a FIFO queue and
 purged every few milliseconds; drainers poll, ack, release and abandon claims on the standard,
 dedup and FIFO queues and on the target of a mover that keeps moving the standard queue away;
 every drainer also runs maintenance (claim expiry, due delays, bucket clean-up), and drains the
-purged queue too, so polls, acks and releases meet purges. The purger replaces the purged
-queue's state directories every few milliseconds, and maintenance removes settled empty buckets,
-which is when a sender or a release may be renaming into them.
+purged queue too, so polls, acks and releases meet purges. Pollers remove
+bucket directories the moment they are empty, which is exactly when a sender may be renaming
+into them.
 
 Checked: not one store call (send, poll, ack, release, maintenance) failed anywhere, and every message whose send returned, except those
 sent to the purged queue, was acknowledged by some drainer (moves give new ids, so messages are

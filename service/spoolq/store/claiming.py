@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from spoolq.errors import (
@@ -40,7 +40,7 @@ from spoolq.store.files import (
     read_file,
     rename_into,
 )
-from spoolq.store.handle import QueueHandle
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.maintenance import maybe_maintain
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
@@ -128,10 +128,15 @@ class Claiming:
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
         ids: set[str] = set()  # the ids in out
+        keep_from = write_window_start(now_ms)
+
+        def keep_recent() -> Iterator[tuple[str, str]]:
+            return q.ready_buckets(keep_from)
+
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
         while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
-            candidates = q.cursor.take(q.ready_buckets, limit - len(out), self.core.peers)
+            candidates = q.cursor.take(keep_recent, limit - len(out), self.core.peers, keep_from)
             if not candidates:
                 break
             budget -= len(candidates)

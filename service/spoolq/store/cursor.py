@@ -12,6 +12,8 @@ fuzziness; a lost rename is a round trip on a network file system).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import threading
 import time
@@ -41,9 +43,9 @@ class ReadyCursor:
         self.bucket = ""
         self.checked = 0.0
 
-    def take(self, buckets: Buckets, n: int, peers: int) -> list[tuple[str, str]]:
-        """Up to ``n`` candidates. A bucket found empty is passed over, not removed (the shared
-        maintenance pass removes it once settled: ``maintenance.remove_empty_buckets``)."""
+    def take(self, buckets: Buckets, n: int, peers: int, keep_from: str) -> list[tuple[str, str]]:
+        """Up to ``n`` candidates. A bucket found empty is removed unless it is at or after
+        ``keep_from`` (the write window senders are renaming into)."""
         with self.lock:
             now = time.monotonic()
             if self.pos < len(self.items) and now - self.checked > 1.0:
@@ -53,18 +55,21 @@ class ReadyCursor:
                 if first is not None and first[0] < self.bucket:
                     self.pos = len(self.items)
             if self.pos >= len(self.items):
-                self._refill(buckets, peers)
+                self._refill(buckets, peers, keep_from)
                 self.checked = now
             out = self.items[self.pos:self.pos + n]
             self.pos += len(out)
             return out
 
-    def _refill(self, buckets: Buckets, peers: int) -> None:
+    def _refill(self, buckets: Buckets, peers: int, keep_from: str) -> None:
         items: list[tuple[str, str]] = []
         first = ""
         for bucket, path in buckets():
             names = listdir(path)
             if not names:
+                if bucket < keep_from:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(path)
                 continue
             first = first or bucket
             names.sort()

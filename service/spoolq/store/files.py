@@ -364,8 +364,8 @@ GONE = (errno.ENOENT, errno.ESTALE)
 
 #: how often :func:`rename_into` re-creates a directory that others keep removing before it gives
 #: up; each retry means another process emptied and removed the directory between our ``mkdir``
-#: and our ``rename``, which maintenance avoids for the buckets senders write into (see
-#: :data:`spoolq.store.handle.BUCKET_SETTLE_MS`), so in practice the second attempt succeeds
+#: and our ``rename``, which removers avoid for the buckets senders write into (see
+#: :data:`spoolq.store.core.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
 RENAME_ATTEMPTS = 1000
 
 #: pauses before the retries of a rename that met a stale directory handle (ESTALE): together
@@ -378,12 +378,10 @@ def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
     ``dst_dir`` as often as somebody else removes them.
 
     **Invariant (directories may vanish, renames into them never fail for it).** Any process may
-    remove an empty state, shard or bucket directory at any moment (maintenance, purge replacing
-    ``ready/``), on this node or another. Maintenance takes care that no rename meets the removal
-    of a directory it goes into, because on a GlusterFS distributed volume the two can hang each
-    other: FIFO group directories are removed only under the queue's lock, when their group holds
-    no message (``maintenance.remove_idle_groups``), and standard ready buckets only once settled
-    and named by no claimed or delayed message (``maintenance.remove_empty_buckets``). Whoever renames a file into a
+    remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
+    maintenance, purge replacing ``ready/``), on this node or another. FIFO group directories are
+    the exception: they are removed only under the queue's lock, when their group holds no message
+    (see ``maintenance.remove_idle_groups`` for why). Whoever renames a file into a
     directory therefore creates each missing level below ``base`` (the queue's directory, which
     only queue deletion removes) one ``mkdir`` at a time and renames again, until the rename
     succeeds. ``base`` itself is never created: a queue deleted meanwhile is not resurrected.

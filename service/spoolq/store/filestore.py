@@ -20,16 +20,16 @@ queues/<q> -> .del~<t>~<q> -> trash/        delete queue if empty (put back if a
 ==========================================  =========================================
 
 Concurrency never refuses work: directories come and go under every operation. Any process may
-remove an empty state, ksec, bucket or shard directory (maintenance removes empty buckets and
-idle FIFO groups, purge replaces ``ready/ claimed/ delayed/ dedup/``
+remove an empty state, ksec, bucket or shard directory (pollers clean up buckets they emptied,
+maintenance and retention drop old ones, purge replaces ``ready/ claimed/ delayed/ dedup/``
 whole). So nobody relies on a directory staying: every rename into the queue
 (:func:`~spoolq.store.files.rename_into`) re-creates the missing levels below the queue
 directory and renames again until it succeeds, and fails only if its own file was taken by
 someone else (a lost claim race) or the queue directory itself is gone (deleted). A send,
 requeue, release or move therefore never fails because of a concurrent poll, ack, maintenance
 pass, move or purge, in any process or node; 503 means the storage itself is in trouble.
-Maintenance leaves the buckets senders still write into alone
-(:data:`~spoolq.store.handle.BUCKET_SETTLE_MS`), so that senders rarely need the retry.
+Removers leave the buckets of the current write window alone
+(:data:`~spoolq.store.core.WRITE_WINDOW_MS`) so that senders rarely need the retry.
 
 Crash rules: a file is in exactly one place, so a crash between two renames leaves
 each message in one state, never zero, never two. Temp files of dead writers are swept;

@@ -25,21 +25,16 @@ from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import listdir, read_file
 from spoolq.store.model import QueueInfo, QueueKind
 
-#: A standard ready bucket (and its ksec directory) is removed only by the shared maintenance pass
-#: (``maintenance.remove_empty_buckets``), once it is empty, this much older than now, and no
-#: claimed or delayed message returns to it; never by a poller. On a GlusterFS distributed volume
-#: an ``rmdir`` of a directory and a ``rename`` into it at the same moment can wait for each other
-#: until the volume's frame timeout (30 minutes by default), and every node's requests that touch
-#: them hang meanwhile. New messages go to the bucket of the second their id was made, so a bucket
-#: this old receives no more sends; releases go back to their message's bucket, which the pass
-#: keeps while a claimed or delayed message names it.
-BUCKET_SETTLE_MS = 10_000
+#: the write window: senders rename new messages into the ready bucket of the current second, so a
+#: poller that finds a bucket (or ksec directory) this recent empty leaves it in place rather than
+#: removing it under a sender's feet. Only an optimisation: renames survive any removal
+#: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
+WRITE_WINDOW_MS = 2000
 
 
-def settled_before(now_ms: int) -> str:
-    """The oldest standard ready bucket that may still receive new messages at ``now_ms``: every
-    bucket before it is settled (see :data:`BUCKET_SETTLE_MS`)."""
-    return L.std_bucket(now_ms - BUCKET_SETTLE_MS)
+def write_window_start(now_ms: int) -> str:
+    """The oldest standard ready bucket still inside the write window at ``now_ms``."""
+    return L.std_bucket(now_ms - WRITE_WINDOW_MS)
 
 
 def read_marker_id(marker: str) -> str | None:
@@ -82,10 +77,11 @@ class QueueHandle:
         """The ready bucket a message returns to from its claim shard (FIFO: its group)."""
         return shard if self.info.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(mid))
 
-    def ready_buckets(self) -> Iterator[tuple[str, str]]:
+    def ready_buckets(self, keep_from: str) -> Iterator[tuple[str, str]]:
         """(bucket, directory) of every ready bucket, oldest first, listed lazily: a caller that
-        stops early lists only ``ready/`` and the ksec directories it reached. Removes nothing
-        (see :data:`BUCKET_SETTLE_MS`)."""
+        stops early lists only ``ready/`` and the ksec directories it reached. An empty ksec
+        directory is removed on the way unless it holds buckets at or after ``keep_from`` (the
+        write window, see :data:`WRITE_WINDOW_MS`)."""
         ready = self.sub("ready")
         if self.info.kind is QueueKind.FIFO:
             for group in sorted(listdir(ready)):
@@ -96,6 +92,11 @@ class QueueHandle:
                 continue
             kdir = f"{ready}/{ksec}"
             buckets = sorted(listdir(kdir))
+            if not buckets:
+                if ksec < keep_from[:8]:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(kdir)
+                continue
             for b in buckets:
                 if L.STD_BUCKET_RE.fullmatch(b):
                     yield b, f"{kdir}/{b}"

@@ -31,7 +31,7 @@ from spoolq.store import layout as L
 from spoolq.store.claiming import Claiming
 from spoolq.store.core import StoreCore
 from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
-from spoolq.store.handle import QueueHandle
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
 
 
@@ -76,7 +76,7 @@ class Jobs:
         q = self.core.find(queue)
         if q is None:
             return
-        for _b, bdir in q.ready_buckets():
+        for _b, bdir in q.ready_buckets(write_window_start(self.core.now_ms())):
             for n in sorted(listdir(bdir)):
                 p = L.parse_ready(n)
                 if p is not None:

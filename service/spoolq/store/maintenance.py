@@ -38,7 +38,7 @@ from spoolq.store.archive import compact, expire_segments
 from spoolq.store.core import StoreCore
 from spoolq.store.deleting import sweep_deleting
 from spoolq.store.files import GONE, listdir, rename_into
-from spoolq.store.handle import BUCKET_SETTLE_MS, QueueHandle, settled_before
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 from spoolq.store.origins import prune_origins
 
@@ -93,9 +93,8 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
                     released += 1
                 except FileNotFoundError:
                     continue
-            if int(b) * 1000 < now_ms - BUCKET_SETTLE_MS:  # no sender still aims at it
-                with contextlib.suppress(OSError):
-                    os.rmdir(bdir)
+            with contextlib.suppress(OSError):
+                os.rmdir(bdir)
     return released
 
 
@@ -148,63 +147,21 @@ def _idle_groups(q: QueueHandle, groups: list[str], now: float) -> list[str]:
 
 
 def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
-    """Retention: the messages of ready buckets whose second is older than the queue's retention
-    are dropped (the buckets themselves go with :func:`remove_empty_buckets`)."""
+    """Retention: ready buckets whose second is older than the queue's retention are dropped."""
     if q.kind is QueueKind.FIFO:
         return 0
     cutoff = L.std_bucket(now_ms - int(q.info.config.retention * 1000))
     dropped = 0
-    for b, bdir in q.ready_buckets():
+    for b, bdir in q.ready_buckets(write_window_start(now_ms)):
         if b >= cutoff:
             break
         for n in listdir(bdir):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{bdir}/{n}")
                 dropped += 1
-    return dropped  # the emptied buckets go with remove_empty_buckets
-
-
-def remove_empty_buckets(q: QueueHandle, now_ms: int) -> int:
-    """Standard and dedup queues: remove the oldest ready buckets, up to the first that holds a
-    message, that are empty, settled (older than :data:`BUCKET_SETTLE_MS`) and named by no
-    claimed or delayed message, then the ksec directories left empty. Run by the shared
-    background pass only, so one process at a time removes a queue's buckets.
-
-    Why so careful (see :data:`~spoolq.store.handle.BUCKET_SETTLE_MS`): an ``rmdir`` that meets a
-    rename into the same directory can hang a GlusterFS distributed volume. Sends go to buckets
-    younger than the settle time. Releases (expired claims, nacks, due delays) go back to their
-    message's bucket: the buckets are listed first and the claimed and delayed messages after,
-    so a message that left an empty-listed bucket for a claim is found in ``claimed/`` and
-    keeps it. One released back since was in ``claimed/`` when the bucket was listed, so the
-    bucket is not empty any more and ``rmdir`` refuses."""
-    if q.kind is QueueKind.FIFO:
-        return 0
-    settled = stop = settled_before(now_ms)
-    empty: list[tuple[str, str]] = []
-    for b, bdir in q.ready_buckets():
-        if b >= settled or listdir(bdir):
-            stop = min(b, settled)
-            break
-        empty.append((b, bdir))
-    ready = q.sub("ready")
-    # ksec directories wholly before the first bucket that stays: every bucket in them was listed
-    ksecs = [k for k in listdir(ready) if L.KSEC_RE.fullmatch(k) and k < stop[:8]]
-    if not empty and not ksecs:
-        return 0
-    named = {L.std_bucket(L.id_time_ms(p.id)) for _path, p in q.claimed_files()}
-    for due in listdir(q.sub("delayed")):
-        named.update(p.bucket for n in listdir(q.sub(f"delayed/{due}")) if (p := L.parse_delayed(n)) is not None)
-    removed = 0
-    for b, bdir in empty:
-        if b not in named:
-            with contextlib.suppress(OSError):
-                os.rmdir(bdir)
-                removed += 1
-    for k in ksecs:
-        if not any(b.startswith(k) for b in named) and not listdir(f"{ready}/{k}"):
-            with contextlib.suppress(OSError):
-                os.rmdir(f"{ready}/{k}")
-    return removed
+        with contextlib.suppress(OSError):
+            os.rmdir(bdir)
+    return dropped
 
 
 def sweep_dedup(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
@@ -359,7 +316,6 @@ def maintain_all(store: StoreCore, now_ms: int, shared_interval: float | None = 
         for key, value in maintain_queue(store, q, now_ms).items():
             totals[key] = totals.get(key, 0) + value
         totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(store, q, time.time())
-        totals["buckets_removed"] = totals.get("buckets_removed", 0) + remove_empty_buckets(q, now_ms)
     totals["tmp_swept"] = sweep_tmp(store, time.time())
     totals["journals_retired"], totals["journal_restored"] = recover_journals()
     totals["trash_swept"] = sweep_trash(store)

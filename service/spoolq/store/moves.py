@@ -76,7 +76,7 @@ from spoolq.store.files import (
     read_json,
     write_json_atomic,
 )
-from spoolq.store.handle import QueueHandle
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
 from spoolq.store.origins import forget_origin, origin_of
 
@@ -248,7 +248,7 @@ class MoveRunner:
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
-        dirs = [d for _b, d in src.ready_buckets()]
+        dirs = [d for _b, d in src.ready_buckets(write_window_start(self.core.now_ms()))]
         for state in ("delayed", "claimed"):
             dirs.extend(src.sub(f"{state}/{b}") for b in sorted(listdir(src.sub(state))))
         for d in dirs:

@@ -20,7 +20,7 @@ from spoolq.store.files import (
     listdir,
     read_file,
 )
-from spoolq.store.handle import QueueHandle
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
     MAX_PEEK_LIMIT,
     Message,
@@ -40,7 +40,7 @@ class Reading:
         core = self.core
         now_ms = core.now_ms()
         entries: list[tuple[str, str, L.ReadyName | L.ClaimedName]] = []  # (id, path, parsed name)
-        for _bucket, bdir in q.ready_buckets():
+        for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
             for n in listdir(bdir):
                 r = L.parse_ready(n)
                 if r is not None:
@@ -111,7 +111,7 @@ class Reading:
         known to be over the budget and the rest is estimated (ksec directories give their
         bucket counts through their link counts, without being listed)."""
         if budget is None or q.kind is QueueKind.FIFO:
-            return sum(len(listdir(d)) for _b, d in q.ready_buckets()), True
+            return sum(len(listdir(d)) for _b, d in q.ready_buckets(write_window_start(self.core.now_ms()))), True
         ready = q.sub("ready")
         ksecs = [k for k in sorted(listdir(ready)) if L.KSEC_RE.fullmatch(k)]
         later = [self._buckets_in(f"{ready}/{k}") for k in ksecs]  # bucket counts, from link counts
@@ -194,7 +194,7 @@ class Reading:
             return None
         oldest: int | None = None
         try:
-            for bucket, bdir in q.ready_buckets():
+            for bucket, bdir in q.ready_buckets(write_window_start(self.core.now_ms())):
                 names = [n for n in listdir(bdir) if L.READY_RE.match(n)]
                 if not names:
                     continue
