@@ -3,9 +3,10 @@
 A multinode failure is most often a wait: a request that never returns because a node's threads
 sit in a system call on the GlusterFS mount (a lock, a rename the volume does not answer) or in a
 Python lock. The report alone shows only the client's timeout. So, for every node: whether its
-gunicorn master and workers are alive, whether its mount answers a ``stat``, each process's Python stacks (``py-spy dump``, which reads
-a live process from outside, as root, without stopping it for long), the kernel's wait channel of
-every thread that is blocked in the kernel, and the tail of the node's log. Then the volume's
+gunicorn master and workers are alive, whether its mount answers a ``stat``, each process's
+Python stacks (``py-spy dump``, which reads a live process from outside, as root, without
+stopping it for long), the kernel's wait channel of every thread that is blocked in the kernel,
+and the tail of the node's log. Then the volume's
 state as ``scripts/gluster status`` sees it. Each part is bounded in time and size, and a part
 that cannot be read says why instead of failing the report.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,7 +49,8 @@ def _node(node: Node) -> str:
         lines.append("not running (stopped or crashed by the test)")
     else:
         alive = server.proc.poll() is None
-        lines.append(f"master {server.proc.pid}: {'alive' if alive else 'exited'}; mount: {_probe(node.mount)}")
+        state = "alive" if alive else "exited"
+        lines.append(f"master {server.proc.pid}: {state}; mount: {_probe(node.mount)}")
         for pid in server.worker_pids():
             lines.append(f"worker {pid}:")
             lines.extend(f"  {line}" for line in _threads(pid))
@@ -60,8 +63,9 @@ def _threads(pid: int) -> list[str]:
     """The process's threads grouped by what they wait for: the kernel's wait channel
     (``request_wait_answer``: a FUSE request the mount has not answered) and the innermost
     Python frames; the largest groups first."""
-    spy = shutil.which("py-spy") or str(Path(gl.REPO, ".venv", "bin", "py-spy"))
-    if not Path(spy).exists():
+    beside = Path(sys.executable).parent / "py-spy"  # the test environment's own scripts
+    spy = str(beside) if beside.exists() else shutil.which("py-spy")
+    if spy is None:
         return ["py-spy is not installed"]
     try:
         done = subprocess.run([spy, "dump", "--json", "--pid", str(pid)], capture_output=True, text=True,
@@ -75,7 +79,8 @@ def _threads(pid: int) -> list[str]:
     for thread in threads:
         own = [f for f in thread["frames"] if f["name"] not in _THREAD_START]
         frames = " < ".join(f"{f['name']} ({f['short_filename']}:{f['line']})" for f in own[:FRAMES])
-        groups[f"[{_wchan(pid, thread.get('os_thread_id'))}] {frames}"] += 1
+        wchan = _wchan(pid, thread.get("os_thread_id"))
+        groups[f"[{wchan}] {frames}"] += 1
     return [f"{n} x {what}" for what, n in groups.most_common()]
 
 
@@ -84,11 +89,13 @@ def _probe(mount: Path) -> str:
     blocks the caller, and a child can be killed)."""
     started = time.monotonic()
     try:
-        done = subprocess.run(["stat", "-c", "%i", str(mount)], capture_output=True, text=True, timeout=PROBE_SECONDS)
+        done = subprocess.run(["stat", "-c", "%i", str(mount)], capture_output=True, text=True,
+                              timeout=PROBE_SECONDS)
     except subprocess.TimeoutExpired:
         return f"no answer to stat in {PROBE_SECONDS} s"
-    took = (time.monotonic() - started) * 1000
-    return f"stat answered in {took:.0f} ms" if done.returncode == 0 else f"stat failed: {done.stderr.strip()}"
+    if done.returncode != 0:
+        return f"stat failed: {done.stderr.strip()}"
+    return f"stat answered in {(time.monotonic() - started) * 1000:.0f} ms"
 
 
 def _wchan(pid: int, tid: int | None) -> str:
