@@ -5,7 +5,8 @@ the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve``
 
 1. the settings (ports, worker counts...), then the flush mode: the one that fits the file system
    the root is on, or the one asked for (refused on a network or FUSE file system unless forced);
-2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults;
+2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults,
+   declared queues (:mod:`spoolq.declared_queues`: every mistake, one line each);
 3. the listen policy (no open mode on a network address without ``--allow-open``);
 4. the root: a directory (created when missing), writable (a file is written, flushed and
    removed in its ``tmp/``; the store's own directories are writable too), its file system (a
@@ -46,7 +47,7 @@ environment and flags as `serve`, and checks in order:
   1. the settings (ports, worker counts, flush mode);
   2. the config file: API keys, every permission against the grammar
      queue|<post,poll,get_status,admin>|<queue or pattern>, SQS credentials,
-     queue_defaults;
+     queue_defaults, queues (every mistake in a declared queue, one line each);
   3. the listen policy (no open mode on a network address without --allow-open);
   4. the data directory: a directory (created when missing), writable (a file is
      written, flushed and removed), and its free space.
@@ -67,6 +68,7 @@ class Check:
     status: str  # "ok", "warning" or "FAILED"
     text: str
     exit_code: int = EXIT_OK  # for a failure: EXIT_CONFIG or EXIT_ROOT
+    final: bool = True  # a failure that ends the run (False: more lines of the same check follow)
 
     @property
     def failed(self) -> bool:
@@ -111,7 +113,7 @@ def run_check_config(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     for check in checks(settings):
         print(check.line(), flush=True)
-        if check.failed:
+        if check.failed and check.final:
             return check.exit_code
     return EXIT_OK
 
@@ -161,6 +163,14 @@ def check_config_file(settings: Settings) -> Iterator[Check]:
         return
     if defaults.archive:
         yield Check("ok", f"new queues keep an archive for {format_duration(defaults.archive_retention)}")
+    from spoolq.declared_queues import declarations_checks
+
+    failed = False
+    for status, text, final in declarations_checks(settings):  # one line per mistake
+        failed = status == "FAILED"
+        yield Check(status, text, EXIT_CONFIG if failed else EXIT_OK, final)
+    if failed:
+        return
     hosts = (settings.host, settings.disque_host) if settings.disque_port else (settings.host,)
     try:
         check_listen_policy(settings, auth, hosts[1:])

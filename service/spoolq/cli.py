@@ -38,7 +38,8 @@ It refuses to start, before listening, on what `spoolq check-config` reports as 
 (exit 2: settings or config; exit 3: data directory), and on a port it cannot listen on.
 
 signals:
-  HUP        reload: new workers, same sockets and metrics (systemctl reload)
+  HUP        reload: new workers, same sockets and metrics (systemctl reload); the config
+             file's declared queues are applied again
   TERM       graceful stop: in-flight requests finish, waiting long polls and blocked
              GETJOBs are answered empty (up to 30 s)
   USR2       upgrade in place: a new generation runs the code now on disk on the same
@@ -107,6 +108,9 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"spoolq: {failed.text}", file=sys.stderr, flush=True)
         return failed.exit_code
     listeners = inherited if inherited is not None else bound_listeners(settings)
+    from spoolq.declared_queues import apply_from_settings
+
+    apply_from_settings(settings, lambda line: print(f"spoolq: {line}", file=sys.stderr, flush=True))
     # Imported late: the metrics mode must be chosen before prometheus_client is imported.
     from spoolq.auth import Authenticator
 

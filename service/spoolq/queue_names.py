@@ -40,6 +40,34 @@ SQS_NAME = re.compile(r"^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$")
 _SQS_STORE_NAME = re.compile(r"^sqs:(\d{12}):([a-z0-9-]+):([A-Za-z0-9_.-]{1,80})$")
 
 
+#: each door's name rule, as a refusal says it
+NAME_RULES = {
+    "queue": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
+    "dedupq": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
+    "sqs": "SQS queue names are 1-80 characters of A-Z a-z 0-9 - _ ; a FIFO queue's name ends in .fifo",
+    "mq": "MQ queue names are 1-255 characters of A-Z a-z 0-9 : @ . _ - (not . or ..)",
+    "disque": "Disque queue names are 1-393 characters of A-Z a-z 0-9 . _ : @ -",
+}
+#: a store queue name (:data:`spoolq.store.layout.QUEUE_NAME_RE`)
+_STORE_NAME = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
+
+
+def door_store_name(door: str, name: str, *, account: str = "", region: str = "") -> str | None:
+    """The store name of the queue ``door`` knows as ``name`` (an SQS queue: in ``account`` and
+    ``region``), or ``None`` when ``name`` breaks the door's rule (:data:`NAME_RULES`)."""
+    if door in ("queue", "dedupq"):
+        if not is_emodb_name(name) or name.startswith(DEDUPQ_PREFIX):
+            return None
+        return DEDUPQ_PREFIX + name if door == "dedupq" else name
+    if door == "sqs":
+        return sqs_store_name(account, region, name) if SQS_NAME.match(name) else None
+    if door == "mq":
+        return MQ_PREFIX + name if MQ_NAME.fullmatch(name) and name not in (".", "..") else None
+    if door == "disque":
+        return DISQUE_PREFIX + name if name and _STORE_NAME.fullmatch(DISQUE_PREFIX + name) else None
+    raise ValueError(f"unknown door {door!r}")
+
+
 def is_emodb_name(name: str) -> bool:
     """Whether ``name`` is a legal EmoDB queue name."""
     if not EMODB_NAME.fullmatch(name) or name in (".", ".."):

@@ -75,6 +75,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "proc_name": "spoolq",
         "child_exit": child_exit,
         "on_exit": on_exit,
+        "on_reload": on_reload,
         "limit_request_line": 8190,
         "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
     }
@@ -92,6 +93,16 @@ def on_exit(arbiter: Any) -> None:
     path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if path and os.environ.get(METRICS_DIR_MADE_ENV) == path and not arbiter.reexec_pid and not arbiter.master_pid:
         _metrics_dir_to_remove.append(path)
+
+
+def on_reload(arbiter: Any) -> None:
+    """gunicorn hook (master, on SIGHUP, before the new workers start): apply the config file's
+    declared queues again (:mod:`spoolq.declared_queues`)."""
+    from spoolq.declared_queues import apply_from_settings
+    from spoolq.settings import load_settings
+
+    settings = getattr(arbiter.app, "settings", None)  # plain gunicorn: from the environment
+    apply_from_settings(settings if isinstance(settings, Settings) else load_settings(), arbiter.log.info)
 
 
 def remove_metrics_dir() -> None:

@@ -32,51 +32,25 @@ from flask import Response
 from spoolq.errors import QueueAlreadyExists, QueueNotEmpty, QueueNotFound
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
-from spoolq.queue_names import (
-    DEDUPQ_PREFIX,
-    DISQUE_PREFIX,
-    MQ_NAME,
-    MQ_PREFIX,
-    SQS_NAME,
-    door_and_name,
-    is_emodb_name,
-    manage_action,
-)
+from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name, manage_action
 from spoolq.store import layout as L
 from spoolq.store.model import QueueConfig, QueueKind
 
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
-RULES = {
-    "queue": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
-    "dedupq": "EmoDB queue names are 1-255 characters of a-z 0-9 - . : @ _ (lowercase; not . or ..)",
-    "sqs": "SQS queue names are 1-80 characters of A-Z a-z 0-9 - _ ; a FIFO queue's name ends in .fifo",
-    "mq": "MQ queue names are 1-255 characters of A-Z a-z 0-9 : @ . _ - (not . or ..)",
-    "disque": "Disque queue names are 1-393 characters of A-Z a-z 0-9 . _ : @ -",
-}
 
 
 def new_queue(api: ConsoleApi, door: str, name: str, fifo: bool, content_based_dedup: bool,
               region: str | None) -> tuple[str, QueueKind, QueueConfig | None]:
     """(store name, kind, config) of the queue ``door`` would make as ``name``; 400 if it would not."""
-    if door in ("queue", "dedupq"):
-        ok = is_emodb_name(name) and not name.startswith(DEDUPQ_PREFIX)
-        store_name = DEDUPQ_PREFIX + name if door == "dedupq" else name
-        kind = QueueKind.DEDUP if door == "dedupq" else QueueKind.STANDARD
-    elif door == "sqs":
-        region = region or api.services.settings.sqs_region
+    settings = api.services.settings
+    if door == "sqs":
+        region = region or settings.sqs_region
         if not _REGION.fullmatch(region):
             raise ConsoleError(400, f"{region!r} is not an AWS region name (like us-east-1)")
-        ok = bool(SQS_NAME.match(name)) and name.endswith(".fifo") == fifo
-        store_name = f"sqs:{api.services.settings.sqs_account_id}:{region}:{name}"
-        kind = QueueKind.FIFO if fifo else QueueKind.STANDARD
-    elif door == "mq":
-        ok = bool(MQ_NAME.fullmatch(name)) and name not in (".", "..")
-        store_name, kind = MQ_PREFIX + name, QueueKind.STANDARD
-    else:
-        store_name, kind = DISQUE_PREFIX + name, QueueKind.STANDARD
-        ok = bool(L.QUEUE_NAME_RE.fullmatch(store_name))
-    if not ok:
-        raise ConsoleError(400, f"{name!r} is not a {DOOR_NAMES[door]} queue name: {RULES[door]}")
+    store_name = door_store_name(door, name, account=settings.sqs_account_id, region=region or "")
+    if store_name is None or (door == "sqs" and name.endswith(".fifo") != fifo):
+        raise ConsoleError(400, f"{name!r} is not a {DOOR_NAMES[door]} queue name: {NAME_RULES[door]}")
+    kind = {"dedupq": QueueKind.DEDUP}.get(door, QueueKind.FIFO if fifo else QueueKind.STANDARD)
     if (fifo or content_based_dedup) and door != "sqs":
         raise ConsoleError(400, "FIFO and content-based deduplication are SQS queue settings")
     if content_based_dedup and not fifo:
