@@ -27,7 +27,7 @@ STORE_FLOORS: list[set[str]] = [
     {"contract", "handle"},
     {"core"},
     {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches",
-     "origins"},
+    },
     {"jobs"},
     {"filestore"},
     {""},  # the package itself (spoolq.store)

@@ -20,8 +20,8 @@ from spoolq.store import (
     OutgoingMessage,
     QueueConfig,
     QueueKind,
-    origins,
 )
+from spoolq.store import handle as H
 from spoolq.store import moves as M
 
 
@@ -205,14 +205,14 @@ def test_origin_markers_older_than_retention_are_pruned(root: Path) -> None:
         store.create_queue("dlq", config=QueueConfig(retention=60.0))
         q = store.core.require("dlq")
         now = store.now_ms()
-        old = store.core.ids.new_id("dlq", now - 60_000 - origins.PRUNE_MARGIN_MS - 1000)
+        old = store.core.ids.new_id("dlq", now - 60_000 - H.PRUNE_MARGIN_MS - 1000)
         fresh = store.core.ids.new_id("dlq", now)
         for mid in (old, fresh):
-            origins.note_origin(q, mid, "a")
-        assert origins.origin_of(q, fresh) == "a"
-        origins._pruned_at.pop(q.path, None)
-        assert origins.prune_origins(q, now) == 1
+            q.note_origin(mid, "a")
+        assert q.origin_of(fresh) == "a"
+        H._pruned_at.pop(q.path, None)
+        assert q.prune_origins(now) == 1
         assert os.listdir(q.sub("origins")) == [fresh]
-        assert origins.prune_origins(q, now) == 0  # looked at again only after PRUNE_EVERY_MS
+        assert q.prune_origins(now) == 0  # looked at again only after PRUNE_EVERY_MS
     finally:
         store.close()

@@ -13,9 +13,10 @@ message's ready copy under its name from before that claim (one ``stat``), an ac
 every claimed copy (the listing of its shard it makes anyway), and maintenance drops an expired
 claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
 
-:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`;
-it peeks through :class:`~spoolq.store.reading.Reading` (a poll with ``claim_ttl=0``) and runs a
-queue's maintenance when a poll finds nothing (:func:`spoolq.store.maintenance.maybe_maintain`).
+:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`
+(a poll with ``claim_ttl=0`` peeks: :meth:`~spoolq.store.core.StoreCore.peek_queue`); a poll runs
+its queue's maintenance through the hook the store hands it (:func:`spoolq.store.maintenance.maybe_maintain`:
+maintenance stands above the operations), also when it finds nothing.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from spoolq.store.files import (
     rename_into,
 )
 from spoolq.store.handle import QueueHandle, write_window_start
-from spoolq.store.maintenance import maybe_maintain
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_POLL_LIMIT,
@@ -51,8 +51,6 @@ from spoolq.store.model import (
     QueueKind,
     QueueRef,
 )
-from spoolq.store.origins import note_origin
-from spoolq.store.reading import Reading
 from spoolq.store.watch import FALLBACK_STEP
 
 #: seconds one poll spends trying candidates before it returns what it has (possibly nothing, as
@@ -64,10 +62,15 @@ CLAIM_TIME_BUDGET = 1.0
 EMPTY_POLL_MAINTENANCE = 0.1
 
 
+#: runs a queue's maintenance if it has not run for that many seconds in this process; True if
+#: it made messages visible (:func:`spoolq.store.maintenance.maybe_maintain`, handed in by the store)
+MaintainQueue = Callable[[QueueHandle, float], bool]
+
+
 class Claiming:
-    def __init__(self, core: StoreCore, reading: Reading) -> None:
+    def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
         self.core = core
-        self.reading = reading
+        self.maintain = maintain
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -82,11 +85,11 @@ class Claiming:
         while True:
             seen = core.watcher.generation(q.path) if q is not None else 0
             if q is not None:
-                maybe_maintain(core, q, core.maintenance_interval)
+                self.maintain(q, core.maintenance_interval)
                 ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
                 try:
                     got = self._claim(q, limit, ttl)
-                    if not got and maybe_maintain(core, q, EMPTY_POLL_MAINTENANCE):
+                    if not got and self.maintain(q, EMPTY_POLL_MAINTENANCE):
                         got = self._claim(q, limit, ttl)  # expired claims or due delays came back
                 except OSError as e:
                     raise storage_error(e, f"polling {name!r}") from e
@@ -121,7 +124,7 @@ class Claiming:
         now_ms = self.core.now_ms()
         if ttl == 0:  # EmoDB: ttl=0 returns unclaimed messages without claiming them
             return [Delivery(m, receipt="", claimed_until=now_ms / 1000)
-                    for m in self.reading.peek_queue(q, limit, include_claimed=False)]
+                    for m in self.core.peek_queue(q, limit, include_claimed=False)]
         exp = now_ms + int(ttl * 1000)
         if q.kind is QueueKind.FIFO:
             with self.core.fifo_lock(q):
@@ -263,9 +266,9 @@ class Claiming:
             return
         # the message keeps its id's head and its receive count (the receive that found it over the
         # limit handed it to no one): SQS's DLQ shows the MessageId and the count the source had;
-        # where it came from is noted for a move back to the sources (origins.py)
+        # where it came from is noted for a move back to the sources (:meth:`QueueHandle.note_origin`)
         new_id = L.rebind_id(parsed.id, target.name)
-        note_origin(target, new_id, q.name)
+        target.note_origin(new_id, q.name)
         self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
                            new_id=new_id, from_standard=q.kind is QueueKind.STANDARD)
 
@@ -310,11 +313,11 @@ class Claiming:
             done = [path for path in self._claimed_copies(q, ref.id) if self._finish(q, path)]
             if done:
                 return True, done
-            loose = self.core.locate_unclaimed(q, ref.id)
+            loose = q.locate_unclaimed(ref.id)
             return loose is not None and self._finish(q, f"{loose[0]}/{loose[1]}"), []
-        found = self.core.locate_claimed(q, ref)
+        found = q.locate_claimed(ref)
         if found is None and released_too:
-            loose = self.core.locate_unclaimed(q, ref.id)
+            loose = q.locate_unclaimed(ref.id)
             return (loose is not None and loose[2].rc == ref.receive_count
                     and self._finish(q, f"{loose[0]}/{loose[1]}")), []
         if found is None or not self._finish(q, found[0]):
@@ -373,7 +376,7 @@ class Claiming:
 
     def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
                    live_after: int | None = None) -> bool:
-        found = self.core.locate_claimed(q, ref)
+        found = q.locate_claimed(ref)
         if found is not None and live_after is not None and found[1].expires <= live_after:
             return False
         if found is not None:
@@ -388,7 +391,7 @@ class Claiming:
             return True
         if not claim_unclaimed or ref.claimed_name is not None:
             return False
-        loose = self.core.locate_unclaimed(q, ref.id)
+        loose = q.locate_unclaimed(ref.id)
         if loose is None:
             return False
         d, n, u = loose
@@ -410,7 +413,7 @@ class Claiming:
         return out
 
     def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:
-        found = self.core.locate_claimed(q, ref)
+        found = q.locate_claimed(ref)
         if found is None or (live_after is not None and found[1].expires <= live_after):
             return False
         return self._unclaim(q, found[0], found[1])

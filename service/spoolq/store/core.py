@@ -3,10 +3,12 @@
 :class:`StoreCore` owns everything the operations of the store have in common: the root and its
 directories, the clock, the temp writer, the trash, the group commit, the watcher, the id
 factory and the per-process cache of :class:`~spoolq.store.handle.QueueHandle` s. On top of the
-lookup it manages queues (create, get, update, list, delete, purge) and holds the helpers that
-more than one operation needs: the FIFO queue lock, a dedup marker write, finding a message by
-id (:meth:`StoreCore.locate_claimed`, :meth:`StoreCore.locate_unclaimed`) and moving a message
-file into another queue (:meth:`StoreCore.transfer`: moves and dead letters).
+lookup it manages queues (create, get, update, list, purge; :mod:`~spoolq.store.deleting`
+deletes them) and holds the helpers that more than one operation needs: the FIFO queue lock, a
+dedup marker write, waiting for a queue a delete-if-empty has aside for an instant
+(:meth:`StoreCore.wait_for_comeback`), reading the oldest messages (:meth:`StoreCore.peek_queue`:
+what a peek and a poll without a claim return) and moving a message file into another queue
+(:meth:`StoreCore.transfer`: moves and dead letters).
 
 The operations are parts built on one core (see :mod:`spoolq.store.filestore`); the core knows
 none of them.
@@ -19,6 +21,7 @@ import errno
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -36,22 +39,29 @@ from spoolq.store import markerlock, recordlock
 from spoolq.store.config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import (
+    CorruptMessage,
     GroupCommit,
     TempWriter,
+    decode_message,
     fsync_dir,
     listdir,
+    read_file,
     read_json,
     rename_into,
     write_json_atomic,
 )
 from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
-from spoolq.store.handle import QueueHandle
+from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
 from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
 
 Clock = Callable[[], float]
+#: a queue being deleted if empty is aside as ``queues/.del~<token>~<queue dir>`` (deleting.py)
+DELETING_PREFIX = ".del~"
+#: how long a send that found its queue aside waits for it to come back (seconds)
+COMEBACK_WAIT = 2.0
 #: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
 _FIFO_HELD = threading.local()
 
@@ -318,15 +328,27 @@ class StoreCore:
                 names.append(name)
         return sorted(names)
 
-    def delete_queue(self, name: str) -> None:
-        q = self.require(name)
-        try:
-            os.rename(q.path, f"{self.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")
-        except FileNotFoundError:
-            raise QueueNotFound(name) from None
-        except OSError as e:
-            raise storage_error(e, f"deleting queue {name!r}") from e
-        self.forget(name)
+    def being_deleted(self, name: str) -> bool:
+        """Whether a delete-if-empty (:mod:`spoolq.store.deleting`) of ``name`` has the queue aside right now."""
+        tail = "~" + L.queue_dir_name(name)
+        return any(n.startswith(DELETING_PREFIX) and n.endswith(tail) for n in listdir(self.queues_dir))
+
+
+    def wait_for_comeback(self, name: str) -> QueueHandle | None:
+        """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside.
+        The queue once it is back; None when no deletion has it aside (it is gone)."""
+        deadline = time.monotonic() + COMEBACK_WAIT
+        while True:
+            q = self.find(name)
+            if q is not None:
+                return q
+            if not self.being_deleted(name):
+                q = self.find(name)  # put back between the two looks?
+                if q is not None or not self.being_deleted(name):
+                    return q  # back, or gone for good
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.002)
 
     def forget(self, name: str) -> None:
         """Drop this process's handle of a queue that was deleted (or moved aside), and the
@@ -468,47 +490,44 @@ class StoreCore:
         self.watcher.notify(target.path)
         return new_id
 
-    def locate_claimed(self, q: QueueHandle, ref: L.Ref) -> tuple[str, L.ClaimedName] | None:
-        """Find a claim by receipt (its own claim, or a later one of the same receive) or by id:
-        (path, parsed name)."""
-        if ref.claimed_name is not None and ref.shard is not None:
-            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
-            if os.path.exists(path):
-                parsed = L.parse_claimed(ref.claimed_name)
-                assert parsed is not None
-                return path, parsed
-            prefix = f"{ref.id}~{ref.receive_count}~"
-            shards = [ref.shard]
-        else:
-            prefix = f"{ref.id}~"
-            shards = [L.id_shard(ref.id)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
-        for shard in shards:
-            for n in listdir(q.sub(f"claimed/{shard}")):
-                if n.startswith(prefix):
-                    parsed = L.parse_claimed(n)
-                    if parsed is not None:
-                        return q.sub(f"claimed/{shard}/{n}"), parsed
-        return None
-
-    def locate_unclaimed(self, q: QueueHandle, mid: str) -> tuple[str, str, L.ReadyName | L.DelayedName] | None:
-        """Find a ready (or delayed) message by id: (directory, name, parsed)."""
-        prefix = f"{mid}~"
-        buckets = [L.std_bucket(L.id_time_ms(mid))] if q.kind is not QueueKind.FIFO else listdir(q.sub("ready"))
-        for b in buckets:
-            d = q.ready_dir(b)
-            for n in listdir(d):
-                if n.startswith(prefix):
-                    parsed = L.parse_ready(n)
-                    if parsed is not None:
-                        return d, n, parsed
-        for b in listdir(q.sub("delayed")):
-            d = q.sub(f"delayed/{b}")
-            for n in listdir(d):
-                if n.startswith(prefix):
-                    delayed = L.parse_delayed(n)
-                    if delayed is not None:
-                        return d, n, delayed
-        return None
+    def peek_queue(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
+        """Up to ``limit`` messages of ``q`` oldest first, without claiming them (and claimed ones
+        unless ``include_claimed`` is False); dedup queues surface the ready ones they return."""
+        core = self
+        now_ms = core.now_ms()
+        entries: list[tuple[str, str, L.ReadyName | L.ClaimedName]] = []  # (id, path, parsed name)
+        for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
+            for n in listdir(bdir):
+                r = L.parse_ready(n)
+                if r is not None:
+                    entries.append((r.id, f"{bdir}/{n}", r))
+            if q.kind is not QueueKind.FIFO and len(entries) >= limit:
+                break
+        if include_claimed:
+            entries.extend((c.id, path, c) for path, c in q.claimed_files())
+        entries.sort(key=lambda e: e[0])
+        out: list[Message] = []
+        for mid, path, p in entries:
+            if len(out) >= limit:
+                break
+            try:
+                meta, body = decode_message(read_file(path))
+            except FileNotFoundError:
+                continue
+            except CorruptMessage:
+                core.quarantine(path, q)
+                continue
+            expire = meta.get("x")
+            if isinstance(expire, int) and expire <= now_ms:
+                continue
+            if isinstance(p, L.ClaimedName):
+                until = p.expires / 1000 if p.expires > now_ms else None
+            else:
+                until = None
+                if q.kind is QueueKind.DEDUP:
+                    q.surface(mid, body)
+            out.append(core.message(mid, meta, body, p.rc, p.frt, claimed_until=until))
+        return out
 
     def close(self) -> None:
         self.trash.close()

@@ -1,4 +1,6 @@
-"""Deleting a queue only if it is empty, without losing a message sent at that moment.
+"""Deleting a queue: at once, or only if it is empty without losing a message sent at that moment.
+
+``delete_queue(name)`` renames the queue directory into ``trash/`` (the trash sweep unlinks it).
 
 ``delete_queue(name, if_empty=True)`` is what removes a queue that looks unused (a misspelled
 EmoDB or Disque queue that a send created, the console's "delete empty queues"). Checking that
@@ -26,8 +28,9 @@ whole, until such stragglers are surely done, and looked into again before it go
 
 Whoever fails a rename into the queue while it is aside (a send, a release) sees the queue
 missing: a send that may create its queue (EmoDB, Disque) creates it again and writes there; any
-other send waits while the queue is being looked into (:func:`being_deleted`: a ``.del~``
-directory of that queue exists) and tries once more, so a concurrent delete-if-empty never
+other send waits while the queue is being looked into
+(:meth:`~spoolq.store.core.StoreCore.wait_for_comeback`: a ``.del~`` directory of that queue
+exists) and tries once more, so a concurrent delete-if-empty never
 refuses a send of a queue that stays. Polls see an empty queue for that instant; an ack or
 release there finds nothing to act on (the claim then expires and its message is delivered
 again: a duplicate, never a loss), which needs a message sent and claimed after the emptiness
@@ -44,15 +47,14 @@ import contextlib
 import errno
 import os
 import time
+from collections.abc import Callable
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import layout as L
+from spoolq.store.core import DELETING_PREFIX as PREFIX
 from spoolq.store.core import StoreCore
 from spoolq.store.files import GONE, listdir, rename_into
-from spoolq.store.handle import QueueHandle
-from spoolq.store.reading import Reading
 
-PREFIX = ".del~"
 #: deleted queues wait here (``.gone~<ms>~<token>~<queue dir>``) for stragglers before the trash
 GONE_PREFIX = ".gone~"
 #: the state directories whose files are messages (``acked/``: archived, not yet compacted)
@@ -60,8 +62,6 @@ MESSAGE_DIRS = ("ready", "claimed", "delayed", "acked")
 #: a ``.del~`` directory older than this (seconds) belongs to a process that died half-way; a
 #: ``.gone~`` one is looked into again (and trashed if still empty) after this long
 ORPHAN_AGE = 60.0
-#: how long a send that found its queue aside waits for it to come back (seconds)
-COMEBACK_WAIT = 2.0
 
 
 def holds_messages(path: str) -> bool:
@@ -73,11 +73,21 @@ def holds_messages(path: str) -> bool:
     return False
 
 
-def delete_if_empty(store: StoreCore, reading: Reading, name: str) -> None:
-    """Delete queue ``name`` if it holds no message; else raise :class:`QueueNotEmpty` with the
-    queue as it was (see the module docstring)."""
+def delete_queue(store: StoreCore, name: str, *, holds_messages: Callable[[str], bool] | None = None) -> None:
+    """Delete queue ``name``: at once (its directory to the trash), or, given ``holds_messages``
+    (whether the queue holds a message now), only if it holds none; else raise
+    :class:`QueueNotEmpty` with the queue as it was (see the module docstring)."""
     q = store.require(name)
-    if reading.counts(name, limit=1).total:
+    if holds_messages is None:
+        try:
+            os.rename(q.path, f"{store.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")
+        except FileNotFoundError:
+            raise QueueNotFound(name) from None
+        except OSError as e:
+            raise storage_error(e, f"deleting queue {name!r}") from e
+        store.forget(name)
+        return
+    if holds_messages(name):
         raise QueueNotEmpty(name)
     dirname = L.queue_dir_name(name)
     aside = f"{store.queues_dir}/{PREFIX}{L.new_token()}~{dirname}"
@@ -131,29 +141,6 @@ def _merge(aside: str, home: str) -> None:
             for n in filenames:
                 with contextlib.suppress(FileNotFoundError):
                     rename_into(f"{dirpath}/{n}", f"{home}/{rel}", n, base=home)
-
-
-def being_deleted(store: StoreCore, name: str) -> bool:
-    """Whether a delete-if-empty of ``name`` has the queue aside right now."""
-    tail = "~" + L.queue_dir_name(name)
-    return any(n.startswith(PREFIX) and n.endswith(tail) for n in listdir(store.queues_dir))
-
-
-def wait_for_comeback(store: StoreCore, name: str) -> QueueHandle | None:
-    """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside.
-    The queue once it is back; None when no deletion has it aside (it is gone)."""
-    deadline = time.monotonic() + COMEBACK_WAIT
-    while True:
-        q = store.find(name)
-        if q is not None:
-            return q
-        if not being_deleted(store, name):
-            q = store.find(name)  # put back between the two looks?
-            if q is not None or not being_deleted(store, name):
-                return q  # back, or gone for good
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.002)
 
 
 def sweep_deleting(store: StoreCore, now: float) -> int:

@@ -65,6 +65,7 @@ thread in the service; correctness never depends on a separate daemon.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -81,7 +82,7 @@ from spoolq.store.events import Listeners, MessageEvent, StoreListener
 from spoolq.store.files import GroupCommit, TempWriter
 from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
-from spoolq.store.maintenance import maintain_all
+from spoolq.store.maintenance import maintain_all, maybe_maintain
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import (
     Delivery,
@@ -118,8 +119,8 @@ class FileStore(QueueStore):
                                      in_place=in_place)
         self.reading = Reading(core)
         self.sending = Sending(core)
-        self.claiming = Claiming(core, self.reading)
-        self.jobs = Jobs(core, self.claiming)
+        self.claiming = Claiming(core, functools.partial(maybe_maintain, core))
+        self.jobs = Jobs(core)
         self.moves = MoveRunner(core)
         self._listeners = Listeners()
         core.commit.on_flush = self._listeners.flushed
@@ -208,10 +209,8 @@ class FileStore(QueueStore):
         return self.core.list_queues(prefix)
 
     def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
-        if if_empty:
-            deleting.delete_if_empty(self.core, self.reading, name)
-        else:
-            self.core.delete_queue(name)
+        deleting.delete_queue(self.core, name, holds_messages=(
+            (lambda queue: self.reading.counts(queue, limit=1).total > 0) if if_empty else None))
 
     def purge(self, queue: str) -> None:
         self.core.purge(queue)
@@ -282,10 +281,13 @@ class FileStore(QueueStore):
         return self.jobs.list_jobs(queue)
 
     def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
-        return self.jobs.requeue(queue, refs, nack=nack)
+        released = self.claiming.release(queue, refs)
+        if nack:
+            self.jobs.count_nacks(queue, refs, released)
+        return released
 
     def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        return self.jobs.nack(queue, refs)
+        return self.requeue(queue, refs, nack=True)
 
     # ------------------------------------------------------------ moves
 

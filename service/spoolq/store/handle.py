@@ -6,8 +6,18 @@ inode and mtime), so every operation on a queue shares one ready cursor. Its loc
 process's, not the handle's (a second handle is made when ``meta.json`` was missing for an
 instant, and both may be in use): they are found by the queue's real path. It knows the queue's
 directory grammar (:mod:`spoolq.store.layout`) and reads the small per-message records that live
-beside the messages: dedup markers and nack counts. It writes nothing but the removal of a
-surfaced dedup marker.
+beside the messages: dedup markers and nack counts; it finds a message by id
+(:meth:`QueueHandle.locate_claimed`, :meth:`QueueHandle.locate_unclaimed`). It writes nothing but the removal of a
+surfaced dedup marker, and the origin markers of dead letters.
+
+Dead-letter origins, so that a move can return each message to its source:
+``origins/<id>`` inside a dead-letter queue holds the name of the queue that the message with
+that id was dead-lettered from. It is written just before the message is renamed into the
+dead-letter queue (a marker whose message never arrived is harmless: ids are never reused), read
+and removed by a move started with ``to_origins``, and dropped by maintenance once the id is
+older than the queue's retention plus an hour (its message is gone by then). Markers are not
+flushed: after a power cut one may be missing, and its message then goes to the move's
+destination like a message that was never dead-lettered.
 """
 
 from __future__ import annotations
@@ -24,6 +34,12 @@ from spoolq.store import markerlock
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.files import listdir, read_file
 from spoolq.store.model import QueueInfo, QueueKind
+
+ORIGINS = "origins"
+#: a marker outlives its queue's retention by this much before maintenance drops it (ms)
+PRUNE_MARGIN_MS = 3_600_000
+PRUNE_EVERY_MS = 600_000
+_pruned_at: dict[str, int] = {}  # queue path -> when this process last looked at its markers
 
 #: the write window: senders rename new messages into the ready bucket of the current second, so a
 #: poller that finds a bucket (or ksec directory) this recent empty leaves it in place rather than
@@ -110,6 +126,48 @@ class QueueHandle:
                 if p is not None:
                     yield f"{cdir}/{shard}/{n}", p
 
+    def locate_claimed(self, ref: L.Ref) -> tuple[str, L.ClaimedName] | None:
+        """Find a claim by receipt (its own claim, or a later one of the same receive) or by id:
+        (path, parsed name)."""
+        if ref.claimed_name is not None and ref.shard is not None:
+            path = self.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
+            if os.path.exists(path):
+                parsed = L.parse_claimed(ref.claimed_name)
+                assert parsed is not None
+                return path, parsed
+            prefix = f"{ref.id}~{ref.receive_count}~"
+            shards = [ref.shard]
+        else:
+            prefix = f"{ref.id}~"
+            shards = [L.id_shard(ref.id)] if self.kind is not QueueKind.FIFO else listdir(self.sub("claimed"))
+        for shard in shards:
+            for n in listdir(self.sub(f"claimed/{shard}")):
+                if n.startswith(prefix):
+                    parsed = L.parse_claimed(n)
+                    if parsed is not None:
+                        return self.sub(f"claimed/{shard}/{n}"), parsed
+        return None
+
+    def locate_unclaimed(self, mid: str) -> tuple[str, str, L.ReadyName | L.DelayedName] | None:
+        """Find a ready (or delayed) message by id: (directory, name, parsed)."""
+        prefix = f"{mid}~"
+        buckets = [L.std_bucket(L.id_time_ms(mid))] if self.kind is not QueueKind.FIFO else listdir(self.sub("ready"))
+        for b in buckets:
+            d = self.ready_dir(b)
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    parsed = L.parse_ready(n)
+                    if parsed is not None:
+                        return d, n, parsed
+        for b in listdir(self.sub("delayed")):
+            d = self.sub(f"delayed/{b}")
+            for n in listdir(d):
+                if n.startswith(prefix):
+                    delayed = L.parse_delayed(n)
+                    if delayed is not None:
+                        return d, n, delayed
+        return None
+
     def nacks_file(self, mid: str) -> str:
         """The nack count of message ``mid`` (see :mod:`spoolq.store.jobs`)."""
         return self.sub(f"nacks/{mid}")
@@ -157,3 +215,50 @@ class QueueHandle:
                         os.unlink(marker)
         except FileNotFoundError:
             return  # the queue was deleted meanwhile
+
+    # ------------------------------------------------------------ dead-letter origins
+
+    def note_origin(self, message_id: str, origin: str) -> None:
+        """Dead-letter queues: record that ``message_id`` (its id here) comes from the queue ``origin``."""
+        directory = self.sub(ORIGINS)
+        for attempt in range(2):
+            try:
+                fd = os.open(f"{directory}/{message_id}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                break
+            except FileNotFoundError:
+                if attempt:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(directory)
+        try:
+            os.write(fd, origin.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def origin_of(self, message_id: str) -> str | None:
+        """The queue ``message_id`` was dead-lettered from into this queue, if recorded."""
+        try:
+            with open(f"{self.sub(ORIGINS)}/{message_id}", "rb") as f:
+                name = f.read(1024).decode("utf-8", "replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return name if L.QUEUE_NAME_RE.fullmatch(name) else None
+
+    def forget_origin(self, message_id: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{self.sub(ORIGINS)}/{message_id}")
+
+    def prune_origins(self, now_ms: int) -> int:
+        """Drop the markers whose id is older than the queue's retention (plus a margin); looks at a
+        queue's markers at most every ``PRUNE_EVERY_MS`` in this process."""
+        if now_ms - _pruned_at.get(self.path, -PRUNE_EVERY_MS) < PRUNE_EVERY_MS:
+            return 0
+        _pruned_at[self.path] = now_ms
+        cutoff = now_ms - int(self.info.config.retention * 1000) - PRUNE_MARGIN_MS
+        pruned = 0
+        for name in listdir(self.sub(ORIGINS)):
+            if not L.ID_RE.fullmatch(name) or L.id_time_ms(name) < cutoff:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.sub(ORIGINS)}/{name}")
+                    pruned += 1
+        return pruned

@@ -12,13 +12,13 @@ queue at once, like ``release``, and counts it in a small file per nacked messag
                             count, never a torn one); removed when the message is acked
                             (:mod:`spoolq.store.claiming`)
 
-``requeue`` (and ``nack``) retry a release whose target bucket directory a concurrent poller
-removed (``release`` reports that as "not claimed"). A nack count is best-effort (Disque's own counters are): two processes nacking the same
-message at the same instant may count one. The file of a message dropped by its TTL or by a
+A nack is a release (:mod:`spoolq.store.claiming`) and then a count of each message it
+released (:meth:`Jobs.count_nacks`); the store does the two. A nack count is best-effort
+(Disque's own counters are): two processes nacking the same message at the same instant may
+count one. The file of a message dropped by its TTL or by a
 purge stays behind (a few bytes) until the queue is deleted.
 
-:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`;
-it releases claims through :class:`~spoolq.store.claiming.Claiming`.
+:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Iterator, Sequence
 
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
-from spoolq.store.claiming import Claiming
 from spoolq.store.core import StoreCore
 from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
 from spoolq.store.handle import QueueHandle, write_window_start
@@ -36,9 +35,8 @@ from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
 
 
 class Jobs:
-    def __init__(self, core: StoreCore, claiming: Claiming) -> None:
+    def __init__(self, core: StoreCore) -> None:
         self.core = core
-        self.claiming = claiming
 
     def find_job(self, queue: str, message_id: str) -> JobView | None:
         """The message ``message_id`` of ``queue`` with its state, or None if it is gone."""
@@ -48,11 +46,11 @@ class Jobs:
         if q is None:
             return None
         try:
-            claimed = self.core.locate_claimed(q, L.Ref(id=mid))
+            claimed = q.locate_claimed(L.Ref(id=mid))
             if claimed is not None:
                 path, p = claimed
                 return self._view(q, path, p, CLAIMED, p.expires)
-            loose = self.core.locate_unclaimed(q, mid)
+            loose = q.locate_unclaimed(mid)
             if loose is not None:
                 d, n, u = loose
                 if isinstance(u, L.DelayedName):
@@ -89,21 +87,15 @@ class Jobs:
                 if d is not None:
                     yield d.id, DELAYED
 
-    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
-        """Release claimed messages back to the queue now (``nack``: and count a nack for each)."""
-        out = self.claiming.release(queue, refs)
+    def count_nacks(self, queue: str, refs: Sequence[str], released: Sequence[bool]) -> None:
+        """Count a nack for each message of ``refs`` that a release just put back (``released``)."""
         q = self.core.find(queue)
-        if q is None or not nack:
-            return out
-        for ref, done in zip(refs, out, strict=True):
+        if q is None:
+            return
+        for ref, done in zip(refs, released, strict=True):
             if done:
                 mid = L.parse_ref(ref, queue).id
                 self._write_nacks(q, mid, self._nacks(q, mid) + 1)
-        return out
-
-    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        """Release claimed messages back to the queue now and count a nack for each released."""
-        return self.requeue(queue, refs, nack=True)
 
     def _nacks(self, q: QueueHandle, mid: str) -> int:
         try:

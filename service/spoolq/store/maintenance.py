@@ -1,5 +1,5 @@
 """Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, trash
-and temp sweep, old dead-letter origin markers (:mod:`spoolq.store.origins`).
+and temp sweep, old dead-letter origin markers (:meth:`~spoolq.store.handle.QueueHandle.prune_origins`).
 
 Every step is a set of renames or unlinks that is safe to run from any number of
 processes and nodes at once: the loser of a race gets ENOENT and moves on. Each step
@@ -40,7 +40,6 @@ from spoolq.store.deleting import sweep_deleting
 from spoolq.store.files import GONE, listdir, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
-from spoolq.store.origins import prune_origins
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0
@@ -186,7 +185,7 @@ def maintain_queue(store: StoreCore, q: QueueHandle, now_ms: int) -> dict[str, i
         "delays_released": release_due(store, q, now_ms),
         "retention_dropped": drop_expired(store, q, now_ms),
         "dedup_swept": sweep_dedup(store, q, now_ms),
-        "origins_pruned": prune_origins(q, now_ms),
+        "origins_pruned": q.prune_origins(now_ms),
     }
     if q.info.config.archive or listdir(q.sub("acked")) or listdir(q.sub("archive-work")):
         done["archived"] = compact(store, q, now_ms)

@@ -10,7 +10,7 @@ A move renames each message file of the source (ready, delayed or claimed: claim
 not follow) into the destination's ready state under a new id. A rename is atomic, so
 a crash mid-move leaves every message in exactly one queue. A move started ``to_origins``
 (SQS's redrive without a destination) sends each dead-lettered message back to the queue it
-was dead-lettered from (:mod:`spoolq.store.origins`) while that queue exists, and the others to
+was dead-lettered from (:meth:`~spoolq.store.handle.QueueHandle.origin_of`) while that queue exists, and the others to
 the destination.
 
 The owner works in batches. Before a batch it records the batch's renames as
@@ -78,7 +78,6 @@ from spoolq.store.files import (
 )
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
-from spoolq.store.origins import forget_origin, origin_of
 
 STALE_AFTER = 15.0
 BATCH = 100
@@ -301,7 +300,7 @@ class MoveRunner:
                     if self._move_checked(path, target, new_id):
                         done += 1
                         moved_here += 1
-                        forget_origin(src, os.path.basename(path)[:40])
+                        src.forget_origin(os.path.basename(path)[:40])
                 core.commit.flush()
                 data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=core.clock())
                 if stop is _Stop.LOST or not self._mine(ref, token):
@@ -318,7 +317,7 @@ class MoveRunner:
         queue it was dead-lettered from when that is recorded and still exists."""
         if not to_origins:
             return dst
-        origin = origin_of(src, os.path.basename(path)[:40])
+        origin = src.origin_of(os.path.basename(path)[:40])
         found = self.core.find(origin) if origin is not None and origin != src.name else None
         return found if found is not None else dst
 
@@ -360,8 +359,8 @@ class MoveRunner:
     def _present(self, q: QueueHandle, mid: str) -> bool:
         if not L.ID_RE.match(mid):
             return False
-        return (self.core.locate_unclaimed(q, mid) is not None
-                or self.core.locate_claimed(q, L.Ref(id=mid)) is not None)
+        return (q.locate_unclaimed(mid) is not None
+                or q.locate_claimed(L.Ref(id=mid)) is not None)
 
     def _move_checked(self, path: str, dst: QueueHandle, new_id: str) -> bool:
         """Move one file; False if someone else took it first. A rename into the destination

@@ -15,10 +15,7 @@ from spoolq.store import layout as L
 from spoolq.store.config import check_int
 from spoolq.store.core import StoreCore
 from spoolq.store.files import (
-    CorruptMessage,
-    decode_message,
     listdir,
-    read_file,
 )
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
@@ -34,45 +31,6 @@ class Reading:
         self.core = core
         self._bytes_per_entry = 80.0  # directory bytes per entry, recalibrated by exact counts
 
-    def peek_queue(self, q: QueueHandle, limit: int, include_claimed: bool = True) -> list[Message]:
-        """Up to ``limit`` messages of ``q`` oldest first, without claiming them (and claimed ones
-        unless ``include_claimed`` is False); dedup queues surface the ready ones they return."""
-        core = self.core
-        now_ms = core.now_ms()
-        entries: list[tuple[str, str, L.ReadyName | L.ClaimedName]] = []  # (id, path, parsed name)
-        for _bucket, bdir in q.ready_buckets(write_window_start(now_ms)):
-            for n in listdir(bdir):
-                r = L.parse_ready(n)
-                if r is not None:
-                    entries.append((r.id, f"{bdir}/{n}", r))
-            if q.kind is not QueueKind.FIFO and len(entries) >= limit:
-                break
-        if include_claimed:
-            entries.extend((c.id, path, c) for path, c in q.claimed_files())
-        entries.sort(key=lambda e: e[0])
-        out: list[Message] = []
-        for mid, path, p in entries:
-            if len(out) >= limit:
-                break
-            try:
-                meta, body = decode_message(read_file(path))
-            except FileNotFoundError:
-                continue
-            except CorruptMessage:
-                core.quarantine(path, q)
-                continue
-            expire = meta.get("x")
-            if isinstance(expire, int) and expire <= now_ms:
-                continue
-            if isinstance(p, L.ClaimedName):
-                until = p.expires / 1000 if p.expires > now_ms else None
-            else:
-                until = None
-                if q.kind is QueueKind.DEDUP:
-                    q.surface(mid, body)
-            out.append(core.message(mid, meta, body, p.rc, p.frt, claimed_until=until))
-        return out
-
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
         L.check_queue_name(queue)
         check_int("limit", limit, 1, MAX_PEEK_LIMIT)
@@ -80,7 +38,7 @@ class Reading:
         if q is None:
             return []
         try:
-            return self.peek_queue(q, limit)
+            return self.core.peek_queue(q, limit)
         except OSError as e:
             raise storage_error(e, f"peeking {queue!r}") from e
 

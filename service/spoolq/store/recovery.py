@@ -247,8 +247,8 @@ def _look_at_destination(core: StoreCore, qdir: str, mid: str, data: bytes) -> b
         q = None
     if q is None or not L.ID_RE.match(mid):
         return None
-    unclaimed = core.locate_unclaimed(q, mid)
-    claimed = core.locate_claimed(q, L.Ref(id=mid))
+    unclaimed = q.locate_unclaimed(mid)
+    claimed = q.locate_claimed(L.Ref(id=mid))
     dirs = [unclaimed[0]] if unclaimed else []
     dirs += [os.path.dirname(claimed[0])] if claimed else []
     found = _look_in(core, [*dirs, q.sub("acked")], mid, data)

@@ -32,7 +32,6 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.core import StoreCore
-from spoolq.store.deleting import wait_for_comeback
 from spoolq.store.files import (
     BaseGone,
     encode_message,
@@ -147,7 +146,7 @@ class Sending:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
         q = self.core.resolve(queue)
         if q is None and create is None:
-            q = wait_for_comeback(self.core, name)  # a delete-if-empty may have it aside for an instant
+            q = self.core.wait_for_comeback(name)  # a delete-if-empty may have it aside for an instant
         now_ms = self.core.now_ms()
         if q is None:
             if create is None:
@@ -176,7 +175,7 @@ class Sending:
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
-                q = wait_for_comeback(self.core, name)
+                q = self.core.wait_for_comeback(name)
                 if attempt == SEND_ATTEMPTS or (q is None and create is None):
                     raise
         else:
