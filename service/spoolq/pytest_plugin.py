@@ -1,0 +1,69 @@
+"""spoolq's pytest plugin: a real ``spoolq serve`` per test (``spoolq_server``) or per session.
+
+Installed with spoolq (the ``pytest11`` entry point ``spoolq``); nothing runs and nothing heavy is
+imported until a test asks for a fixture:
+
+``spoolq_server``
+    a :class:`~spoolq.testing.RunningSpoolq` for one test: a fresh data directory and port,
+    stopped when the test ends.
+``spoolq_server_session``
+    one for the whole session (faster when tests do not need an empty server).
+``spoolq_queues`` / ``spoolq_session_queues``
+    the queues those servers declare (default: none); override them in a ``conftest.py``, or mark
+    a test ``@pytest.mark.spoolq_queues({"name": "jobs", "door": "sqs"}, ...)`` to give
+    ``spoolq_server`` its own. Entries are the config file's ``queues:`` entries.
+
+Each server runs open on 127.0.0.1 (see :func:`spoolq.testing.spoolq_server`). Its ``env`` holds
+``AWS_ENDPOINT_URL_SQS`` and the rest of what AWS SDKs read; ``sqs_client()`` and
+``redis_client()`` give ready clients. Outside pytest use :func:`spoolq.testing.spoolq_server`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from spoolq.testing import RunningSpoolq
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spoolq_queues(*queues): queues the spoolq_server fixture declares "
+                                       "(entries of the config file's queues: section)")
+
+
+@pytest.fixture
+def spoolq_queues() -> Sequence[Mapping[str, Any]]:
+    """The queues ``spoolq_server`` declares (override in a conftest.py; a test's
+    ``spoolq_queues`` mark adds its own)."""
+    return []
+
+
+@pytest.fixture(scope="session")
+def spoolq_session_queues() -> Sequence[Mapping[str, Any]]:
+    """The queues ``spoolq_server_session`` declares (override in a conftest.py)."""
+    return []
+
+
+@pytest.fixture
+def spoolq_server(request: pytest.FixtureRequest,
+                  spoolq_queues: Sequence[Mapping[str, Any]]) -> Iterator[RunningSpoolq]:
+    """A real spoolq for this test (see the module docstring)."""
+    from spoolq.testing import spoolq_server as start
+
+    queues = list(spoolq_queues)
+    for mark in request.node.iter_markers("spoolq_queues"):
+        queues.extend(mark.args)
+    with start(queues=queues) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def spoolq_server_session(spoolq_session_queues: Sequence[Mapping[str, Any]]) -> Iterator[RunningSpoolq]:
+    """A real spoolq shared by every test of the session."""
+    from spoolq.testing import spoolq_server as start
+
+    with start(queues=list(spoolq_session_queues)) as server:
+        yield server
