@@ -22,7 +22,8 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 
 #: the store's floors, lowest first: a store module imports only its own floor and those below
 STORE_FLOORS: list[set[str]] = [
-    {"layout", "model", "config", "files", "journal", "watch", "markerlock", "recordlock", "cursor", "tickets",
+    {"layout", "model", "config", "codec", "fileops", "group_commit", "journal", "watch", "markerlock", "recordlock",
+     "cursor", "tickets",
      "making", "filesystems", "events", "process", "trash"},
     {"contract", "handle"},
     {"core"},

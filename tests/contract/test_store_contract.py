@@ -708,20 +708,20 @@ def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
 def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeClock,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A backlog built one message a second: no directory read on poll/size holds > 1000 entries."""
-    from spoolq.store import cursor, files, handle, reading
+    from spoolq.store import core, cursor, fileops, handle, reading
 
     for i in range(3000):
         store.send("q", M(b"%04d" % i), create=STD)
         clock.advance(1)
     biggest = [0]
-    real = files.listdir
+    real = fileops.listdir
 
     def measuring(path: str) -> list[str]:
         names = real(path)
         biggest[0] = max(biggest[0], len(names))
         return names
 
-    for module in (cursor, handle, reading):
+    for module in (core, cursor, handle, reading):
         monkeypatch.setattr(module, "listdir", measuring)
     got = store.poll("q", limit=10)
     assert bodies(got) == [b"%04d" % i for i in range(10)]

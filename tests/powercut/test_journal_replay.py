@@ -24,7 +24,8 @@ import pytest
 
 from spoolq.store import FileStore
 from spoolq.store import layout as L
-from spoolq.store.files import CorruptMessage, decode_message, read_file
+from spoolq.store.codec import CorruptMessage, decode_message
+from spoolq.store.fileops import read_file
 from tests.powercut.crashdisk import CrashDisk
 from tests.powercut.cycles import CHECKOUT, new_boot
 from tests.store.helpers import check_body

@@ -38,7 +38,8 @@ from typing import Any
 from spoolq.errors import SpoolqError
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.store import layout as L
-from spoolq.store.files import CorruptMessage, decode_message, read_file
+from spoolq.store.codec import CorruptMessage, decode_message
+from spoolq.store.fileops import read_file
 from spoolq.store.model import MoveState
 from tests.store.helpers import BadBody, check_body, make_body
 

@@ -1,4 +1,4 @@
-"""GroupCommit (spoolq.store.files): one flush for many concurrent callers, and honest failures.
+"""GroupCommit (spoolq.store.group_commit): one flush for many concurrent callers, and honest failures.
 
 The real flush (syncfs) is replaced by an instrumented one so the tests can check the
 property that matters: a caller returns only after a flush that *started after* its
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spoolq.errors import StorageUnavailable
-from spoolq.store.files import GroupCommit
+from spoolq.store.group_commit import GroupCommit
 
 THREADS = 16
 CALLS = 10

@@ -247,7 +247,7 @@ def test_id_of_a_made_file_parses_and_reads_back(root: Path) -> None:
 def test_a_plain_message_header_is_the_json_encoders_bytes(meta: dict[str, object]) -> None:
     """The fixed header of a message with only its send time is byte for byte what json.dumps
     makes, so files written before and after the shortcut read the same."""
-    from spoolq.store.files import decode_message, encode_message
+    from spoolq.store.codec import decode_message, encode_message
 
     expected = json.dumps(meta, separators=(",", ":"), sort_keys=True).encode()
     data = encode_message(meta, b"body")

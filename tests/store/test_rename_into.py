@@ -15,7 +15,7 @@ import pytest
 
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
-from spoolq.store.files import rename_into
+from spoolq.store.fileops import rename_into
 from spoolq.store.handle import WRITE_WINDOW_MS
 from tests.conftest import FakeClock
 

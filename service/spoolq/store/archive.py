@@ -34,15 +34,9 @@ import time
 from typing import Any
 
 from spoolq.store import layout as L
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    CorruptMessage,
-    decode_message,
-    fsync_dir,
-    listdir,
-    make_dirs_durable,
-    read_file,
-)
+from spoolq.store.fileops import fsync_dir, listdir, make_dirs_durable, read_file
 from spoolq.store.handle import QueueHandle
 
 SEGMENT_MAX = 10_000

@@ -57,7 +57,7 @@ from spoolq.errors import InvalidArgument, QueueNotFound, storage_error
 from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_number
 from spoolq.store.contract import QueueStore
-from spoolq.store.files import listdir
+from spoolq.store.fileops import listdir
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_POLL_LIMIT, Message
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")

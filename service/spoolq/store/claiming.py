@@ -2,7 +2,7 @@
 
 A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp~tok``;
 the token is unique to the claimant, so a successful rename means the claim is ours.
-Nothing here waits for a flush except an at-most-once delivery (see files.py), and, with the
+Nothing here waits for a flush except an at-most-once delivery (see group_commit.py), and, with the
 commit journal, a dead letter out of a standard queue, which is journaled before its rename
 (see journal.py: a replay then never writes it back into its queue).
 
@@ -32,15 +32,10 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.config import check_int, check_number
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    CorruptMessage,
-    decode_message,
-    listdir,
-    read_file,
-    rename_into,
-)
+from spoolq.store.fileops import listdir, read_file, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
     MAX_CLAIM_TTL,

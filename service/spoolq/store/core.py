@@ -36,13 +36,11 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store import markerlock, recordlock
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.cursor import ReadyCursor
-from spoolq.store.files import (
-    CorruptMessage,
-    GroupCommit,
+from spoolq.store.fileops import (
     TempWriter,
-    decode_message,
     fsync_dir,
     listdir,
     read_file,
@@ -51,6 +49,7 @@ from spoolq.store.files import (
     write_json_atomic,
 )
 from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.making import MessageFiles
 from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
@@ -119,7 +118,7 @@ class StoreCore:
                                   node_id=self.node_id, journal=self.flush_mode == "journal")
         self.fsync = fsync
         self.watcher = Watcher()
-        if self.commit.per_file:  # as a flush does for the directories it flushes (see files.py)
+        if self.commit.per_file:  # as a flush does for the directories it flushes (see group_commit.py)
             try:
                 for parent in dict.fromkeys(str(d.parent) for d in made):
                     fsync_dir(parent)

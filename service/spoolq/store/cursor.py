@@ -19,9 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from spoolq.store.files import (
-    listdir,
-)
+from spoolq.store.fileops import listdir
 
 Buckets = Callable[[], Iterator[tuple[str, str]]]
 #: candidates gathered per refill: a refill lists several buckets, so it should be rare enough

@@ -53,7 +53,7 @@ from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import layout as L
 from spoolq.store.core import DELETING_PREFIX as PREFIX
 from spoolq.store.core import StoreCore
-from spoolq.store.files import GONE, listdir, rename_into
+from spoolq.store.fileops import GONE, listdir, rename_into
 
 #: deleted queues wait here (``.gone~<ms>~<token>~<queue dir>``) for stragglers before the trash
 GONE_PREFIX = ".gone~"

@@ -1,7 +1,7 @@
 """FileStore: every message a file, every state change an atomic rename.
 
 The on-disk grammar is in :mod:`spoolq.store.layout`, the flush rules in
-:mod:`spoolq.store.files`. What each rename means:
+:mod:`spoolq.store.group_commit`. What each rename means:
 
 ==========================================  =========================================
 rename                                      meaning
@@ -23,7 +23,7 @@ Concurrency never refuses work: directories come and go under every operation. A
 remove an empty state, ksec, bucket or shard directory (pollers clean up buckets they emptied,
 maintenance and retention drop old ones, purge replaces ``ready/ claimed/ delayed/ dedup/``
 whole). So nobody relies on a directory staying: every rename into the queue
-(:func:`~spoolq.store.files.rename_into`) re-creates the missing levels below the queue
+(:func:`~spoolq.store.fileops.rename_into`) re-creates the missing levels below the queue
 directory and renames again until it succeeds, and fails only if its own file was taken by
 someone else (a lost claim race) or the queue directory itself is gone (deleted). A send,
 requeue, release or move therefore never fails because of a concurrent poll, ack, maintenance
@@ -40,8 +40,8 @@ cursor over the oldest bucket and lists the next bucket only when that one is sp
 The store is built in floors, each importing only those below it:
 
 * the ground: :mod:`~spoolq.store.layout` (names), :mod:`~spoolq.store.model` (values and the
-  contract), :mod:`~spoolq.store.config`, :mod:`~spoolq.store.files` (codec, temp files, group
-  commit), :mod:`~spoolq.store.journal`, :mod:`~spoolq.store.watch`,
+  contract), :mod:`~spoolq.store.config`, :mod:`~spoolq.store.codec`, :mod:`~spoolq.store.fileops` (renames that survive
+  removals, temp files), :mod:`~spoolq.store.group_commit`, :mod:`~spoolq.store.journal`, :mod:`~spoolq.store.watch`,
   :mod:`~spoolq.store.markerlock`, :mod:`~spoolq.store.cursor`, and
   :mod:`~spoolq.store.handle` (one queue's directory);
 * the core, :class:`~spoolq.store.core.StoreCore`: the store's state, queue lookup and
@@ -79,7 +79,8 @@ from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.core import Clock, StoreCore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
-from spoolq.store.files import GroupCommit, TempWriter
+from spoolq.store.fileops import TempWriter
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all, maybe_maintain

@@ -32,7 +32,7 @@ from spoolq.errors import storage_error
 from spoolq.store import layout as L
 from spoolq.store import markerlock
 from spoolq.store.cursor import ReadyCursor
-from spoolq.store.files import listdir, read_file
+from spoolq.store.fileops import listdir, read_file
 from spoolq.store.model import QueueInfo, QueueKind
 
 ORIGINS = "origins"
@@ -44,7 +44,7 @@ _pruned_at: dict[str, int] = {}  # queue path -> when this process last looked a
 #: the write window: senders rename new messages into the ready bucket of the current second, so a
 #: poller that finds a bucket (or ksec directory) this recent empty leaves it in place rather than
 #: removing it under a sender's feet. Only an optimisation: renames survive any removal
-#: (:func:`spoolq.store.files.rename_into`), this just keeps them from having to retry.
+#: (:func:`spoolq.store.fileops.rename_into`), this just keeps them from having to retry.
 WRITE_WINDOW_MS = 2000
 
 

@@ -28,8 +28,9 @@ from collections.abc import Iterator, Sequence
 
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.core import StoreCore
-from spoolq.store.files import CorruptMessage, decode_message, listdir, read_file
+from spoolq.store.fileops import listdir, read_file
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
 

@@ -39,7 +39,7 @@ is where it was, ``data`` ``<destination queue directory>/<new id>``. Files of t
 A standard-queue send (``sending._write``) writes its files, names them in place (not flushed),
 appends one record per message (one ``write`` for the batch), then waits in :meth:`JournalCommit.flush`
 for one fdatasync of the journal that started after its append (group commit by tickets,
-:class:`~spoolq.store.tickets.TicketedFlush`, as :class:`~spoolq.store.files.GroupCommit`). A failed fdatasync fails every send it covered, and the
+:class:`~spoolq.store.tickets.TicketedFlush`, as :class:`~spoolq.store.group_commit.GroupCommit`). A failed fdatasync fails every send it covered, and the
 process moves to a new journal file (after a failed writeback the old file's pages may be gone; the
 file is kept for replay anyway). A transfer out of a standard queue (a move's batch, a dead letter)
 first appends and fdatasyncs its ``M`` records, then renames: a replay never writes back a message
@@ -48,7 +48,7 @@ that a transfer took elsewhere, whether or not the power failure kept the rename
 Checkpoints keep the journal small: after ``ROTATE_BYTES`` or ``ROTATE_SECONDS`` the next append
 starts a new file; the next group-commit leader fdatasyncs the retired file with the active one and
 hands it to a checkpoint thread of the process, which runs a ``syncfs``, makes a mark and deletes
-the file; senders never wait for that. A full flush (:meth:`~spoolq.store.files.GroupCommit.flush`:
+the file; senders never wait for that. A full flush (:meth:`~spoolq.store.group_commit.GroupCommit.flush`:
 FIFO, dedup and at-most-once sends, queue metadata, moves) retires the active file, runs the syncfs
 itself and leaves the mark and the deletion to the thread. A process that stops sending gets its
 last records covered all the same: ``ROTATE_SECONDS`` after its last append the thread runs a

@@ -37,7 +37,7 @@ from spoolq.store import layout as L
 from spoolq.store.archive import compact, expire_segments
 from spoolq.store.core import StoreCore
 from spoolq.store.deleting import sweep_deleting
-from spoolq.store.files import GONE, listdir, rename_into
+from spoolq.store.fileops import GONE, listdir, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 

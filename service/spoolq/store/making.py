@@ -19,11 +19,11 @@ chosen once per store by what its file system supports:
   with at most the files being written; maintenance removes the directories of this node's dead
   processes and any older than an hour (``maintenance.sweep_tmp``).
 
-Either way the crash rules are those of :mod:`spoolq.store.files`: the name is given after the
+Either way the crash rules are those of :mod:`spoolq.store.group_commit`: the name is given after the
 data is written, and a send is acknowledged only after a flush that began after its file got its
 name, so a file torn by a power cut (a name whose data never reached the disk) was never
 acknowledged, and its checksum keeps it from being delivered. Directories on the way may vanish
-under a writer at any time (see :func:`spoolq.store.files.rename_into`): naming a file re-creates
+under a writer at any time (see :func:`spoolq.store.fileops.rename_into`): naming a file re-creates
 them below the queue directory and tries again.
 
 A file is made in two steps, :meth:`MessageFiles.write` (the data, with no name in the queue) and
@@ -42,7 +42,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from spoolq.store.files import GONE, _make_levels, rename_into
+from spoolq.store.fileops import GONE, _make_levels, rename_into
 
 #: errnos with which a file system refuses O_TMPFILE (EISDIR: kernels from before O_TMPFILE, which
 #: see O_DIRECTORY; EOPNOTSUPP/ENOSYS: no support in the file system or its FUSE server)

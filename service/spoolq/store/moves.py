@@ -67,15 +67,9 @@ from typing import Any
 
 from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    CorruptMessage,
-    decode_message,
-    listdir,
-    read_file,
-    read_json,
-    write_json_atomic,
-)
+from spoolq.store.fileops import listdir, read_file, read_json, write_json_atomic
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
 

@@ -14,9 +14,7 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.config import check_int
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    listdir,
-)
+from spoolq.store.fileops import listdir
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
     MAX_PEEK_LIMIT,

@@ -42,16 +42,9 @@ from pathlib import Path
 
 from spoolq.errors import SpoolqError, storage_error
 from spoolq.store import layout as L
+from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    CorruptMessage,
-    decode_message,
-    fsync_dir,
-    listdir,
-    read_file,
-    read_json,
-    rename_into,
-)
+from spoolq.store.fileops import fsync_dir, listdir, read_file, read_json, rename_into
 from spoolq.store.journal import MARK_SUFFIX, MOVED, SEND, decode_records
 from spoolq.store.model import QueueKind
 

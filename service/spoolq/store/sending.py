@@ -30,14 +30,10 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
+from spoolq.store.codec import encode_message, encode_meta
 from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.core import StoreCore
-from spoolq.store.files import (
-    BaseGone,
-    encode_message,
-    encode_meta,
-    read_file,
-)
+from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
 from spoolq.store.making import Unnamed
 from spoolq.store.model import (

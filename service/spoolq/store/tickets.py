@@ -1,6 +1,6 @@
 """Group commit by tickets: one flush makes many callers' writes durable.
 
-Used for both of the store's flushes: :class:`~spoolq.store.files.GroupCommit` (``syncfs`` of
+Used for both of the store's flushes: :class:`~spoolq.store.group_commit.GroupCommit` (``syncfs`` of
 the root, or ``fsync`` of the files and directories a group wrote) and
 :class:`~spoolq.store.journal.JournalCommit` (``fdatasync`` of the commit journal).
 

@@ -1,0 +1,244 @@
+"""File operations that hold while other processes and nodes remove directories under them.
+
+Every rename into a queue goes through :func:`rename_into`, which re-creates the directory levels
+somebody else removed; :func:`listdir` and :func:`read_file` take a name that vanished (ENOENT,
+or ESTALE on a shared file system: :data:`GONE`) as a race lost, not an error. Besides: temp
+files written whole under ``<root>/tmp`` (:class:`TempWriter`), JSON records replaced whole
+(:func:`write_json_atomic`, :func:`read_json`) and directory fsyncs. How writes are made durable
+is :mod:`spoolq.store.group_commit`'s business.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def read_file(path: str, *, replaced: bool = False) -> bytes:
+    """The whole file. ESTALE at any step (GlusterFS may report it on open, read or even close
+    when another mount replaced or removed the file; see ``GONE``) is FileNotFoundError: the
+    file this name led to is gone, which every caller already handles as a race it lost.
+
+    ``replaced``: the name is of a small record that writers replace whole (by rename) rather
+    than remove, so after ESTALE the name most likely leads to a newer version: looked up again
+    over :data:`_STALE_WAITS` before it counts as gone."""
+    for pause in _STALE_WAITS if replaced else (0.0,):
+        if pause:
+            time.sleep(pause)
+        try:
+            return _read_whole(path)
+        except OSError as e:
+            if e.errno != errno.ESTALE:
+                raise
+    raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path)
+
+
+def _read_whole(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs_durable(path: str, base: str) -> None:
+    """Create the missing directories from ``base`` (which must exist) down to ``path``, each
+    one's name fsync'd in its parent before the next is made: for records flushed with ``fsync``
+    whose directory may be new (archive segments)."""
+    rel = os.path.relpath(path, base)
+    at = base
+    for part in ([] if rel == "." else rel.split("/")):
+        parent, at = at, f"{at}/{part}"
+        try:
+            os.mkdir(at)
+        except FileExistsError:
+            continue
+        fsync_dir(parent)
+
+
+class TempWriter:
+    """Writes complete files under ``<root>/tmp`` with names unique to this process."""
+
+    def __init__(self, tmp_dir: Path, node_id: str) -> None:
+        self._dir = str(tmp_dir)
+        self._node = "".join(c if c.isalnum() else "_" for c in node_id)[:40]
+        self._lock = threading.Lock()
+        self._n = 0
+
+    @property
+    def prefix(self) -> str:
+        """Every temp file this node writes starts with this (then ``<pid>-``)."""
+        return f"{self._node}-"
+
+    def write(self, data: bytes, fsync_file: bool = False) -> str:
+        with self._lock:
+            self._n += 1
+            n = self._n
+        path = f"{self._dir}/{self._node}-{os.getpid()}-{threading.get_ident():x}-{n}.tmp"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if fsync_file:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise
+        os.close(fd)
+        return path
+
+
+#: errnos that mean "that name is not there (any more)": ENOENT, and ESTALE, which a GlusterFS FUSE
+#: client returns when another mount removed the file or its directory first (its cached handle is stale)
+GONE = (errno.ENOENT, errno.ESTALE)
+
+#: how often :func:`rename_into` re-creates a directory that others keep removing before it gives
+#: up; each retry means another process emptied and removed the directory between our ``mkdir``
+#: and our ``rename``, which removers avoid for the buckets senders write into (see
+#: :data:`spoolq.store.core.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
+RENAME_ATTEMPTS = 1000
+
+#: pauses before the retries of a rename that met a stale directory handle (ESTALE): together
+#: longer than the FUSE entry timeout (1 s by default), after which the kernel looks the path up again
+_STALE_WAITS = (0.0, 0.05, 0.2, 0.5, 1.0)
+
+
+def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
+    """Rename ``src`` to ``dst_dir/name``, re-creating the directories between ``base`` and
+    ``dst_dir`` as often as somebody else removes them.
+
+    **Invariant (directories may vanish, renames into them never fail for it).** Any process may
+    remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
+    maintenance, purge replacing ``ready/``), on this node or another. FIFO group directories are
+    the exception: they are removed only under the queue's lock, when their group holds no message
+    (see ``maintenance.remove_idle_groups`` for why). Whoever renames a file into a
+    directory therefore creates each missing level below ``base`` (the queue's directory, which
+    only queue deletion removes) one ``mkdir`` at a time and renames again, until the rename
+    succeeds. ``base`` itself is never created: a queue deleted meanwhile is not resurrected.
+
+    On a shared file system the loser of a race may get ESTALE instead of ENOENT (GlusterFS does,
+    when another node renamed the file or removed its directory): a fresh listing of ``src``'s
+    directory tells a lost race from a stale directory handle, which is retried after the pauses
+    of :data:`_STALE_WAITS` (the FUSE cache forgets the handle within about a second).
+
+    Raises FileNotFoundError if ``src`` is gone (someone else moved it first) or ``base`` is gone
+    (the queue was deleted); OSError(EAGAIN) after :data:`RENAME_ATTEMPTS` lost races, ESTALE
+    when the stale handle outlives the pauses.
+    """
+    dst = f"{dst_dir}/{name}"
+    stale_waits = iter(_STALE_WAITS)
+    for _attempt in range(RENAME_ATTEMPTS):
+        try:
+            os.rename(src, dst)
+            return
+        except OSError as e:
+            if e.errno not in GONE:
+                raise
+            stale = e.errno == errno.ESTALE
+            if not _present(src, stale):
+                raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", src) from e
+        stale = _make_levels(base, dst_dir) or stale
+        if stale:
+            wait = next(stale_waits, None)
+            if wait is None:
+                raise OSError(errno.ESTALE, f"{dst_dir} stayed stale while renaming into it")
+            time.sleep(wait)
+    raise OSError(errno.EAGAIN, f"{dst_dir} was removed {RENAME_ATTEMPTS} times while renaming into it")
+
+
+class BaseGone(FileNotFoundError):
+    """The directory a file was being made or named under (its queue's) was not there: deleted, or
+    moved aside for an instant by a delete-if-empty (which may have put it back by now)."""
+
+
+def _make_levels(base: str, dst_dir: str) -> bool:
+    """Create the missing directories from ``base`` (exclusive) down to ``dst_dir``, top first.
+
+    A level removed again right after we made it just ends this pass (the caller's rename fails and
+    it comes back). Returns whether a level answered ESTALE (a handle made stale by another mount);
+    :class:`BaseGone` when ``base`` itself is gone.
+    """
+    rel = os.path.relpath(dst_dir, base)
+    path = base
+    stale = False
+    for part in ([] if rel == "." else rel.split("/")):
+        path = f"{path}/{part}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            if e.errno not in GONE:
+                raise
+            stale = e.errno == errno.ESTALE
+            break
+    if not _present(base, stale):
+        raise BaseGone(errno.ENOENT, "queue directory is gone", base)
+    return stale
+
+
+def _present(path: str, stale: bool) -> bool:
+    """Whether ``path`` still exists. After ESTALE a stat may be answered from this mount's cache
+    (directory listings through FUSE fill it), so the directory is listed: a server round trip."""
+    if not stale:
+        return os.path.lexists(path)
+    return os.path.basename(path) in listdir(os.path.dirname(path))
+
+
+
+
+def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
+    data = json.dumps(value, indent=1, sort_keys=True).encode()
+    t = tmp.write(data, fsync_file=durable)
+    os.replace(t, path)
+    if durable:
+        fsync_dir(str(path.parent))
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file that writers replace whole (:func:`write_json_atomic`): the object, or
+    None if the file is missing, not a JSON object, or a directory. It is read as a replaced
+    record (see :func:`read_file`): a GlusterFS mount whose cached handle was replaced through
+    another mount answers ESTALE until it looks the name up again."""
+    try:
+        value = json.loads(read_file(str(path), replaced=True))
+    except (FileNotFoundError, IsADirectoryError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as e:
+        if e.errno == errno.ESTALE:  # removed through another mount (see GONE)
+            return []
+        raise
