@@ -24,7 +24,7 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 STORE_FLOORS: list[set[str]] = [
     {"layout", "model", "config", "codec", "fileops", "group_commit", "journal", "watch", "markerlock", "recordlock",
      "cursor", "tickets",
-     "making", "filesystems", "events", "process", "trash"},
+     "message_files", "filesystems", "events", "process", "trash"},
     {"contract", "handle"},
     {"core"},
     {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches",

@@ -51,7 +51,7 @@ from spoolq.store.fileops import (
 from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
-from spoolq.store.making import MessageFiles
+from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
 from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher

@@ -7,7 +7,7 @@ The on-disk grammar is in :mod:`spoolq.store.layout`, the flush rules in
 rename                                      meaning
 ==========================================  =========================================
 (unnamed) -> ready/<b>/<id>~0~0             send (visible): an O_TMPFILE linked, or a rename
-(unnamed) -> delayed/<due>/<id>~0~0~<due>~<b>  from the process's own tmp/<node>-<pid>/ (making.py)
+(unnamed) -> delayed/<due>/<id>~0~0~<due>~<b>  from the process's own tmp/<node>-<pid>/ (message_files.py)
 delayed/... -> ready/<b>/...                the delay is over (maintenance)
 ready/<b>/<id>~rc~f -> claimed/<s>/<id>~rc+1~f~exp~tok   poll: a claim, unique to the claimant
 claimed/<s>/<n> -> claimed/<s>/<id>~rc~f~exp'~tok'      renew (a fresh token every time)
@@ -84,7 +84,7 @@ from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all, maybe_maintain
-from spoolq.store.making import MessageFiles
+from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import (
     Delivery,
     JobView,

@@ -3,7 +3,7 @@
 What is flushed when (``fsync=True``):
 
 * A send writes each message whole and then names it in ``ready/`` (or ``delayed/``;
-  :mod:`spoolq.store.making`: an ``O_TMPFILE`` linked into place, or a rename out of the
+  :mod:`spoolq.store.message_files`: an ``O_TMPFILE`` linked into place, or a rename out of the
   process's own temp directory), and then waits in :class:`GroupCommit` for one ``syncfs(2)``
   of the root's file system that *started after* its file got its name. syncfs writes every dirty page and commits
   the journal, so the data and the rename are on stable storage when it returns. While

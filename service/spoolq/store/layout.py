@@ -6,7 +6,7 @@ Root layout::
       tmp/<node>-<pid>-<n>.tmp        partial writes of small records (queue metadata, dedup and FIFO
                                       markers, move status); swept when their writer is dead or old
       tmp/<node>-<pid>/<n>.tmp        a process's own message files being written, only where the file
-                                      system refuses O_TMPFILE (making.py); swept when its process is dead
+                                      system refuses O_TMPFILE (message_files.py); swept when its process is dead
       queues/<qdir>/                  one directory per queue (qdir: see ``queue_dir_name``); its
                                       mtime: the last shared maintenance pass (maintenance.py)
         meta.json                     kind, config, tags; replaced atomically, never edited
@@ -33,7 +33,7 @@ Root layout::
 Message files are never written under their names or in a directory every process shares: each
 is written whole into an unnamed inode (``O_TMPFILE``) in the directory it goes to and then linked
 under its name there, or, where the file system refuses ``O_TMPFILE``, written in its process's own
-``tmp/<node>-<pid>/`` and renamed into place (see :mod:`spoolq.store.making`).
+``tmp/<node>-<pid>/`` and renamed into place (see :mod:`spoolq.store.message_files`).
 
 Names inside a queue:
 

@@ -210,7 +210,7 @@ def maybe_maintain(store: StoreCore, q: QueueHandle, interval: float) -> bool:
 
 
 def sweep_tmp(store: StoreCore, now: float) -> int:
-    """Remove temp files, and the per-process temp directories of message files (making.py), whose
+    """Remove temp files, and the per-process temp directories of message files (message_files.py), whose
     writer process is gone (same node) or that are very old."""
     swept = 0
     tdir = store.root / "tmp"
@@ -236,7 +236,7 @@ def sweep_tmp(store: StoreCore, now: float) -> int:
 
 
 def _sweep_process_tmp(path: str, dead: bool, now: float) -> int:
-    """A process's temp directory (making.py): removed whole when its process is dead; otherwise
+    """A process's temp directory (message_files.py): removed whole when its process is dead; otherwise
     its files older than :data:`TMP_MAX_AGE` (a write takes milliseconds: these were abandoned),
     and the directory itself once empty and old (``rmdir`` fails if a file appeared meanwhile,
     and its writer makes the directory again when it next needs it)."""

@@ -35,7 +35,7 @@ from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.core import StoreCore
 from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
-from spoolq.store.making import Unnamed
+from spoolq.store.message_files import Unnamed
 from spoolq.store.model import (
     FIFO_DEDUP_WINDOW,
     MAX_BATCH,
@@ -245,7 +245,7 @@ class Sending:
                 for _p, mid in items]
 
     def _write_unnamed(self, q: QueueHandle, datas: list[bytes], dirs: list[str]) -> list[Unnamed]:
-        """The files of ``datas``, written whole but not yet named (see making.py). With per-file
+        """The files of ``datas``, written whole but not yet named (see message_files.py). With per-file
         fsync (``flush="fsync"``) a batch is written by a few threads at once, so its fsyncs overlap
         (1.6-3x measured); without, the writes are CPU-bound and a pool only costs (0.6-0.7x). On
         failure none of the files is left behind."""

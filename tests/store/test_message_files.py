@@ -1,4 +1,4 @@
-"""Message files are made without the shared ``tmp/`` (making.py).
+"""Message files are made without the shared ``tmp/`` (message_files.py).
 
 Sends from several threads are watched with inotify on ``<root>/tmp``: made in place (O_TMPFILE +
 linkat) nothing is created there at all; with per-process temp directories, only this process's
@@ -27,7 +27,7 @@ from inotify_simple import flags as F
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
-from spoolq.store.making import MessageFiles
+from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import QueueKind
 
 
@@ -214,7 +214,7 @@ def test_sweep_removes_a_dead_process_tmp_dir_and_keeps_live_ones(root: Path) ->
     child = f"""
 import os, sys
 sys.path[:0] = {sys.path!r}
-from spoolq.store.making import MessageFiles
+from spoolq.store.message_files import MessageFiles
 files = MessageFiles({str(root / "tmp")!r}, "t-", in_place=False)
 files.write(b"half", {str(root / "queues" / "q" / "ready")!r}, base={str(root / "queues" / "q")!r}, fsync_file=False)
 print(files.own_dir())
