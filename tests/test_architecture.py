@@ -23,7 +23,7 @@ SERVICE = Path(__file__).resolve().parents[1] / "service"
 #: the store's floors, lowest first: a store module imports only its own floor and those below
 STORE_FLOORS: list[set[str]] = [
     {"layout", "model", "config", "codec", "fileops", "group_commit", "journal", "watch", "markerlock", "recordlock",
-     "cursor", "tickets",
+     "cursor", "ticketed_flush",
      "message_files", "filesystems", "events", "process", "trash"},
     {"contract", "handle"},
     {"core"},

@@ -57,7 +57,7 @@ from typing import Any
 
 from spoolq.store.fileops import GONE
 from spoolq.store.journal import JournalCommit, boot_id
-from spoolq.store.tickets import FlushListener, TicketedFlush
+from spoolq.store.ticketed_flush import FlushListener, TicketedFlush
 
 
 def _load_syncfs() -> Any:
@@ -92,7 +92,7 @@ def _fsync_path(path: str) -> int | None:
 
 class GroupCommit:
     """Makes everything written before :meth:`flush` durable, one flush for many callers
-    (group commit by tickets: :class:`~spoolq.store.tickets.TicketedFlush`).
+    (group commit by tickets: :class:`~spoolq.store.ticketed_flush.TicketedFlush`).
 
     ``on_flush``, when set, is called by each flush's leader after it succeeded with the flush's
     duration in seconds and the number of tickets (waiting writers) it made durable; the store

@@ -39,7 +39,7 @@ is where it was, ``data`` ``<destination queue directory>/<new id>``. Files of t
 A standard-queue send (``sending._write``) writes its files, names them in place (not flushed),
 appends one record per message (one ``write`` for the batch), then waits in :meth:`JournalCommit.flush`
 for one fdatasync of the journal that started after its append (group commit by tickets,
-:class:`~spoolq.store.tickets.TicketedFlush`, as :class:`~spoolq.store.group_commit.GroupCommit`). A failed fdatasync fails every send it covered, and the
+:class:`~spoolq.store.ticketed_flush.TicketedFlush`, as :class:`~spoolq.store.group_commit.GroupCommit`). A failed fdatasync fails every send it covered, and the
 process moves to a new journal file (after a failed writeback the old file's pages may be gone; the
 file is kept for replay anyway). A transfer out of a standard queue (a move's batch, a dead letter)
 first appends and fdatasyncs its ``M`` records, then renames: a replay never writes back a message
@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spoolq.store import process
-from spoolq.store.tickets import FlushListener, TicketedFlush
+from spoolq.store.ticketed_flush import FlushListener, TicketedFlush
 
 MAGIC = b"SPJ2"
 MAGIC_V1 = b"SPJ1"
