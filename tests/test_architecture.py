@@ -26,7 +26,7 @@ STORE_FLOORS: list[set[str]] = [
      "cursor", "ticketed_flush",
      "message_files", "filesystems", "events", "process", "trash"},
     {"contract", "handle"},
-    {"core"},
+    {"queues"},
     {"archive", "deleting", "reading", "sending", "claiming", "maintenance", "moves", "recovery", "batches",
     },
     {"jobs"},

@@ -708,7 +708,7 @@ def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
 def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeClock,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A backlog built one message a second: no directory read on poll/size holds > 1000 entries."""
-    from spoolq.store import core, cursor, fileops, handle, reading
+    from spoolq.store import cursor, fileops, handle, queues, reading
 
     for i in range(3000):
         store.send("q", M(b"%04d" % i), create=STD)
@@ -721,7 +721,7 @@ def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeCloc
         biggest[0] = max(biggest[0], len(names))
         return names
 
-    for module in (core, cursor, handle, reading):
+    for module in (cursor, handle, queues, reading):
         monkeypatch.setattr(module, "listdir", measuring)
     got = store.poll("q", limit=10)
     assert bodies(got) == [b"%04d" % i for i in range(10)]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from spoolq.store import FileStore, QueueKind, core
+from spoolq.store import FileStore, QueueKind, queues
 
 from .helpers import Child
 
@@ -93,7 +93,7 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
     store = FileStore(tmp_path, fsync=False)  # a process that has not looked at "d" yet
     threads = 4
     everyone_read = threading.Barrier(threads)
-    real_read_json = core.read_json
+    real_read_json = queues.read_json
 
     def read_json_together(path: Path) -> Any:
         data = real_read_json(path)
@@ -101,7 +101,7 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
             everyone_read.wait(timeout=5)  # every thread has missed the cache before any fills it
         return data
 
-    monkeypatch.setattr(core, "read_json", read_json_together)
+    monkeypatch.setattr(queues, "read_json", read_json_together)
     handles: list[object] = []
     workers = [threading.Thread(target=lambda: handles.append(store.core.find("d"))) for _ in range(threads)]
     for t in workers:

@@ -15,8 +15,8 @@ import pytest
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound
 from spoolq.store import FileStore, deleting
-from spoolq.store.core import StoreCore
 from spoolq.store.model import OutgoingMessage, QueueCounts, QueueKind
+from spoolq.store.queues import StoreCore
 from tests.conftest import tree
 
 

@@ -35,9 +35,9 @@ from typing import Any
 
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import fsync_dir, listdir, make_dirs_durable, read_file
 from spoolq.store.handle import QueueHandle
+from spoolq.store.queues import StoreCore
 
 SEGMENT_MAX = 10_000
 #: compaction waits for this many acked files, or for the oldest to be this old (seconds)

@@ -13,8 +13,8 @@ message's ready copy under its name from before that claim (one ``stat``), an ac
 every claimed copy (the listing of its shard it makes anyway), and maintenance drops an expired
 claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
 
-:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`
-(a poll with ``claim_ttl=0`` peeks: :meth:`~spoolq.store.core.StoreCore.peek_queue`); a poll runs
+:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`
+(a poll with ``claim_ttl=0`` peeks: :meth:`~spoolq.store.queues.StoreCore.peek_queue`); a poll runs
 its queue's maintenance through the hook the store hands it (:func:`spoolq.store.maintenance.maybe_maintain`:
 maintenance stands above the operations), also when it finds nothing.
 """
@@ -34,7 +34,6 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.config import check_int, check_number
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import listdir, read_file, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
@@ -46,6 +45,7 @@ from spoolq.store.model import (
     QueueKind,
     QueueRef,
 )
+from spoolq.store.queues import StoreCore
 from spoolq.store.watch import FALLBACK_STEP
 
 #: seconds one poll spends trying candidates before it returns what it has (possibly nothing, as

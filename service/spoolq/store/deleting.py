@@ -29,7 +29,7 @@ whole, until such stragglers are surely done, and looked into again before it go
 Whoever fails a rename into the queue while it is aside (a send, a release) sees the queue
 missing: a send that may create its queue (EmoDB, Disque) creates it again and writes there; any
 other send waits while the queue is being looked into
-(:meth:`~spoolq.store.core.StoreCore.wait_for_comeback`: a ``.del~`` directory of that queue
+(:meth:`~spoolq.store.queues.StoreCore.wait_for_comeback`: a ``.del~`` directory of that queue
 exists) and tries once more, so a concurrent delete-if-empty never
 refuses a send of a queue that stays. Polls see an empty queue for that instant; an ack or
 release there finds nothing to act on (the claim then expires and its message is delivered
@@ -51,9 +51,9 @@ from collections.abc import Callable
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import layout as L
-from spoolq.store.core import DELETING_PREFIX as PREFIX
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import GONE, listdir, rename_into
+from spoolq.store.queues import DELETING_PREFIX as PREFIX
+from spoolq.store.queues import StoreCore
 
 #: deleted queues wait here (``.gone~<ms>~<token>~<queue dir>``) for stragglers before the trash
 GONE_PREFIX = ".gone~"

@@ -29,7 +29,7 @@ someone else (a lost claim race) or the queue directory itself is gone (deleted)
 requeue, release or move therefore never fails because of a concurrent poll, ack, maintenance
 pass, move or purge, in any process or node; 503 means the storage itself is in trouble.
 Removers leave the buckets of the current write window alone
-(:data:`~spoolq.store.core.WRITE_WINDOW_MS`) so that senders rarely need the retry.
+(:data:`~spoolq.store.queues.WRITE_WINDOW_MS`) so that senders rarely need the retry.
 
 Crash rules: a file is in exactly one place, so a crash between two renames leaves
 each message in one state, never zero, never two. Temp files of dead writers are swept;
@@ -44,7 +44,7 @@ The store is built in floors, each importing only those below it:
   removals, temp files), :mod:`~spoolq.store.group_commit`, :mod:`~spoolq.store.journal`, :mod:`~spoolq.store.watch`,
   :mod:`~spoolq.store.markerlock`, :mod:`~spoolq.store.cursor`, and
   :mod:`~spoolq.store.handle` (one queue's directory);
-* the core, :class:`~spoolq.store.core.StoreCore`: the store's state, queue lookup and
+* the core, :class:`~spoolq.store.queues.StoreCore`: the store's state, queue lookup and
   management, locks and the helpers several operations share;
 * the operations, each a part built on the core: :mod:`~spoolq.store.archive`,
   :mod:`~spoolq.store.maintenance`, :mod:`~spoolq.store.recovery` (journal replay),
@@ -77,7 +77,6 @@ from spoolq.errors import StorageUnavailable, storage_error
 from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
-from spoolq.store.core import Clock, StoreCore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
 from spoolq.store.fileops import TempWriter
 from spoolq.store.group_commit import GroupCommit
@@ -100,6 +99,7 @@ from spoolq.store.model import (
     queue_name_of,
 )
 from spoolq.store.moves import MoveRunner
+from spoolq.store.queues import Clock, StoreCore
 from spoolq.store.reading import Reading
 from spoolq.store.sending import Sending
 from spoolq.store.trash import Trash

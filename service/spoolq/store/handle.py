@@ -1,6 +1,6 @@
 """One queue as the store holds it: its directory, its cached metadata, its cursor and locks.
 
-A :class:`QueueHandle` is what :meth:`~spoolq.store.core.StoreCore.find` returns for a queue
+A :class:`QueueHandle` is what :meth:`~spoolq.store.queues.StoreCore.find` returns for a queue
 whose ``meta.json`` exists; it is cached per process while ``meta.json`` is unchanged (same
 inode and mtime), so every operation on a queue shares one ready cursor. Its locks are the
 process's, not the handle's (a second handle is made when ``meta.json`` was missing for an

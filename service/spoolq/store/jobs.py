@@ -18,7 +18,7 @@ released (:meth:`Jobs.count_nacks`); the store does the two. A nack count is bes
 count one. The file of a message dropped by its TTL or by a
 purge stays behind (a few bytes) until the queue is deleted.
 
-:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
+:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from collections.abc import Iterator, Sequence
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import listdir, read_file
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
+from spoolq.store.queues import StoreCore
 
 
 class Jobs:

@@ -19,7 +19,7 @@ processes' passes kept the bricks busy enough to stall requests. Polls still run
 maintenance themselves when they find nothing (:func:`maybe_maintain`), so an expired claim is
 not left waiting for its turn.
 
-Every step works on the store's :class:`~spoolq.store.core.StoreCore`; the steps that belong to
+Every step works on the store's :class:`~spoolq.store.queues.StoreCore`; the steps that belong to
 other parts of the store (taking over stale moves, recovering commit journals) are handed to
 :func:`maintain_all` by the store that wires them.
 """
@@ -35,11 +35,11 @@ from collections.abc import Callable
 
 from spoolq.store import layout as L
 from spoolq.store.archive import compact, expire_segments
-from spoolq.store.core import StoreCore
 from spoolq.store.deleting import sweep_deleting
 from spoolq.store.fileops import GONE, listdir, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
+from spoolq.store.queues import StoreCore
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0

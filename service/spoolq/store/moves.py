@@ -22,7 +22,7 @@ neither queue (moved, then consumed at the destination). The one case this misre
 is a consumer of the source claiming *and* acknowledging that exact message in the
 milliseconds between the owner's crash and its rename. With the commit journal
 (``--flush journal``) and a standard source, the batch's renames are also journaled before
-they are made (:meth:`~spoolq.store.core.StoreCore.note_departures`), so a replay after a
+they are made (:meth:`~spoolq.store.queues.StoreCore.note_departures`), so a replay after a
 power failure looks for a moved message at the destination instead of writing it back into
 the source.
 
@@ -68,10 +68,10 @@ from typing import Any
 from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import listdir, read_file, read_json, write_json_atomic
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
+from spoolq.store.queues import StoreCore
 
 STALE_AFTER = 15.0
 BATCH = 100

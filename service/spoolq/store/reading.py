@@ -1,6 +1,6 @@
 """Reads without side effects (except dedup surfacing): peek, counts, size, claim count, oldest.
 
-:class:`Reading` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
+:class:`Reading` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.config import check_int
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import listdir
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
@@ -22,6 +21,7 @@ from spoolq.store.model import (
     QueueCounts,
     QueueKind,
 )
+from spoolq.store.queues import StoreCore
 
 
 class Reading:

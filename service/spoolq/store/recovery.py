@@ -43,10 +43,10 @@ from pathlib import Path
 from spoolq.errors import SpoolqError, storage_error
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import fsync_dir, listdir, read_file, read_json, rename_into
 from spoolq.store.journal import MARK_SUFFIX, MOVED, SEND, decode_records
 from spoolq.store.model import QueueKind
+from spoolq.store.queues import StoreCore
 
 #: where a transfer took a message: (queue directory, id) -> (queue directory, new id)
 Moves = Mapping[tuple[str, str], tuple[str, str]]

@@ -6,7 +6,7 @@ under the marker's record lock (``dedup.lock``, see markerlock.py). FIFO queues 
 flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
 seen in the last five minutes.
 
-:class:`Sending` is a part of the file store built on its :class:`~spoolq.store.core.StoreCore`.
+:class:`Sending` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.codec import encode_message, encode_meta
 from spoolq.store.config import check_int, check_kind, check_number
-from spoolq.store.core import StoreCore
 from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
 from spoolq.store.message_files import Unnamed
@@ -46,6 +45,7 @@ from spoolq.store.model import (
     QueueRef,
     SendResult,
 )
+from spoolq.store.queues import StoreCore
 
 #: with per-file fsync, batches of at least this many messages write their temp files from a small
 #: thread pool

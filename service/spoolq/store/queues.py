@@ -1,4 +1,4 @@
-"""The file store's core: its state, the queues (lookup, creation, metadata) and what parts share.
+"""The store's queues and shared state: :class:`StoreCore`, the core every operation is built on.
 
 :class:`StoreCore` owns everything the operations of the store have in common: the root and its
 directories, the clock, the temp writer, the trash, the group commit, the watcher, the id
