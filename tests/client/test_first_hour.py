@@ -20,7 +20,7 @@ import requests
 from spoolq import __version__
 from spoolq.http import emodb_wire
 from spoolq.store import model
-from tests.client.test_cli import CHECKOUT, ok, spoolq
+from tests.cli.run import CHECKOUT, ok, spoolq
 from tests.e2e.spoolq_server import Server, free_port, running_server, tree
 
 

@@ -18,7 +18,7 @@ import pytest
 import requests
 from botocore.exceptions import ClientError
 
-from tests.client.test_cli import ok, spoolq
+from tests.cli.run import ok, spoolq
 from tests.e2e.spoolq_server import Server, running_server
 
 ACCOUNT = "123456789012"

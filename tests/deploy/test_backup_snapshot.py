@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spoolq import backup as backup_module
+from spoolq.cli import backup as backup_module
 from spoolq.store import FileStore
 from spoolq.store.model import OutgoingMessage
 

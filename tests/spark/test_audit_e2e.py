@@ -24,7 +24,7 @@ import pytest
 import redis
 import requests
 
-from tests.client.test_cli import CHECKOUT, ok, spoolq
+from tests.cli.run import CHECKOUT, ok, spoolq
 from tests.e2e.spoolq_server import free_port, running_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]

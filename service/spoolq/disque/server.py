@@ -6,7 +6,7 @@ the file system and on group commits); a blocked GETJOB holds no thread (see
 :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
 this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and
 is started again by :class:`~spoolq.disque.supervisor.Supervisor` if it dies alone. The socket may
-also come from systemd or from an older generation of the service (:mod:`spoolq.listeners`).
+also come from systemd or from an older generation of the service (:mod:`spoolq.cli.listen_sockets`).
 
 A stop (SIGTERM) is graceful (:func:`_drain`): the listener stops accepting, blocked GETJOBs are
 answered with a null reply, as at their timeout, each connection is closed once it has answered

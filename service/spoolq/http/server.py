@@ -113,7 +113,7 @@ def remove_metrics_dir() -> None:
 
 class SpoolqApplication(BaseApplication):  # type: ignore[misc]
     """gunicorn's application for ``spoolq serve``: the app factory, spoolq's options, and (when
-    given) an HTTP listener opened before gunicorn starts (:mod:`spoolq.listeners`)."""
+    given) an HTTP listener opened before gunicorn starts (:mod:`spoolq.cli.listen_sockets`)."""
 
     def __init__(self, settings: Settings, options: dict[str, Any], listener_fd: int | None = None) -> None:
         self.settings = settings

@@ -16,7 +16,12 @@ from typing import Any
 
 
 def build_parser(prog: str = "spoolq pipeline") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description="spoolq Spark pipelines")
+    parser = argparse.ArgumentParser(
+        prog=prog, description="spoolq Spark pipelines", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  spoolq pipeline audit ./data --out /tmp/audit\n"
+               "  spoolq pipeline requeue orders-dlq orders --where \"receive_count < 5\"\n"
+               "  spoolq pipeline replay ./data orders-again --queue orders --since 2026-09-21T10:00 --dry-run")
     parser.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     sub = parser.add_subparsers(dest="pipeline", metavar="PIPELINE", required=True)
 

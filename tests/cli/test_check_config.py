@@ -18,7 +18,7 @@ import pytest
 from spoolq.auth import Permission
 from spoolq.settings import SettingsError
 from spoolq.store.filesystems import ext4_without_journal
-from tests.client.test_cli import CHECKOUT, spoolq
+from tests.cli.run import CHECKOUT, spoolq
 from tests.e2e.spoolq_server import free_port
 
 BAD_PERMISSIONS = [

@@ -8,21 +8,21 @@ import json
 import os
 from pathlib import Path
 
-from spoolq.cli import build_parser
-from tests.client.test_cli import ok, spoolq
+from spoolq.cli.dispatch import SERVER_COMMANDS
+from spoolq_client.cli import COMMANDS
+from tests.cli.run import ok, spoolq
 from tests.e2e.spoolq_server import Server
 
 
-def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser: the server's and the client's."""
+    return {**{c.name: c.parser() for c in SERVER_COMMANDS}, **{c.name: c.parser() for c in COMMANDS}}
 
 
 def test_every_argument_has_help_and_every_command_an_example() -> None:
-    commands = _subparsers()
-    assert {"serve", "hash-key", "check-config", "send", "poll", "ack", "peek", "size", "purge", "move",
-            "tail", "queues"} <= set(commands)
+    commands = _parsers()
+    assert {"serve", "hash-key", "check-config", "backup", "restore", "send", "poll", "ack", "peek", "size",
+            "purge", "move", "tail", "queues", "settings"} <= set(commands)
     for name, p in commands.items():
         for a in p._actions:
             if isinstance(a, argparse._HelpAction):

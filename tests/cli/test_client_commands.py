@@ -1,12 +1,10 @@
-"""The ``spoolq`` client commands through the real entry point (``python -m spoolq.cli``, a subprocess)."""
+"""The ``spoolq`` client commands through the real entry point (``python -m spoolq.cli``, a subprocess),
+against a real ``spoolq serve``."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,27 +12,9 @@ import pytest
 from spoolq.store import FileStore
 from spoolq.store.model import OutgoingMessage, QueueKind
 from spoolq_client import SpoolqClient
+from tests.cli.run import ok, spoolq
 from tests.client.faults import FaultProxy
 from tests.e2e.spoolq_server import KEY_ALL, KEY_NONE, Server, free_port, running_server
-
-CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-def spoolq(*args: str, url: str | None = None, key: str | None = KEY_ALL, stdin: str | None = None,
-           timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(CHECKOUT / "service"), str(CHECKOUT / "clients/python")])
-    if url is not None:
-        env["SPOOLQ_URL"] = url
-    if key is not None:
-        env["SPOOLQ_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "spoolq.cli", *args], input=stdin, capture_output=True,
-                          text=True, env=env, timeout=timeout)
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_send_from_arguments_file_and_stdin(server: Server, qname: str, tmp_path: Path) -> None:
@@ -158,13 +138,3 @@ def test_move_progress_on_100k_queue(tmp_path: Path) -> None:
         assert "(COMPLETE)" in done.stderr
         with SpoolqClient(server.url, KEY_ALL) as sq:
             assert sq.size("big-moved") == n and sq.size("big") == 0
-
-
-def test_missing_client_package_is_one_clear_line() -> None:
-    code = ("import sys; sys.modules['spoolq_client'] = None\n"
-            "from spoolq.cli import main\n"
-            "sys.exit(main(['size', 'q']))")
-    env = {**os.environ, "PYTHONPATH": str(CHECKOUT / "service")}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 2 and "pip install -e clients/python" in done.stderr
-    assert "Traceback" not in done.stderr

@@ -11,33 +11,52 @@ name, e.g. ``sqs:123456789012:us-east-1:Orders``), with ``--dedup`` for a dedup 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from spoolq.cli_client import CliError, _common, _parser, _print_json, _run
-from spoolq.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    from spoolq_client import SpoolqClient
+from spoolq_client.cli.command import CliError, Command
+from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
+from spoolq_client.client import SpoolqClient
 
 #: flag dest -> settings name, for the duration flags
 _DURATIONS = {"visibility_timeout": "visibility timeout", "delay": "delay", "retention": "retention",
               "receive_wait": "receive wait", "archive_retention": "archive retention"}
 
 
+#: a duration flag's value: seconds, or a number with a unit
+_DURATION = re.compile(r"^\s*([0-9]+)\s*(s|m|h|d|w)?\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
+
+
+def parse_duration(text: str, name: str) -> int:
+    """Seconds of ``90``, ``90s``, ``15m``, ``12h``, ``30d`` or ``2w`` (:class:`CliError` otherwise)."""
+    m = _DURATION.match(text)
+    if m is None:
+        raise CliError(f"{name} must be a number of seconds or a number with s, m, h, d or w "
+                       f"(30d), got {text[:40]!r}", 2)
+    return int(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+def format_duration(seconds: float) -> str:
+    """``2592000`` -> ``30d``; ``90`` -> ``90s``: the largest unit that divides it."""
+    whole = int(seconds)
+    if whole != seconds or whole == 0:
+        return f"{seconds:g}s"
+    for unit in ("w", "d", "h", "m"):
+        if whole % _UNITS[unit] == 0:
+            return f"{whole // _UNITS[unit]}{unit}"
+    return f"{whole}s"
+
+
 def _changes(args: argparse.Namespace, current: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
     """The settings JSON of the change the flags ask for (``current``: the settings now, fetched only
     when a dead-letter flag needs the half the user did not give)."""
-    from spoolq.queue_settings import parse_duration  # imports the store's model: not for every command
-
     out: dict[str, Any] = {}
     for dest, label in _DURATIONS.items():
         raw = getattr(args, dest)
         if raw is not None:
-            try:
-                out[dest] = parse_duration(raw, label)
-            except InvalidArgument as e:
-                raise CliError(str(e), 2) from None
+            out[dest] = parse_duration(raw, label)
     if args.max_message_bytes is not None:
         out["max_message_bytes"] = args.max_message_bytes
     if args.archive is not None:
@@ -59,8 +78,6 @@ def _changes(args: argparse.Namespace, current: Callable[[], dict[str, Any] | No
 
 
 def _print(settings: dict[str, Any]) -> None:
-    from spoolq.queue_settings import format_duration
-
     dead = settings["dead_letter"]
     rows = [
         ("queue", settings["queue"]),
@@ -91,19 +108,14 @@ def run_settings(args: argparse.Namespace) -> int:
         else:
             settings = c.settings(args.queue, dedup=args.dedup).to_dict()
         if args.json:
-            _print_json(settings)
+            print_json(settings)
         else:
             _print(settings)
         return 0
-    return _run(args, body)
+    return run_with_client(args, body)
 
 
-def add_settings_command(sub: Any) -> None:
-    p = _parser(sub, "settings", "print a queue's settings, or change some of them", """
-spoolq settings orders                                   # every setting
-spoolq settings orders --archive on --archive-retention 30d
-spoolq settings orders --dead-letter-queue orders-dlq --max-receives 5
-spoolq settings sqs:123456789012:us-east-1:Orders --visibility-timeout 2m --json""")
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("queue", help="the queue, as `spoolq queues` lists it (any door's); with --dedup a dedup queue")
     p.add_argument("--visibility-timeout", dest="visibility_timeout", metavar="DURATION",
                    help="how long a delivery stays claimed when the poll names no time (e.g. 30s, 5m)")
@@ -122,6 +134,12 @@ spoolq settings sqs:123456789012:us-east-1:Orders --visibility-timeout 2m --json
     p.add_argument("--archive", choices=["on", "off"], help="keep acknowledged messages for `spoolq pipeline audit`")
     p.add_argument("--archive-retention", dest="archive_retention", metavar="DURATION",
                    help="how long archived messages are kept (e.g. 30d)")
-    _common(p)
-    p.set_defaults(handler=run_settings)
+    add_connection_flags(p)
 
+
+
+SETTINGS = Command("settings", "print a queue's settings, or change some of them", _arguments, run_settings, examples="""
+spoolq settings orders                                   # every setting
+spoolq settings orders --archive on --archive-retention 30d
+spoolq settings orders --dead-letter-queue orders-dlq --max-receives 5
+spoolq settings sqs:123456789012:us-east-1:Orders --visibility-timeout 2m --json""")

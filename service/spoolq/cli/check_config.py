@@ -31,8 +31,8 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from spoolq.cli.command import Command
 from spoolq.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
@@ -78,13 +78,7 @@ class Check:
         return f"{self.status}: {self.text}"
 
 
-def add_check_config(sub: Any) -> None:
-    p = sub.add_parser(
-        "check-config", help="validate settings, config file and data directory without serving",
-        description=DESCRIPTION,
-        epilog="examples:\n  spoolq check-config --root /var/lib/spoolq --config /etc/spoolq/spoolq.yaml\n"
-               "  SPOOLQ_ROOT=/srv/q spoolq check-config && spoolq serve",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, help="data directory (default: $SPOOLQ_ROOT or ./data in the checkout)")
     p.add_argument("--config", type=Path, help="YAML file with api_keys and SQS credentials")
     p.add_argument("--host", help="listen address the service will use (default 127.0.0.1)")
@@ -98,7 +92,6 @@ def add_check_config(sub: Any) -> None:
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address the service will use")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
                    help="allow a non-loopback --host without API keys")
-    p.set_defaults(handler=run_check_config)
 
 
 def run_check_config(args: argparse.Namespace) -> int:
@@ -116,6 +109,13 @@ def run_check_config(args: argparse.Namespace) -> int:
         if check.failed and check.final:
             return check.exit_code
     return EXIT_OK
+
+
+CHECK_CONFIG = Command(
+    "check-config", "validate settings, config file and data directory without serving", _arguments,
+    run_check_config, description=DESCRIPTION, examples="""
+spoolq check-config --root /var/lib/spoolq --config /etc/spoolq/spoolq.yaml
+SPOOLQ_ROOT=/srv/q spoolq check-config && spoolq serve""")
 
 
 def checks(settings: Settings) -> Iterator[Check]:

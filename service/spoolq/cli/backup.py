@@ -41,6 +41,7 @@ and made consistent before anything serves it:
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -48,6 +49,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from spoolq.cli.command import CliError, Command
+from spoolq.settings import load_settings
 
 #: directories of the root that a backup holds (the rest is rebuilt or swept)
 KEPT = ("queues", "archive", "moves", "corrupt")
@@ -278,3 +282,68 @@ def _release_claims_and_maintain(root: Path, report: RestoreReport) -> None:
         store.commit.flush()
     finally:
         store.close()
+
+
+# --- the commands ------------------------------------------------------------------------------
+
+BACKUP_DESCRIPTION = """\
+Copy the data directory into DEST (a new or empty directory) while the service runs. Messages
+are first hard-linked into a snapshot inside the data directory (milliseconds per queue), the
+snapshot is checked again for messages that changed state meanwhile, then copied to DEST and
+removed. The copy holds every message once; restore it with `spoolq restore`. tmp/, trash/ and
+the commit journal are left out (the messages the journal protects are in the copy)."""
+
+RESTORE_DESCRIPTION = """\
+Put a backup (or any copy of a data directory, a raw `cp -a` or `tar` of a live one included)
+into ROOT, which must be missing or empty; the service for ROOT must be stopped. Before anything
+serves it, a message found more than once keeps one copy (acknowledged, else ready, delayed,
+claimed), every claim is released (its poller is gone: no message waits for an old visibility
+timeout) and one maintenance pass runs. Then start the service on ROOT."""
+
+
+def _backup_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dest", type=Path, metavar="DEST", help="new or empty directory to copy into")
+    p.add_argument("--root", type=Path, help="data directory (default: $SPOOLQ_ROOT or ./data in the checkout)")
+
+
+def _restore_arguments(r: argparse.ArgumentParser) -> None:
+    r.add_argument("backup", type=Path, metavar="BACKUP", help="a directory made by spoolq backup (or a copy of a root)")
+    r.add_argument("root", type=Path, metavar="ROOT", help="the data directory to fill (missing or empty)")
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    root = load_settings({"root": args.root}).root
+    try:
+        report = backup(root, args.dest)
+    except BackupError as e:
+        raise CliError(str(e), 2) from None
+    except OSError as e:
+        raise CliError(f"backup failed: {e}", 3) from None
+    print(f"backed up {root} to {args.dest}: {report.messages} messages, {report.files} files, "
+          f"{report.bytes / 2**20:.1f} MiB (snapshot {report.snapshot_seconds:.2f} s, "
+          f"{report.caught_up} caught up)")
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    try:
+        report = restore(args.backup, args.root)
+    except BackupError as e:
+        raise CliError(str(e), 2) from None
+    except OSError as e:
+        raise CliError(f"restore failed: {e}", 3) from None
+    for line in report.details[:20]:
+        print(f"duplicate: {line}")
+    print(f"restored {args.backup} into {args.root}: {report.queues} queues, {report.messages} messages, "
+          f"{report.duplicates_removed} duplicate copies removed, {report.claims_released} claims released")
+    return 0
+
+
+BACKUP = Command("backup", "copy the data directory while the service runs", _backup_arguments, run_backup,
+                 description=BACKUP_DESCRIPTION, examples="""
+spoolq backup /backups/spoolq-$(date +%F) --root /var/lib/spoolq
+SPOOLQ_ROOT=/var/lib/spoolq spoolq backup /mnt/backup/today && tar -C /mnt/backup -czf today.tgz today""")
+RESTORE = Command("restore", "put a backup into an empty data directory, consistent", _restore_arguments,
+                  run_restore, description=RESTORE_DESCRIPTION, examples="""
+spoolq restore /backups/spoolq-2026-11-24 /var/lib/spoolq
+spoolq restore ./copy-of-data ./data""")

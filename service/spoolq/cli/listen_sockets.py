@@ -40,7 +40,9 @@ BACKLOG = 2048
 
 
 @dataclass
-class Listeners:
+class ListenSockets:
+    """The listening TCP sockets ``serve`` hands to gunicorn (HTTP) and to the Disque door (or none)."""
+
     http: socket.socket
     disque: socket.socket | None
     source: str  # "systemd", "re-exec" or "bound"
@@ -52,8 +54,8 @@ class Listeners:
                     sock.close()
 
 
-def inherited_listeners(settings: Settings, environ: MutableMapping[str, str] | None = None
-                        ) -> tuple[Listeners | None, Settings]:
+def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | None = None
+                        ) -> tuple[ListenSockets | None, Settings]:
     """The sockets passed by systemd or by a re-exec (``None``: none were), and the settings with
     the addresses those sockets really have."""
     env = os.environ if environ is None else environ
@@ -74,10 +76,10 @@ def inherited_listeners(settings: Settings, environ: MutableMapping[str, str] | 
         changes["disque_host"], changes["disque_port"] = _address(disque)
     else:
         changes["disque_port"] = 0
-    return Listeners(http, disque, source), settings.with_changes(**changes)
+    return ListenSockets(http, disque, source), settings.with_changes(**changes)
 
 
-def bound_listeners(settings: Settings) -> Listeners:
+def bound_sockets(settings: Settings) -> ListenSockets:
     """Sockets bound here on the settings' addresses; :class:`SettingsError` naming the address
     (and the reason) when a port cannot be bound."""
     http = bind(settings.host, settings.port, "HTTP")
@@ -86,7 +88,7 @@ def bound_listeners(settings: Settings) -> Listeners:
     except SettingsError:
         http.close()
         raise
-    return Listeners(http, disque, "bound")
+    return ListenSockets(http, disque, "bound")
 
 
 def bind(host: str, port: int, what: str) -> socket.socket:

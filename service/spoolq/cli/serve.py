@@ -1,34 +1,19 @@
-"""The ``spoolq`` command. Subcommands are argparse subparsers; each has a ``run_<name>`` function.
-
-``spoolq serve``      run the HTTP service (EmoDB, MQ and SQS doors) under gunicorn
-``spoolq hash-key``   print the SHA-256 digest to put in the config for an API key
-``spoolq check-config`` validate settings, config and root without serving (:mod:`spoolq.check_config`)
-``spoolq backup | restore`` a consistent copy of a live root, and putting one back (:mod:`spoolq.backup`)
-``spoolq send | poll | ack | peek | size | purge | move | tail | queues``
-                      client commands over HTTP (:mod:`spoolq.cli_client`)
-``spoolq settings``   print or change a queue's settings (:mod:`spoolq.cli_settings`)
+"""``spoolq serve``: check what it starts with, open (or inherit) the listening sockets, then run
+the HTTP doors under gunicorn and the Disque door beside them (:mod:`spoolq.http.server`,
+:mod:`spoolq.disque.supervisor`). The checks are ``spoolq check-config``'s
+(:mod:`spoolq.cli.check_config`); the sockets and how they outlive a restart:
+:mod:`spoolq.cli.listen_sockets`.
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from spoolq import __version__
-from spoolq.check_config import add_check_config
-from spoolq.cli_backup import add_backup_commands
-from spoolq.cli_client import CliError, add_client_commands
-from spoolq.cli_pipeline import add_pipeline_command
-from spoolq.cli_settings import add_settings_command
-from spoolq.settings import DEFAULT_PORT, SettingsError, load_settings
-
-Handler = Callable[[argparse.Namespace], int]
-
+from spoolq.cli.command import Command
+from spoolq.settings import DEFAULT_PORT, load_settings
 
 SERVE_DESCRIPTION = """\
 Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the
@@ -49,12 +34,7 @@ Listening sockets passed by systemd (spoolq-http.socket, spoolq-disque.socket) a
 instead of --host/--port and --disque-host/--disque-port; they stay open across restarts."""
 
 
-def _add_serve(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the service (HTTP doors under gunicorn, optionally Disque)",
-                       description=SERVE_DESCRIPTION,
-                       epilog="examples:\n  spoolq serve --root /var/lib/spoolq --port 8480\n"
-                              "  spoolq serve --host 0.0.0.0 --config /etc/spoolq/spoolq.yaml --workers 8",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, help="data directory (default: ./data in the checkout)")
     p.add_argument("--host", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help=f"listen port (default {DEFAULT_PORT})")
@@ -85,7 +65,6 @@ def _add_serve(sub: Any) -> None:
                    help="also serve Disque's job commands over RESP on this port (off by default; Disque uses 7711)")
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address (default 127.0.0.1)")
     p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
-    p.set_defaults(handler=run_serve)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -95,19 +74,19 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
-    from spoolq.check_config import first_failure, flush_check
-    from spoolq.listeners import DISQUE_FD_ENV, bound_listeners, inherited_listeners
+    from spoolq.cli.check_config import first_failure, flush_check
+    from spoolq.cli.listen_sockets import DISQUE_FD_ENV, bound_sockets, inherited_sockets
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
     # then the ports, before anything is started or printed: a busy port fails at once
-    inherited, settings = inherited_listeners(settings)
+    inherited, settings = inherited_sockets(settings)
     failed = first_failure(settings)
     if failed is not None:
         if inherited is not None:
             inherited.close()
         print(f"spoolq: {failed.text}", file=sys.stderr, flush=True)
         return failed.exit_code
-    listeners = inherited if inherited is not None else bound_listeners(settings)
+    sockets = inherited if inherited is not None else bound_sockets(settings)
     from spoolq.declared_queues import apply_from_settings
 
     apply_from_settings(settings, lambda line: print(f"spoolq: {line}", file=sys.stderr, flush=True))
@@ -124,23 +103,23 @@ def run_serve(args: argparse.Namespace) -> int:
     prepare_metrics_dir()
     master = os.getpid()
     disque = None
-    if listeners.disque is not None:
+    if sockets.disque is not None:
         from spoolq.disque.supervisor import Supervisor  # a child process that dies with this one
 
-        listeners.disque.set_inheritable(True)  # kept by a SIGUSR2 re-exec
-        os.environ[DISQUE_FD_ENV] = str(listeners.disque.fileno())
-        disque = Supervisor(settings, listeners.disque).start()
+        sockets.disque.set_inheritable(True)  # kept by a SIGUSR2 re-exec
+        os.environ[DISQUE_FD_ENV] = str(sockets.disque.fileno())
+        disque = Supervisor(settings, sockets.disque).start()
     print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
           f"{flush_check(settings).text} {auth.summary()}"
-          + ("" if listeners.source == "bound" else f" (sockets from {listeners.source})"),
+          + ("" if sockets.source == "bound" else f" (sockets from {sockets.source})"),
           file=sys.stderr, flush=True)
     print(f"spoolq: console {console_url(settings.host, settings.port)}  API docs "
           f"{console_url(settings.host, settings.port, '/docs/')}", file=sys.stderr, flush=True)
     if disque is not None:
         print(f"spoolq: serving Disque on {settings.disque_host}:{settings.disque_port}", file=sys.stderr, flush=True)
     try:
-        serve(settings, access_log=args.access_log, listener_fd=listeners.http.detach())
+        serve(settings, access_log=args.access_log, listener_fd=sockets.http.detach())
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
         # master stops what the master started
@@ -159,52 +138,9 @@ def console_url(host: str, port: int, path: str = "/console/") -> str:
     return f"http://{shown}:{port}{path}"
 
 
-def _add_hash_key(sub: Any) -> None:
-    p = sub.add_parser("hash-key", help="print the sha256 of an API key for the config file",
-                       epilog="example:\n  echo -n 'my-key' | spoolq hash-key --stdin",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--stdin", action="store_true", help="read the key from standard input instead of a prompt")
-    p.set_defaults(handler=run_hash_key)
-
-
-def run_hash_key(args: argparse.Namespace) -> int:
-    from spoolq.auth import hash_key
-
-    key = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("API key: ")
-    if not key:
-        print("spoolq: empty key", file=sys.stderr)
-        return 2
-    print(hash_key(key))
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="spoolq", description="spoolq: a durable file-per-message queue")
-    parser.add_argument("--version", action="version", version=f"spoolq {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_serve, _add_hash_key, add_check_config, add_backup_commands):
-        add(sub)
-    add_client_commands(sub)  # send, poll, ack, peek, size, purge, move, tail, queues
-    add_settings_command(sub)  # settings (the same client plumbing)
-    add_pipeline_command(sub)  # Spark pipelines (spoolq-spark)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["pipeline"]:  # everything after it belongs to spoolq-spark's own parser
-        argv = ["pipeline", "--", *argv[1:]]
-    args = build_parser().parse_args(argv)
-    handler: Handler = args.handler
-    try:
-        return handler(args)
-    except SettingsError as e:
-        print(f"spoolq: {e}", file=sys.stderr)
-        return 2
-    except CliError as e:
-        print(f"spoolq: {e}", file=sys.stderr)
-        return e.code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+SERVE = Command(
+    "serve", "run the service (HTTP doors under gunicorn, optionally Disque)", _arguments, run_serve,
+    examples="""
+spoolq serve --root /var/lib/spoolq --port 8480
+spoolq serve --host 0.0.0.0 --config /etc/spoolq/spoolq.yaml --workers 8""",
+    description=SERVE_DESCRIPTION)

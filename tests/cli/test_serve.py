@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from spoolq.auth import hash_key
-from spoolq.cli import build_parser, main
+from spoolq.cli import main
+from spoolq.cli.serve import SERVE
 from spoolq.http.server import gunicorn_options
 from spoolq.settings import Settings
 
@@ -22,11 +23,11 @@ def test_serve_refuses_open_mode_on_a_network_address(capsys: pytest.CaptureFixt
 def test_serve_rejects_bad_values(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--port", "0"]) == 2
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["serve", "--fsync", "sometimes"])
+        SERVE.parser().parse_args(["--fsync", "sometimes"])
 
 
 def test_serve_flags_parse() -> None:
-    args = build_parser().parse_args(["serve", "--root", "/r", "--port", "9000", "--workers", "2", "--threads", "8",
+    args = SERVE.parser().parse_args(["--root", "/r", "--port", "9000", "--workers", "2", "--threads", "8",
                                       "--peers", "3", "--fsync", "never", "--node-id", "n1", "--allow-open"])
     assert (args.root, args.port, args.workers, args.threads, args.peers, args.fsync, args.node_id,
             args.allow_open) == (Path("/r"), 9000, 2, 8, 3, "never", "n1", True)
