@@ -94,14 +94,6 @@ class RunningSpoolq:
             raise ImportError("RunningSpoolq.redis_client() needs redis (pip install redis)") from None
         return redis.Redis(host="127.0.0.1", port=self.disque_port, **kwargs)
 
-    def client(self) -> Any:
-        """A :class:`spoolq_client.SpoolqClient` (the ``spoolq-client`` distribution)."""
-        try:
-            from spoolq_client import SpoolqClient
-        except ImportError:
-            raise ImportError("RunningSpoolq.client() needs spoolq-client (pip install spoolq-client)") from None
-        return SpoolqClient(self.url)
-
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 at this moment."""
