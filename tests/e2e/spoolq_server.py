@@ -52,6 +52,8 @@ class Server:
     node_id: str = "e2e"
     #: more ``spoolq serve`` flags, e.g. ``("--flush", "fsync", "--peers", "2")``
     extra_args: tuple[str, ...] = ()
+    #: more environment for the server, e.g. ``{"PYTHONPATH": ...}``
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -64,6 +66,7 @@ class Server:
             cmd += ["--config", str(self.config)]
         cmd += list(self.extra_args)
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_") and k != "PROMETHEUS_MULTIPROC_DIR"}
+        env.update(self.extra_env)
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline = time.monotonic() + timeout
@@ -127,13 +130,14 @@ class Server:
 
 @contextlib.contextmanager
 def running_server(tmp: Path, *, keys: bool = True, workers: int = 2, threads: int = 16,
-                   config_text: str | None = None, extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+                   config_text: str | None = None, extra_args: tuple[str, ...] = (),
+                   extra_env: dict[str, str] | None = None) -> Iterator[Server]:
     config = None
     if keys or config_text is not None:
         config = tmp / "spoolq.yaml"
         config.write_text(CONFIG if config_text is None else config_text)
     server = Server(root=tmp / "root", port=free_port(), config=config, workers=workers, threads=threads,
-                    log=tmp / "server.log", extra_args=extra_args)
+                    log=tmp / "server.log", extra_args=extra_args, extra_env=extra_env or {})
     server.start()
     try:
         yield server

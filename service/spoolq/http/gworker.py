@@ -27,6 +27,8 @@ Changes to gthread (27.x):
   sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
   Parked connections count as connections; there is room for :data:`PARK_LIMIT` of them on top
   of gthread's own ``worker_connections``; beyond that a long poll blocks its thread as before.
+* A stopping worker closes its copies of the listening sockets as soon as it stops accepting
+  (:meth:`SpoolqThreadWorker._close_listeners`).
 * It stops accepting new connections while every thread is busy, so a new request waits in the
   listen backlog for any worker with a free thread instead of queueing inside this one.
 * Protocol errors gunicorn answers itself (a request line over 8190 bytes, oversized headers,
@@ -35,6 +37,7 @@ Changes to gthread (27.x):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import heapq
 import io
@@ -139,6 +142,19 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def set_accept_enabled(self, enabled: bool) -> None:
         super().set_accept_enabled(enabled and self._busy < self.cfg.threads)
+        if not self.alive:
+            self._close_listeners()
+
+    def _close_listeners(self) -> None:
+        """A stopping worker closes its copies of the listening sockets at once (gthread keeps
+        them until it exits). The master closed its own first, so once every stopping worker
+        has, the port is closed: a client connecting meanwhile is refused at once instead of
+        waiting in the backlog for up to the graceful timeout and then being reset. Where
+        another process still holds the socket (new workers after a reload, the next
+        generation, systemd), connections wait for it, as before."""
+        for listener in self.sockets:
+            with contextlib.suppress(OSError):
+                listener.close()
 
     def accept(self, listener: Any) -> None:
         if self._busy >= self.cfg.threads:

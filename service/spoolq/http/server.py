@@ -15,6 +15,9 @@ all taken; it waits in the listen backlog until any worker has a free thread. gu
 keep-alive is 5 s so idle connections do not hold a worker's slots for long. ``serve``
 raises the soft open-file limit to the hard one (each waiting poll is a socket).
 
+A reload (``SIGHUP``) stops the old workers only once every new one has built the app
+(:mod:`spoolq.http.arbiter`), so the port always has a worker that accepts.
+
 The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
 """
 
@@ -29,6 +32,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
+from spoolq.http.arbiter import report_ready
 from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
 
@@ -74,6 +78,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "loglevel": "info",
         "proc_name": "spoolq",
         "child_exit": child_exit,
+        "post_worker_init": report_ready,  # a reload stops the old workers once the new ones serve
         "on_exit": on_exit,
         "on_reload": on_reload,
         "limit_request_line": 8190,
@@ -123,9 +128,10 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
 
     def run(self) -> None:
         from gunicorn import sock as gunicorn_sock
-        from gunicorn.arbiter import Arbiter
 
-        arbiter = Arbiter(self)
+        from spoolq.http.arbiter import HandoverArbiter
+
+        arbiter = HandoverArbiter(self)
         # a SIGUSR2 re-exec runs this command again, as a module (not the script path, whose
         # directory would shadow the standard library's ``http``)
         arbiter.START_CTX["args"] = [sys.executable, "-m", "spoolq.cli", *sys.argv[1:]]
