@@ -16,11 +16,28 @@ from spoolq.http import schemas as s
 
 SchemaRef = type[Schema] | Schema | Mapping[str, Any]
 
-SECURITY: list[dict[str, list[str]]] = [{"apiKeyHeader": []}, {"apiKeyQuery": []}]
+#: an API key, in the header or the query; the empty alternative: a service with no identities configured
+#: (open mode, loopback only unless --allow-open) takes requests without one. With identities every
+#: operation needs a key (403 without one).
+SECURITY: list[dict[str, list[str]]] = [{"apiKeyHeader": []}, {"apiKeyQuery": []}, {}]
+#: the console's operations: the key in the header only (or none in open mode)
+CONSOLE_SECURITY: list[dict[str, list[str]]] = [{"apiKeyHeader": []}, {}]
+_KEYS = ("an API key from the config file's api_keys; required when the service has identities configured, "
+         "not asked for in open mode (no identities)")
 SECURITY_SCHEMES: dict[str, dict[str, str]] = {
-    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-BV-API-Key"},
-    "apiKeyQuery": {"type": "apiKey", "in": "query", "name": "APIKey"},
+    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-BV-API-Key", "description": _KEYS},
+    "apiKeyQuery": {"type": "apiKey", "in": "query", "name": "APIKey", "description": _KEYS},
 }
+
+
+def null_means_null(converter: Any, field: Any, ret: dict[str, Any], **_kwargs: Any) -> dict[str, Any]:
+    """apispec attribute function: a nullable nested object is that object or ``null``; apispec's own
+    second alternative, ``{"type": "object", "nullable": true}``, would admit any object."""
+    alternatives = ret.get("anyOf")
+    if getattr(field, "allow_none", False) and isinstance(alternatives, list) and len(alternatives) == 2 \
+            and alternatives[1] == {"type": "object", "nullable": True}:
+        alternatives[1] = {"type": "object", "nullable": True, "enum": [None]}
+    return {}
 
 
 def json_content(schema: SchemaRef) -> dict[str, Any]:
@@ -75,9 +92,10 @@ def queue_path_param(*, store_names: bool = False) -> dict[str, Any]:
     of a queue another door made."""
     if store_names:
         return {"in": "path", "name": "queue", "required": True,
-                "description": "queue name: lowercase for a queue an EmoDB client creates; the store name of "
-                               "an existing queue another door made (sqs:123456789012:us-east-1:Orders)",
-                "schema": {"type": "string", "pattern": s.STORE_NAME_PATTERN}}
+                "description": "queue name (EmoDB's rule); also, outside the pattern, the store name of an "
+                               "existing queue another door made (sqs:123456789012:us-east-1:Orders): a store "
+                               "name of no existing queue is refused as an EmoDB name (400)",
+                "schema": {"type": "string", "pattern": s.QUEUE_NAME_PATTERN}}
     return {"in": "path", "name": "queue", "required": True, "description": "queue name",
             "schema": {"type": "string", "pattern": s.QUEUE_NAME_PATTERN}}
 

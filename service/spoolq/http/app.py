@@ -38,7 +38,7 @@ import swagger_ui_bundle  # type: ignore[import-untyped]
 from flask import Flask, Request, Response, abort, request, send_from_directory
 from flask.sessions import NullSession, SecureCookieSessionInterface
 from flask_smorest import Api, Blueprint
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
 from spoolq import __version__
 from spoolq.auth import Authenticator
@@ -88,6 +88,21 @@ class _Flask(Flask):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._sync: dict[Any, Callable[..., Any]] = {}
+
+    def make_default_options_response(self) -> Response:
+        """``OPTIONS`` lists the methods of the route the path matched (``/queue/1/_move``: POST), not of
+        every route the path could also match (``/queue/1/<queue>`` would add DELETE, which the
+        matched route does not serve)."""
+        matched = request.url_rule
+        if matched is None:
+            return super().make_default_options_response()
+        methods: set[str] = set()
+        for rule in self.url_map.iter_rules():
+            if rule.rule == matched.rule and rule.methods:
+                methods |= rule.methods
+        answer = self.response_class()
+        answer.allow.update(methods)
+        return answer
 
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         if type(func) is not FunctionType:  # bound methods and the like: new objects each time
@@ -148,6 +163,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
         "description": "spoolq: a durable file-per-message queue. EmoDB QueueService/DedupQueueService, "
                        "MQ and SQS front doors over one store. Where a door differs from the system it imitates "
                        "is listed in the compatibility notes of the spoolq documentation."}})
+    api.ma_plugin.converter.add_attribute_function(apidoc.null_means_null)
     for name, scheme in apidoc.SECURITY_SCHEMES.items():
         api.spec.components.security_scheme(name, scheme)
     api.register_blueprint(emodb.create_blueprint(services, dedup=False))
@@ -205,8 +221,18 @@ def _install_hooks(app: Flask, services: Services) -> None:
     limit = services.settings.max_body_bytes
     metrics = services.metrics
 
+    # a path that is its own route (/queue/1/_move) never falls through to a route with a variable
+    # (/queue/1/<queue>): a method the path's own route lacks is a 405 with its Allow
+    own_routes: dict[str, set[str]] = {}
+    for rule in app.url_map.iter_rules():
+        if not rule.arguments and rule.methods:
+            own_routes.setdefault(rule.rule, set()).update(rule.methods)
+
     def start() -> None:
         req = framing.current_request()  # one context lookup, not one per attribute
+        own = own_routes.get(req.path)
+        if own is not None and req.url_rule is not None and req.url_rule.rule != req.path:
+            raise MethodNotAllowed(valid_methods=sorted(own))
         environ = req.environ
         environ[framing.STARTED_KEY] = time.perf_counter()
         environ[framing.DOOR_KEY] = door = door_of(req.path)

@@ -123,8 +123,8 @@ class EmoDoor:
         at_most_once = wire.bool_param(args, "atMostOnce", False)
         if delay is not None and not 0 <= delay <= 365 * 86400:
             raise wire.illegal_argument("Delay must be between 0 and 31536000 seconds")
-        if ttl is not None and not 0 < ttl <= 365 * 86400:
-            raise wire.illegal_argument("Ttl must be >0 and <=31536000 seconds")
+        if ttl is not None and not wire.MIN_TTL <= ttl <= 365 * 86400:
+            raise wire.illegal_argument(f"Ttl must be >={wire.MIN_TTL:g} and <=31536000 seconds")
 
         def make(body: bytes) -> OutgoingMessage:
             return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)

@@ -9,6 +9,7 @@ the few door helpers :class:`BatchDoor` names, and imports nothing from the door
 
 from __future__ import annotations
 
+import json
 from typing import Any, Protocol
 
 from flask import Response, request
@@ -28,6 +29,21 @@ class BatchDoor(Protocol):
     def body(self) -> Any: ...
     def store_name(self, queue: str) -> str: ...
     def render_messages(self, messages: list[Message], *, meta: bool = False) -> Response: ...
+
+
+#: the largest byte budget the store takes; a larger ``maxBytes`` (up to Java's Long.MAX_VALUE, the
+#: contract's maximum) is no tighter, so it is taken as this
+MAX_BATCH_BYTES = 2**62
+
+
+def _tokens(value: Any) -> list[str]:
+    """A body of batch tokens: a JSON array of token strings (no coercion: an extension, not EmoDB's ``List<String>``)."""
+    if not isinstance(value, list):
+        raise wire.bad_json("the body must be a JSON array of batch tokens")
+    for item in value:
+        if not isinstance(item, str):  # the store checks each token's form
+            raise wire.bad_json(f"a batch token is a string, got {json.dumps(item)[:80]}")
+    return value
 
 
 def _count(count: int) -> Response:
@@ -54,7 +70,8 @@ def claim_batch(door: BatchDoor, queue: str) -> Response:
         raise wire.illegal_argument("ClaimTtl must be >0 and <=1 hour")
     if max_bytes is not None and max_bytes <= 0:
         raise wire.illegal_argument("MaxBytes must be >0")
-    batch = door.services.batches().claim_batch(name, token, limit, float(ttl), max_bytes)
+    budget = None if max_bytes is None else min(max_bytes, MAX_BATCH_BYTES)
+    batch = door.services.batches().claim_batch(name, token, limit, float(ttl), budget)
     return door.render_messages(batch.messages, meta=meta)
 
 
@@ -64,7 +81,7 @@ def renew_batches(door: BatchDoor, queue: str) -> Response:
     door.authorize("poll", queue)
     ttl = wire.int_param(request.args, "ttl", 300)
     assert ttl is not None
-    tokens = wire.id_list(door.body())
+    tokens = _tokens(door.body())
     name = door.store_name(queue)
     if not 1 <= ttl <= wire.MAX_CLAIM_TTL:
         raise wire.illegal_argument("ClaimTtl must be >0 and <=1 hour")
@@ -75,6 +92,6 @@ def ack_batches(door: BatchDoor, queue: str) -> Response:
     """Acknowledge every message of whole batches and forget them: ``{"count": acked}``."""
     door.require_json_body()
     door.authorize("poll", queue)
-    tokens = wire.id_list(door.body())
+    tokens = _tokens(door.body())
     name = door.store_name(queue)
     return _count(door.services.batches().ack_batches(name, tokens))

@@ -54,6 +54,10 @@ QUEUE_NAME_TEXT = (
 #: prefix of the store names backing /dedupq/1 queues; a /queue/1 name may not take it.
 DEDUP_STORE_PREFIX = queue_names.DEDUPQ_PREFIX
 _INT_RE = re.compile(r"[+-]?[0-9]+")
+#: a decimal number as JSON and the contract write it (``2.5``, ``1e2``, ``1E-9``)
+NUMBER_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: the shortest message ttl the store keeps (it counts in milliseconds)
+MIN_TTL = 0.001
 MOVE_REF_RE = re.compile(r"[A-Z2-7]{42}")
 
 
@@ -90,8 +94,8 @@ def bad_json(message: str) -> EmoHttpError:
 
 
 def empty_body() -> EmoHttpError:
-    """422 ``{"errors":[]}`` for an empty or ``null`` body."""
-    return json_error(422, {"errors": []})
+    """422 ``{"errors":[...]}`` for an empty or ``null`` body."""
+    return json_error(422, {"errors": ["the request body is empty or null: send a JSON value"]})
 
 
 def not_authorized() -> EmoHttpError:
@@ -173,7 +177,7 @@ def float_param(args: Mapping[str, str], name: str, default: float | None) -> fl
     raw = args.get(name)
     if raw is None:
         return default
-    if not re.fullmatch(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)", raw):
+    if not NUMBER_RE.fullmatch(raw):
         raise bad_param(f'"{raw}" is not a number.')
     value = float(raw)
     if not math.isfinite(value):

@@ -41,7 +41,9 @@ from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueK
 
 PREFIX = queue_names.MQ_PREFIX
 NAME_RE = queue_names.MQ_NAME
-_NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+#: the shortest message ttl the store keeps (it counts in milliseconds)
+MIN_TTL = 0.001
+_NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 class MqError(Exception):
@@ -68,8 +70,9 @@ def render_error(exc: BaseException) -> Response:
         return text_response(exc.http_status, exc.message)
     if isinstance(exc, RequestEntityTooLarge):
         return text_response(413, "request body too large")
-    if isinstance(exc, HTTPException):
-        return text_response(exc.code or 500, exc.name.lower())
+    if isinstance(exc, HTTPException):  # 405 keeps its Allow header
+        allow = {k: v for k, v in exc.get_headers() if k == "Allow"}
+        return text_response(exc.code or 500, exc.name.lower(), allow)
     return text_response(500, "internal error (logged)")
 
 
@@ -79,16 +82,15 @@ def _store_name(queue: str) -> str:
     return PREFIX + queue
 
 
-def _seconds(name: str, low: float, high: float, *, low_inclusive: bool = True) -> float | None:
+def _seconds(name: str, low: float, high: float) -> float | None:
     if not request.environ.get("QUERY_STRING"):
         return None
     raw = request.args.get(name)
     if raw is None:
         return None
     value = float(raw) if _NUM_RE.fullmatch(raw) else float("nan")
-    ok = (low <= value if low_inclusive else low < value) and value <= high
-    if not ok:
-        raise MqError(400, f"{name} must be a number of seconds in {'[' if low_inclusive else '('}{low:g}, {high:g}]")
+    if not low <= value <= high:
+        raise MqError(400, f"{name} must be a number of seconds in [{low:g}, {high:g}]")
     return value
 
 
@@ -143,7 +145,7 @@ class MqDoor:
         self.authorize("post", queue)
         name = _store_name(queue)
         delay = _seconds("delay", 0.0, MAX_DELAY)
-        ttl = _seconds("ttl", 0.0, MAX_DELAY, low_inclusive=False)
+        ttl = _seconds("ttl", MIN_TTL, MAX_DELAY)
         try:
             buffered = framing.body_of(request.environ)
             body = request.get_data(cache=False) if buffered is None else buffered
@@ -192,7 +194,9 @@ def create_blueprint(services: Services) -> Blueprint:
     door = MqDoor(services)
     qparam = [{"in": "path", "name": "queue", "required": True,
                "schema": {"type": "string", "pattern": s.MQ_QUEUE_PATTERN}}]
-    idparam = [*qparam, {"in": "path", "name": "message_id", "required": True, "schema": {"type": "string"}}]
+    idparam = [*qparam, {"in": "path", "name": "message_id", "required": True,
+                         "description": "the id an add answered (X-Message-Id)",
+                         "schema": {"type": "string", "pattern": "^[0-9a-f]{40}$"}}]
     routes: list[tuple[str, str, str, str, str, list[dict[str, Any]], dict[str, Any], dict[str, Any]]] = [
         ("/<queue>", "PUT", "create_queue", "mq_create_queue", "Create a queue", qparam, {}, dict(
             **_ok("201", "created", _TEXT), **_ok("200", "already existed", _TEXT), **_errors(400, 403, 503))),

@@ -14,17 +14,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from spoolq.http import emodb_wire as wire
 from spoolq.store.batches import MAX_BATCH_CLAIM, TOKEN_RE
 
-QUEUE_NAME_PATTERN = r"^[a-z0-9:@._-]{1,255}$"
-#: a /queue/1 path also takes the store name of a queue another door made (sqs:...:Orders, disque:MyJobs)
+_EMO = r"[a-z0-9:@._-]"
+#: EmoDB's rule: 1-255 of a-z 0-9 - . : @ _, not starting with a single underscore, not . or .. (written
+#: without lookaheads, which contract checkers cannot generate from)
+QUEUE_NAME_PATTERN = (rf"^(?:[a-z0-9:@-]{_EMO}{{0,254}}|__{_EMO}{{0,253}}|\.[a-z0-9:@_-]{_EMO}{{0,253}}"
+                      rf"|\.\.{_EMO}{{1,253}})$")
+#: a store name (of any door's queue: sqs:123456789012:us-east-1:Orders, disque:MyJobs)
 STORE_NAME_PATTERN = r"^[A-Za-z0-9:@._-]{1,400}$"
+#: an SQS region name
+REGION_PATTERN = r"^[a-z]{2}(-[a-z0-9]+){1,3}$"
 MQ_QUEUE_PATTERN = r"^[A-Za-z0-9:@._-]{1,255}$"
 MOVE_REF_PATTERN = r"^[A-Z2-7]{42}$"
 BATCH_TOKEN_PATTERN = TOKEN_RE.pattern
+
+
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false`` and nothing else (marshmallow's Boolean also takes 0, 1, "yes", ...)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError("Not a valid boolean (true or false).")
+        return value
 
 
 # --- EmoDB responses -------------------------------------------------------------------------
@@ -74,7 +89,7 @@ def _settings_fields(required: bool) -> dict[str, fields.Field[Any]]:
     """The settings of a queue (seconds are whole numbers); all present in an answer, any subset in a change."""
 
     def seconds(description: str, low: int, high: int) -> fields.Integer:
-        return fields.Integer(required=required, validate=validate.Range(low, high),
+        return fields.Integer(required=required, strict=True, validate=validate.Range(low, high),
                               metadata={"description": description})
     return {
         "visibility_timeout": seconds("seconds a delivery stays claimed when the poll names no time", 0, 43_200),
@@ -87,7 +102,7 @@ def _settings_fields(required: bool) -> dict[str, fields.Field[Any]]:
                                                                      "(SQS queues: 1024-1048576)"}),
         "dead_letter": fields.Nested(DeadLetterSchema, required=required, allow_none=True,
                                      metadata={"description": "null: no dead-letter queue"}),
-        "archive": fields.Boolean(required=required, metadata={
+        "archive": StrictBoolean(required=required, metadata={
             "description": "keep acknowledged messages for audit (spoolq pipeline audit)"}),
         "archive_retention": seconds("seconds archived messages are kept", 3_600, 100 * 365 * 86400),
     }
@@ -115,7 +130,8 @@ class JsonErrorSchema(Schema):
 
 
 class ValidationErrorsSchema(Schema):
-    errors = fields.List(fields.Raw(), required=True)
+    errors = fields.List(fields.String(), required=True, validate=validate.Length(min=1),
+                         metadata={"description": "what is wrong, one line each"})
 
 
 class UnknownMoveSchema(Schema):
@@ -151,8 +167,9 @@ class PartitionedQuery(Schema):
 class SendQuery(Schema):
     delay = fields.Float(validate=validate.Range(0, 365 * 86400),
                          metadata={"description": "extension: seconds before the message becomes visible"})
-    ttl = fields.Float(validate=validate.Range(0, 365 * 86400, min_inclusive=False),
-                       metadata={"description": "extension: drop the message if not consumed within this"})
+    ttl = fields.Float(validate=validate.Range(wire.MIN_TTL, 365 * 86400),
+                       metadata={"description": "extension: drop the message if not consumed within this many "
+                                                "seconds (the store counts milliseconds)"})
     atMostOnce = fields.String(metadata={
         "description": "extension: deliver at most once, never redeliver", "enum": ["true", "false"]})
     archive = fields.String(metadata={
@@ -249,17 +266,20 @@ class MqFetchQuery(Schema):
 class MqSendQuery(Schema):
     delay = fields.Float(validate=validate.Range(0, 365 * 86400),
                          metadata={"description": "extension: seconds before the message becomes visible"})
-    ttl = fields.Float(validate=validate.Range(0, 365 * 86400, min_inclusive=False),
-                       metadata={"description": "extension: drop the message if not consumed within this"})
+    ttl = fields.Float(validate=validate.Range(wire.MIN_TTL, 365 * 86400),
+                       metadata={"description": "extension: drop the message if not consumed within this many "
+                                                "seconds (the store counts milliseconds)"})
 
 
 # --- JSON Schema for top-level non-object JSON -------------------------------------------------
 
-ANY_JSON: dict[str, Any] = {"description": "any JSON value except null (null or an empty body gives 422)"}
+ANY_JSON: dict[str, Any] = {"description": "any JSON value except null (null or an empty body gives 422)",
+                            "not": {"type": "object", "nullable": True, "enum": [None]}}
 ANY_LIST: dict[str, Any] = {"type": "array", "items": {}, "description": "messages; null elements are stored"}
 BATCH_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "array", "items": {}},
                              "description": "queue name -> messages"}
-ID_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "description": "message ids"}
+ID_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string", "pattern": "^[0-9a-f]{40}$"},
+                           "description": "message ids"}
 TOKEN_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string", "pattern": BATCH_TOKEN_PATTERN},
                               "description": "batch tokens"}
 COUNT: dict[str, Any] = {"type": "integer", "format": "int64", "minimum": 0}

@@ -29,12 +29,14 @@ from typing import Any
 
 from flask import Response
 
-from spoolq.errors import QueueAlreadyExists, QueueNotEmpty, QueueNotFound
+from spoolq.errors import InvalidArgument, QueueAlreadyExists, QueueNotEmpty, QueueNotFound
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
 from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name, manage_action
+from spoolq.queue_settings import SettingRefused, changed_config
 from spoolq.store import layout as L
-from spoolq.store.model import QueueConfig, QueueKind
+from spoolq.store.contract import QueueStore
+from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
 
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
 
@@ -69,13 +71,34 @@ def create(api: ConsoleApi) -> Response:
     store_name, kind, config = new_queue(api, door, data["name"], data["fifo"], data["content_based_dedup"],
                                          data.get("region"))
     api.require(who, create_action(store_name), store_name, doing="create")
+    store = api.services.store()
+    if data.get("settings"):
+        config = _with_settings(store, store_name, kind, config or store.default_config, data["settings"])
+        dead = config.dead_letter
+        if dead is not None:
+            api.require(who, "post", dead.queue, doing="dead-letter into")
     try:
-        api.services.store().create_queue(store_name, kind, config, exist_ok=False)
+        store.create_queue(store_name, kind, config, data.get("tags"), exist_ok=False)
     except QueueAlreadyExists:
         raise ConsoleError(409, f"the {DOOR_NAMES[door]} queue {data['name']!r} already exists") from None
     api.services.overview.invalidate()
     return json_response({"store_name": store_name, "door": door, "name": data["name"], "kind": kind.value},
                          cs.ConsoleCreatedSchema())
+
+
+def _with_settings(store: QueueStore, store_name: str, kind: QueueKind, base: QueueConfig,
+                   settings: dict[str, Any]) -> QueueConfig:
+    """``base`` with ``settings`` (the settings API's names), every one checked first (400)."""
+    def lookup(name: str) -> QueueInfo | None:
+        try:
+            return store.get_queue(L.check_queue_name(name))
+        except (QueueNotFound, InvalidArgument):
+            return None
+
+    try:
+        return changed_config(QueueInfo(store_name, kind, base, {}, 0.0, 0.0), settings, lookup)
+    except SettingRefused as e:
+        raise ConsoleError(400, str(e)) from None
 
 
 def delete(api: ConsoleApi, name: str) -> Response:

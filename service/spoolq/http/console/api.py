@@ -39,6 +39,7 @@ from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import LIST_MAX_AGE, ConsoleApi, ConsoleError, errors_doc, json_response
 from spoolq.http.context import Services
 from spoolq.http.overview import QueueRow
+from spoolq.http.schemas import STORE_NAME_PATTERN
 from spoolq.queue_names import door_and_name, manage_action, permission_name
 from spoolq.rates import RateHistory
 from spoolq.store.model import QueueKind
@@ -192,8 +193,8 @@ class ConsoleViews(ConsoleApi):
 _Handler = Callable[..., Response]
 _Route = tuple[str, str, str, _Handler, str, dict[str, Any]]
 
-_QUEUE_PARAM = {"in": "path", "name": "name", "required": True, "schema": {"type": "string"},
-                "description": "the queue's store name"}
+_QUEUE_PARAM = {"in": "path", "name": "name", "required": True,
+                "schema": {"type": "string", "pattern": STORE_NAME_PATTERN}, "description": "the queue's store name"}
 
 
 def _routes() -> list[_Route]:
@@ -234,7 +235,8 @@ def _routes() -> list[_Route]:
         ("/queues/<name>/messages/<message_id>/delete", "POST", "delete_message", messages.delete_message,
          "Delete one message by id wherever it is (a Disque job id on a Disque queue)",
          dict(ok=cs.ConsoleOkSchema, errors=errors_doc(400, 401, 403, 404, 503),
-              parameters=[*q, {"in": "path", "name": "message_id", "required": True, "schema": {"type": "string"}}])),
+              parameters=[*q, {"in": "path", "name": "message_id", "required": True,
+                               "schema": {"type": "string", "pattern": "^[0-9a-f]{40}$"}}])),
         ("/queues/<name>/purge", "POST", "purge", v.purge, "Delete every message (the name typed to confirm)",
          dict(ok=cs.ConsoleOkSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, body=cs.ConsoleConfirmBodySchema)),
         ("/queues/<name>/unclaim", "POST", "unclaim", v.unclaim, "Release every claim",
@@ -260,13 +262,16 @@ def create_blueprint(services: Services, history: RateHistory) -> Blueprint:
     views = ConsoleViews(services, history)
     for rule, method, view, handler, summary, kw in _routes():
         doc: dict[str, Any] = {
-            "operationId": f"console_{view}", "summary": summary, "security": apidoc.SECURITY[:1],
+            "operationId": f"console_{view}", "summary": summary, "security": apidoc.CONSOLE_SECURITY,
             "responses": {"200": {"description": "success", "content": apidoc.json_content(kw["ok"])},
                           **kw["errors"]}}
         if "query" in kw:
             doc["parameters"] = [{"in": "query", "schema": kw["query"]}]
         if "body" in kw:
             doc["requestBody"] = {"required": True, "content": apidoc.json_content(kw["body"])}
+        if view == "create":  # the queue made is addressed by its store name, not the door's name
+            doc["responses"]["200"]["links"] = {"queue": {
+                "operationId": "console_queue", "parameters": {"name": "$response.body#/store_name"}}}
         func = blp.doc(**doc)(_bind(views, view, handler))
         blp.route(rule, methods=[method], parameters=kw.get("parameters", []), endpoint=view)(func)
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from spoolq.http.schemas import REGION_PATTERN, STORE_NAME_PATTERN, QueueSettingsChangeSchema, StrictBoolean
+from spoolq.store.layout import ID_RE, RECEIPT_RE
+
 DOORS = ["queue", "dedupq", "sqs", "mq", "disque"]
+
+
+
+
+#: a message id, or a receipt (one delivery of it)
+RECEIPT_PATTERN = f"^(?:{ID_RE.pattern[1:-1]}|{RECEIPT_RE.pattern[1:-1]})$"
 
 
 class ConsoleErrorSchema(Schema):
@@ -141,7 +150,9 @@ class ConsoleReceivedSchema(Schema):
 
 
 class ConsoleReceiptsBodySchema(Schema):
-    receipts = fields.List(fields.String(), required=True, validate=validate.Length(1, 100))
+    receipts = fields.List(fields.String(metadata={"pattern": RECEIPT_PATTERN}), required=True,
+                           validate=validate.Length(1, 100), metadata={
+                               "description": "receipts from a receive (or message ids)"})
 
 
 class ConsoleDoneSchema(Schema):
@@ -173,11 +184,19 @@ class ConsoleConfirmBodySchema(Schema):
 class ConsoleCreateBodySchema(Schema):
     door = fields.String(required=True, validate=validate.OneOf(DOORS), metadata={
         "description": "whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque"})
-    name = fields.String(required=True, metadata={"description": "the name users of that door know"})
-    fifo = fields.Boolean(load_default=False, metadata={"description": "SQS: a FIFO queue (the name ends in .fifo)"})
-    content_based_dedup = fields.Boolean(load_default=False, metadata={"description": "SQS FIFO queues"})
-    region = fields.String(load_default=None, allow_none=True, metadata={
-        "description": "SQS: the region (default: the service's SQS region)"})
+    name = fields.String(required=True, validate=validate.Length(min=1), metadata={
+        "description": "the name users of that door know (each door's rule applies: 400 when it breaks it)",
+        "pattern": "^[A-Za-z0-9:@._-]{1,393}$"})
+    fifo = StrictBoolean(load_default=False, metadata={"description": "SQS: a FIFO queue (the name ends in .fifo)"})
+    content_based_dedup = StrictBoolean(load_default=False, metadata={"description": "SQS FIFO queues"})
+    region = fields.String(load_default=None, allow_none=True, validate=validate.Regexp(REGION_PATTERN), metadata={
+        "description": "SQS: the region (default: the service's SQS region)", "pattern": REGION_PATTERN})
+    settings = fields.Nested(QueueSettingsChangeSchema, load_default=None, metadata={
+        "description": "settings the queue starts with (the others: their defaults); all checked before the "
+                       "queue is made"})
+    tags = fields.Dict(keys=fields.String(validate=validate.Length(1, 128)),
+                       values=fields.String(validate=validate.Length(0, 256)), load_default=None,
+                       validate=validate.Length(max=50), metadata={"description": "tags the queue starts with"})
 
 
 class ConsoleCreatedSchema(Schema):
@@ -188,7 +207,8 @@ class ConsoleCreatedSchema(Schema):
 
 
 class ConsoleDeleteEmptyBodySchema(Schema):
-    queues = fields.List(fields.String(), required=True, validate=validate.Length(1, 1000),
+    queues = fields.List(fields.String(metadata={"pattern": STORE_NAME_PATTERN}), required=True,
+                         validate=validate.Length(1, 1000),
                          metadata={"description": "store names; each is deleted only if it holds no message"})
 
 

@@ -9,6 +9,7 @@ from .console_confirm_body import ConsoleConfirmBody
 from .console_consumers import ConsoleConsumers
 from .console_create_body import ConsoleCreateBody
 from .console_create_body_door import ConsoleCreateBodyDoor
+from .console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0
 from .console_created import ConsoleCreated
 from .console_created_door import ConsoleCreatedDoor
 from .console_created_kind import ConsoleCreatedKind
@@ -90,8 +91,6 @@ from .purge_partitioned import PurgePartitioned
 from .queue_forbidden import QueueForbidden
 from .queue_settings import QueueSettings
 from .queue_settings_change import QueueSettingsChange
-from .queue_settings_change_dead_letter_type_1_type_0 import QueueSettingsChangeDeadLetterType1Type0
-from .queue_settings_dead_letter_type_1_type_0 import QueueSettingsDeadLetterType1Type0
 from .queue_settings_kind import QueueSettingsKind
 from .queue_summary import QueueSummary
 from .queue_summary_kind import QueueSummaryKind
@@ -119,6 +118,7 @@ __all__ = (
     "ConsoleConsumers",
     "ConsoleCreateBody",
     "ConsoleCreateBodyDoor",
+    "ConsoleCreateBodyTagsType0",
     "ConsoleCreated",
     "ConsoleCreatedDoor",
     "ConsoleCreatedKind",
@@ -200,8 +200,6 @@ __all__ = (
     "QueueForbidden",
     "QueueSettings",
     "QueueSettingsChange",
-    "QueueSettingsChangeDeadLetterType1Type0",
-    "QueueSettingsDeadLetterType1Type0",
     "QueueSettingsKind",
     "QueueSummary",
     "QueueSummaryKind",

@@ -13,6 +13,9 @@ from ..models.console_create_body_door import ConsoleCreateBodyDoor
 from ..types import UNSET, Unset
 from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0
+  from ..models.queue_settings_change import QueueSettingsChange
 
 
 
@@ -27,10 +30,13 @@ class ConsoleCreateBody:
     """ 
         Attributes:
             door (ConsoleCreateBodyDoor): whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque
-            name (str): the name users of that door know
+            name (str): the name users of that door know (each door's rule applies: 400 when it breaks it)
             fifo (bool | Unset): SQS: a FIFO queue (the name ends in .fifo) Default: False.
             content_based_dedup (bool | Unset): SQS FIFO queues Default: False.
             region (None | str | Unset): SQS: the region (default: the service's SQS region)
+            settings (None | QueueSettingsChange | Unset): settings the queue starts with (the others: their defaults); all
+                checked before the queue is made
+            tags (ConsoleCreateBodyTagsType0 | None | Unset): tags the queue starts with
      """
 
     door: ConsoleCreateBodyDoor
@@ -38,12 +44,16 @@ class ConsoleCreateBody:
     fifo: bool | Unset = False
     content_based_dedup: bool | Unset = False
     region: None | str | Unset = UNSET
+    settings: None | QueueSettingsChange | Unset = UNSET
+    tags: ConsoleCreateBodyTagsType0 | None | Unset = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0 # noqa: PLC0415
+        from ..models.queue_settings_change import QueueSettingsChange # noqa: PLC0415
         door: str = self.door
 
         name = self.name
@@ -58,6 +68,22 @@ class ConsoleCreateBody:
         else:
             region = self.region
 
+        settings: dict[str, Any] | None | Unset
+        if isinstance(self.settings, Unset):
+            settings = UNSET
+        elif isinstance(self.settings, QueueSettingsChange):
+            settings = self.settings.to_dict()
+        else:
+            settings = self.settings
+
+        tags: dict[str, Any] | None | Unset
+        if isinstance(self.tags, Unset):
+            tags = UNSET
+        elif isinstance(self.tags, ConsoleCreateBodyTagsType0):
+            tags = self.tags.to_dict()
+        else:
+            tags = self.tags
+
 
         field_dict: dict[str, Any] = {}
 
@@ -71,6 +97,10 @@ class ConsoleCreateBody:
             field_dict["content_based_dedup"] = content_based_dedup
         if region is not UNSET:
             field_dict["region"] = region
+        if settings is not UNSET:
+            field_dict["settings"] = settings
+        if tags is not UNSET:
+            field_dict["tags"] = tags
 
         return field_dict
 
@@ -78,6 +108,8 @@ class ConsoleCreateBody:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0 # noqa: PLC0415
+        from ..models.queue_settings_change import QueueSettingsChange # noqa: PLC0415
         d = dict(src_dict)
         door = check_console_create_body_door(d.pop("door"))
 
@@ -100,12 +132,54 @@ class ConsoleCreateBody:
         region = _parse_region(d.pop("region", UNSET))
 
 
+        def _parse_settings(data: object) -> None | QueueSettingsChange | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                settings_type_0 = QueueSettingsChange.from_dict(data)
+
+
+
+                return settings_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | QueueSettingsChange | Unset, data)
+
+        settings = _parse_settings(d.pop("settings", UNSET))
+
+
+        def _parse_tags(data: object) -> ConsoleCreateBodyTagsType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                tags_type_0 = ConsoleCreateBodyTagsType0.from_dict(data)
+
+
+
+                return tags_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ConsoleCreateBodyTagsType0 | None | Unset, data)
+
+        tags = _parse_tags(d.pop("tags", UNSET))
+
+
         console_create_body = cls(
             door=door,
             name=name,
             fifo=fifo,
             content_based_dedup=content_based_dedup,
             region=region,
+            settings=settings,
+            tags=tags,
         )
 
         return console_create_body

@@ -23,7 +23,7 @@ T = TypeVar("T", bound="ConsoleReceiptsBody")
 class ConsoleReceiptsBody:
     """ 
         Attributes:
-            receipts (list[str]):
+            receipts (list[str]): receipts from a receive (or message ids)
      """
 
     receipts: list[str]

@@ -14,7 +14,6 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.dead_letter import DeadLetter
-  from ..models.queue_settings_dead_letter_type_1_type_0 import QueueSettingsDeadLetterType1Type0
 
 
 
@@ -35,7 +34,7 @@ class QueueSettings:
             retention (int): unconsumed messages older than this many seconds are dropped (SQS queues: 60-1209600)
             receive_wait (int): long-poll seconds of a poll that names no wait
             max_message_bytes (int): largest message body in bytes (SQS queues: 1024-1048576)
-            dead_letter (DeadLetter | None | QueueSettingsDeadLetterType1Type0): null: no dead-letter queue
+            dead_letter (DeadLetter | None): null: no dead-letter queue
             archive (bool): keep acknowledged messages for audit (spoolq pipeline audit)
             archive_retention (int): seconds archived messages are kept
      """
@@ -47,7 +46,7 @@ class QueueSettings:
     retention: int
     receive_wait: int
     max_message_bytes: int
-    dead_letter: DeadLetter | None | QueueSettingsDeadLetterType1Type0
+    dead_letter: DeadLetter | None
     archive: bool
     archive_retention: int
 
@@ -57,7 +56,6 @@ class QueueSettings:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.dead_letter import DeadLetter # noqa: PLC0415
-        from ..models.queue_settings_dead_letter_type_1_type_0 import QueueSettingsDeadLetterType1Type0 # noqa: PLC0415
         queue = self.queue
 
         kind: str = self.kind
@@ -74,8 +72,6 @@ class QueueSettings:
 
         dead_letter: dict[str, Any] | None
         if isinstance(self.dead_letter, DeadLetter):
-            dead_letter = self.dead_letter.to_dict()
-        elif isinstance(self.dead_letter, QueueSettingsDeadLetterType1Type0):
             dead_letter = self.dead_letter.to_dict()
         else:
             dead_letter = self.dead_letter
@@ -107,7 +103,6 @@ class QueueSettings:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.dead_letter import DeadLetter # noqa: PLC0415
-        from ..models.queue_settings_dead_letter_type_1_type_0 import QueueSettingsDeadLetterType1Type0 # noqa: PLC0415
         d = dict(src_dict)
         queue = d.pop("queue")
 
@@ -126,7 +121,7 @@ class QueueSettings:
 
         max_message_bytes = d.pop("max_message_bytes")
 
-        def _parse_dead_letter(data: object) -> DeadLetter | None | QueueSettingsDeadLetterType1Type0:
+        def _parse_dead_letter(data: object) -> DeadLetter | None:
             if data is None:
                 return data
             try:
@@ -139,17 +134,7 @@ class QueueSettings:
                 return dead_letter_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                dead_letter_type_1_type_0 = QueueSettingsDeadLetterType1Type0.from_dict(data)
-
-
-
-                return dead_letter_type_1_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(DeadLetter | None | QueueSettingsDeadLetterType1Type0, data)
+            return cast(DeadLetter | None, data)
 
         dead_letter = _parse_dead_letter(d.pop("dead_letter"))
 

@@ -13,7 +13,6 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.dead_letter import DeadLetter
-  from ..models.queue_settings_change_dead_letter_type_1_type_0 import QueueSettingsChangeDeadLetterType1Type0
 
 
 
@@ -32,7 +31,7 @@ class QueueSettingsChange:
             retention (int | Unset): unconsumed messages older than this many seconds are dropped (SQS queues: 60-1209600)
             receive_wait (int | Unset): long-poll seconds of a poll that names no wait
             max_message_bytes (int | Unset): largest message body in bytes (SQS queues: 1024-1048576)
-            dead_letter (DeadLetter | None | QueueSettingsChangeDeadLetterType1Type0 | Unset): null: no dead-letter queue
+            dead_letter (DeadLetter | None | Unset): null: no dead-letter queue
             archive (bool | Unset): keep acknowledged messages for audit (spoolq pipeline audit)
             archive_retention (int | Unset): seconds archived messages are kept
      """
@@ -42,7 +41,7 @@ class QueueSettingsChange:
     retention: int | Unset = UNSET
     receive_wait: int | Unset = UNSET
     max_message_bytes: int | Unset = UNSET
-    dead_letter: DeadLetter | None | QueueSettingsChangeDeadLetterType1Type0 | Unset = UNSET
+    dead_letter: DeadLetter | None | Unset = UNSET
     archive: bool | Unset = UNSET
     archive_retention: int | Unset = UNSET
 
@@ -52,7 +51,6 @@ class QueueSettingsChange:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.dead_letter import DeadLetter # noqa: PLC0415
-        from ..models.queue_settings_change_dead_letter_type_1_type_0 import QueueSettingsChangeDeadLetterType1Type0 # noqa: PLC0415
         visibility_timeout = self.visibility_timeout
 
         delay = self.delay
@@ -67,8 +65,6 @@ class QueueSettingsChange:
         if isinstance(self.dead_letter, Unset):
             dead_letter = UNSET
         elif isinstance(self.dead_letter, DeadLetter):
-            dead_letter = self.dead_letter.to_dict()
-        elif isinstance(self.dead_letter, QueueSettingsChangeDeadLetterType1Type0):
             dead_letter = self.dead_letter.to_dict()
         else:
             dead_letter = self.dead_letter
@@ -106,7 +102,6 @@ class QueueSettingsChange:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.dead_letter import DeadLetter # noqa: PLC0415
-        from ..models.queue_settings_change_dead_letter_type_1_type_0 import QueueSettingsChangeDeadLetterType1Type0 # noqa: PLC0415
         d = dict(src_dict)
         visibility_timeout = d.pop("visibility_timeout", UNSET)
 
@@ -118,7 +113,7 @@ class QueueSettingsChange:
 
         max_message_bytes = d.pop("max_message_bytes", UNSET)
 
-        def _parse_dead_letter(data: object) -> DeadLetter | None | QueueSettingsChangeDeadLetterType1Type0 | Unset:
+        def _parse_dead_letter(data: object) -> DeadLetter | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -133,17 +128,7 @@ class QueueSettingsChange:
                 return dead_letter_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                dead_letter_type_1_type_0 = QueueSettingsChangeDeadLetterType1Type0.from_dict(data)
-
-
-
-                return dead_letter_type_1_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(DeadLetter | None | QueueSettingsChangeDeadLetterType1Type0 | Unset, data)
+            return cast(DeadLetter | None | Unset, data)
 
         dead_letter = _parse_dead_letter(d.pop("dead_letter", UNSET))
 

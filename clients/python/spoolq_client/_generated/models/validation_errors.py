@@ -23,10 +23,10 @@ T = TypeVar("T", bound="ValidationErrors")
 class ValidationErrors:
     """ 
         Attributes:
-            errors (list[Any]):
+            errors (list[str]): what is wrong, one line each
      """
 
-    errors: list[Any]
+    errors: list[str]
 
 
 
@@ -51,7 +51,7 @@ class ValidationErrors:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        errors = cast(list[Any], d.pop("errors"))
+        errors = cast(list[str], d.pop("errors"))
 
 
         validation_errors = cls(

@@ -14,15 +14,17 @@ from ..types import UNSET, Unset
 
 
 
-T = TypeVar("T", bound="QueueSettingsChangeDeadLetterType1Type0")
+T = TypeVar("T", bound="ConsoleCreateBodyTagsType0")
 
 
 
 @_attrs_define
-class QueueSettingsChangeDeadLetterType1Type0:
-    
+class ConsoleCreateBodyTagsType0:
+    """ tags the queue starts with
 
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+     """
+
+    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
 
 
 
@@ -40,21 +42,21 @@ class QueueSettingsChangeDeadLetterType1Type0:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        queue_settings_change_dead_letter_type_1_type_0 = cls(
+        console_create_body_tags_type_0 = cls(
         )
 
 
-        queue_settings_change_dead_letter_type_1_type_0.additional_properties = d
-        return queue_settings_change_dead_letter_type_1_type_0
+        console_create_body_tags_type_0.additional_properties = d
+        return console_create_body_tags_type_0
 
     @property
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> str:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: str) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:
