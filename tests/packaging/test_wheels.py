@@ -1,0 +1,266 @@
+"""The three distributions as a user installs them: built as wheels, each set installed into a fresh
+virtual environment (the server alone, the client alone, all three), no editable install and no
+checkout on ``sys.path`` (commands run from an empty directory with a minimal environment).
+
+There every documented command either works, against a real ``spoolq serve`` started from an
+installed venv, or says in one line which package to install; no output holds a traceback. The
+commands the documentation names (README, docs/, the clients' READMEs) must all be among the ones
+run here, so a newly documented command fails this test until it is exercised.
+
+One server per venv that has the server; the client-only venv talks to the all-three venv's server.
+pip's cache makes the installs after the first fast (the pyspark wheel is built once, by bootstrap).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.spoolq_server import free_port
+
+pytestmark = pytest.mark.packaging
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+#: distribution -> its project directory
+PROJECTS = {"spoolq": CHECKOUT, "spoolq-client": CHECKOUT / "clients/python", "spoolq-spark": CHECKOUT / "clients/spark"}
+SERVER_COMMANDS = ("serve", "check-config", "backup", "restore", "hash-key")
+CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "settings")
+#: documents whose code examples name commands
+DOCUMENTS = [CHECKOUT / "README.md", *sorted((CHECKOUT / "docs").glob("*.md")),
+             CHECKOUT / "clients/python/README.md", CHECKOUT / "clients/spark/README.md"]
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".venv", "data", ".git", "*.pyc")
+
+
+@dataclass
+class Venv:
+    """A fresh virtual environment with some of the wheels installed, and every command run in it."""
+
+    path: Path
+    dists: tuple[str, ...]
+    workdir: Path  # an empty directory: the working directory of every command
+    ran: list[str] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A minimal environment: this venv's bin first, no PYTHONPATH, no SPOOLQ_* but ``extra``."""
+        return {"PATH": f"{self.path / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.workdir),
+                "LANG": "C.UTF-8", **extra}
+
+    def run(self, *argv: str, stdin: str | None = None, timeout: float = 120,
+            **extra: str) -> subprocess.CompletedProcess[str]:
+        """``argv`` run in this venv (its first word from the venv's bin); no traceback, whatever the status."""
+        exe = self.path / "bin" / argv[0]
+        done = subprocess.run([str(exe), *argv[1:]], input=stdin, capture_output=True, text=True,
+                              cwd=self.workdir, env=self.env(**extra), timeout=timeout)
+        self.ran.append(" ".join(argv))
+        assert "Traceback" not in done.stdout + done.stderr, (argv, done.stderr[-3000:])
+        return done
+
+    def ok(self, *argv: str, stdin: str | None = None, **extra: str) -> str:
+        done = self.run(*argv, stdin=stdin, **extra)
+        assert done.returncode == 0, (argv, done.stdout[-1000:], done.stderr[-2000:])
+        return done.stdout
+
+    def names_package(self, package: str, *argv: str) -> None:
+        """``argv`` fails with one line on stderr that names ``package`` to install (exit 2)."""
+        done = self.run(*argv)
+        assert done.returncode == 2 and done.stdout == "", (argv, done)
+        assert done.stderr.count("\n") == 1 and f"install {package}" in done.stderr, (argv, done.stderr)
+
+    @contextmanager
+    def serving(self, root: Path) -> Iterator[str]:
+        """``spoolq serve`` from this venv on ``root``; its URL once ``/readyz`` answers."""
+        port = free_port()
+        log_path = self.workdir / f"serve-{port}.log"
+        with log_path.open("w") as log:
+            proc = subprocess.Popen([str(self.path / "bin/spoolq"), "serve", "--root", str(root), "--port",
+                                     str(port), "--workers", "1", "--threads", "8"], cwd=self.workdir,
+                                    env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.ran.append(f"spoolq serve --root {root.name} --port {port}")
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                assert proc.poll() is None, log_path.read_text()
+                try:
+                    with urllib.request.urlopen(url + "/readyz", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, "spoolq serve did not become ready in 60 s"
+                time.sleep(0.2)
+            yield url
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+            text = log_path.read_text()
+            assert "Traceback" not in text, text[-3000:]
+
+
+def _build(name: str, source: Path, tmp: Path) -> Path:
+    """The wheel of ``name``, built from a copy of its project (the checkout gets no build/ directory)."""
+    copy = tmp / "src" / name
+    if name == "spoolq":
+        copy.mkdir(parents=True)
+        for item in ("pyproject.toml", "README.md"):
+            shutil.copy2(source / item, copy / item)
+        shutil.copytree(source / "service", copy / "service", ignore=_IGNORED)
+    else:
+        shutil.copytree(source, copy, ignore=_IGNORED)
+    out = tmp / "wheels" / name
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(copy)],
+                   check=True, capture_output=True, text=True, timeout=600)
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+def _venv(tmp: Path, label: str, wheels: Sequence[Path], dists: tuple[str, ...]) -> Venv:
+    path = tmp / "venvs" / label
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    done = subprocess.run([str(path / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           *map(str, wheels)], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    workdir = tmp / "work" / label
+    workdir.mkdir(parents=True)
+    return Venv(path, dists, workdir)
+
+
+@pytest.fixture(scope="module")
+def venvs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Venv]]:
+    tmp = tmp_path_factory.mktemp("wheels")
+    with ThreadPoolExecutor(3) as pool:
+        built = dict(zip(PROJECTS, pool.map(lambda item: _build(*item, tmp), PROJECTS.items()), strict=True))
+        sets = {"server": ("spoolq",), "client": ("spoolq-client",), "all": tuple(PROJECTS)}
+        made = dict(zip(sets, pool.map(lambda kv: _venv(tmp, kv[0], [built[d] for d in kv[1]], kv[1]),
+                                       sets.items()), strict=True))
+    yield made
+    for label, venv in made.items():  # shown with -s: what ran where
+        print(f"\n{label} venv ({', '.join(venv.dists)}): {len(venv.ran)} commands, 0 tracebacks")
+
+
+def documented_commands() -> set[str]:
+    """The command names the documents' code examples run as ``spoolq NAME`` (or through the
+    client's and the pipelines' own commands)."""
+    names: set[str] = set()
+    pattern = re.compile(r"(?<![\w/.@:-])(?<!-[a-z] )(?:spoolq|spoolq-client|python3? -m spoolq_client) +"
+                         r"(?=([a-z][a-z-]*))")
+    for doc in DOCUMENTS:
+        text = doc.read_text()
+        fenced = re.findall(r"```.*?```", text, re.S)
+        inline = re.findall(r"`[^`\n]+`", re.sub(r"```.*?```", "", text, flags=re.S))
+        for code in fenced + inline:
+            names.update(m.group(1) for m in pattern.finditer(code))
+    return names
+
+
+def test_every_documented_command_is_run_here() -> None:
+    assert documented_commands() <= {*SERVER_COMMANDS, *CLIENT_COMMANDS, "pipeline"}
+
+
+def _imports(venv: Venv, module: str) -> str | None:
+    """Where ``module`` is imported from in the venv (None: it is not installed there)."""
+    done = venv.run("python", "-I", "-c", f"import importlib.util as u; s = u.find_spec({module!r}); "
+                                          "print(s.origin if s else '')")
+    return done.stdout.strip() or None
+
+
+def _client_session(venv: Venv, cmd: Sequence[str], url: str, queue: str) -> None:
+    """Every client command, as a user runs them, against the service at ``url``."""
+    key = {"SPOOLQ_URL": url}
+    (venv.workdir / "order.json").write_text('{"id": 9}\n')
+    assert venv.ok(*cmd, "send", queue, '{"id": 7}', '{"id": 8}', **key).strip() == f"sent 2 messages to {queue}"
+    venv.ok(*cmd, "send", queue, "@order.json", **key)
+    venv.ok(*cmd, "send", queue, "--lines", stdin="a\nb\n", **key)
+    assert venv.ok(*cmd, "size", queue, **key).strip() == "5"
+    assert len(venv.ok(*cmd, "peek", queue, "--limit", "3", **key).splitlines()) == 3
+    assert len(venv.ok(*cmd, "tail", queue, "--count", "2", "--json", **key).splitlines()) == 2
+    polled = json.loads(venv.ok(*cmd, "poll", queue, "--limit", "2", "--ttl", "60", "--json", **key))
+    assert [m["payload"] for m in polled] == [{"id": 7}, {"id": 8}]
+    venv.ok(*cmd, "ack", queue, *[m["id"] for m in polled], **key)
+    assert queue in venv.ok(*cmd, "queues", **key)  # the rich table
+    assert [q["name"] for q in json.loads(venv.ok(*cmd, "queues", "--prefix", queue, "--json", **key))] == [queue]
+    assert "visibility timeout" in venv.ok(*cmd, "settings", queue, **key)
+    changed = json.loads(venv.ok(*cmd, "settings", queue, "--visibility-timeout", "2m", "--archive", "on", "--json",
+                                 **key))
+    assert changed["visibility_timeout"] == 120 and changed["archive"] is True
+    moved = venv.run(*cmd, "move", queue, queue + "-moved", "--progress", "bar", "--interval", "0.1", **key)
+    assert moved.returncode == 0 and "moving" in moved.stderr and moved.stdout.strip().endswith("COMPLETE"), moved
+    venv.ok(*cmd, "purge", queue + "-moved", "--yes", **key)
+    assert venv.ok(*cmd, "size", queue + "-moved", **key).strip() == "0"
+    refused = venv.run(*cmd, "size", queue, SPOOLQ_URL="http://127.0.0.1:1")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "cannot connect" in refused.stderr
+    for name in CLIENT_COMMANDS:
+        assert "examples:" in venv.ok(*cmd, name, "--help")
+
+
+def _post(url: str, body: bytes) -> None:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as r:
+        assert r.status == 200
+
+
+def test_server_alone(venvs: dict[str, Venv]) -> None:
+    v = venvs["server"]
+    assert str(v.path) in (_imports(v, "spoolq") or "")
+    assert _imports(v, "spoolq_client") is None and _imports(v, "spoolq_spark") is None
+    assert v.ok("spoolq", "--version").startswith("spoolq ")
+    listing = v.ok("spoolq", "--help")
+    assert "not installed here (install spoolq-client)" in listing and "(install spoolq-spark)" in listing
+    for name in SERVER_COMMANDS:
+        assert "examples:" in v.ok("spoolq", name, "--help")
+    assert len(v.ok("spoolq", "hash-key", "--stdin", stdin="s3cret\n").strip()) == 64
+    root = v.workdir / "root"
+    assert "ok: root" in v.ok("spoolq", "check-config", "--root", str(root))
+    with v.serving(root) as url:
+        for i in range(3):
+            _post(f"{url}/queue/1/orders/send", json.dumps({"n": i}).encode())
+        out = v.ok("spoolq", "backup", str(v.workdir / "copy"), "--root", str(root))
+        assert "3 messages" in out, out
+    assert "3 messages" in v.ok("spoolq", "restore", str(v.workdir / "copy"), str(v.workdir / "restored"))
+    assert v.run("spoolq", "check-config", "--root", str(v.workdir / "restored")).returncode == 0
+    for name in CLIENT_COMMANDS:
+        v.names_package("spoolq-client", "spoolq", name, "q")
+    v.names_package("spoolq-spark", "spoolq", "pipeline", "audit", "./data", "--out", "x")
+
+
+def test_client_alone(venvs: dict[str, Venv]) -> None:
+    v, server = venvs["client"], venvs["all"]
+    assert _imports(v, "spoolq") is None and str(v.path) in (_imports(v, "spoolq_client") or "")
+    assert not (v.path / "bin/spoolq").exists()  # the server's command is the server's alone
+    assert "send" in v.ok("spoolq-client", "--help") and "send" in v.ok("python", "-m", "spoolq_client", "--help")
+    for name in SERVER_COMMANDS:
+        v.names_package("spoolq", "spoolq-client", name)
+    v.names_package("spoolq-spark", "spoolq-client", "pipeline")
+    with server.serving(server.workdir / "root-for-client") as url:
+        _client_session(v, ["spoolq-client"], url, "from-client-alone")
+        _client_session(v, ["python", "-m", "spoolq_client"], url, "from-python-m")
+
+
+def test_all_three(venvs: dict[str, Venv]) -> None:
+    v = venvs["all"]
+    for module in ("spoolq", "spoolq_client", "spoolq_spark"):
+        assert str(v.path) in (_imports(v, module) or ""), module
+    listing = v.ok("spoolq", "--help")
+    assert "not installed" not in listing
+    assert all(f"\n  {name} " in listing for name in (*SERVER_COMMANDS, *CLIENT_COMMANDS, "pipeline"))
+    for argv in (["spoolq", "pipeline", "--help"], ["spoolq-spark-pipeline", "--help"],
+                 ["python", "-m", "spoolq_spark.pipelines", "--help"]):
+        assert "audit" in v.ok(*argv)
+    with v.serving(v.workdir / "root") as url:
+        _client_session(v, ["spoolq"], url, "from-all-three")
+        assert "visibility timeout" in v.ok("spoolq-client", "settings", "from-all-three", SPOOLQ_URL=url)
