@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import httpx
 
+from spoolq_client._generated.api.console_api import console_create
 from spoolq_client._generated.api.dedupq import (
     dedup_ack,
     dedup_claim_count,
@@ -62,6 +63,7 @@ from spoolq_client._generated.api.queue import (
 )
 from spoolq_client._generated.client import AuthenticatedClient
 from spoolq_client._generated.models import (
+    ConsoleCreateBody,
     DedupSendBatchesBody,
     Message,
     MoveRef,
@@ -236,6 +238,25 @@ class SpoolqClient:
             raise ValueError(f"unknown setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
         body = QueueSettingsChange.from_dict(dict(changes))
         return cast(QueueSettings, self._call(self._door(dedup).update_settings, queue, body=body))
+
+    def create_queue(self, name: str, *, door: str = "queue", fifo: bool = False, region: str | None = None,
+                     content_based_dedup: bool = False, settings: Mapping[str, Any] | None = None,
+                     tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Create the queue ``door`` (queue, dedupq, sqs, mq, disque) knows as ``name``, with
+        ``settings`` (as :meth:`update_settings` takes them) and ``tags`` from the start; every value is
+        checked before the queue is made. Returns ``{"store_name", "door", "name", "kind"}``; a
+        :class:`~spoolq_client.errors.SpoolqApiError` with status 409 if it exists already."""
+        unknown = sorted(set(settings or {}) - set(SETTING_NAMES))
+        if unknown:
+            raise ValueError(f"unknown setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
+        body: dict[str, Any] = {"door": door, "name": name, "fifo": fifo, "content_based_dedup": content_based_dedup,
+                                "region": region}
+        if settings:
+            body["settings"] = dict(settings)
+        if tags:
+            body["tags"] = dict(tags)
+        created = self._call(console_create, body=ConsoleCreateBody.from_dict(body))
+        return cast(dict[str, Any], created.to_dict())
 
     def list_queues(self, *, prefix: str | None = None, limit: int | None = None) -> list[QueueSummary]:
         """Every queue the key may ``get_status``, with ready / claimed / delayed counts."""

@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "spoolq.commands"
 SERVER_COMMANDS: tuple[Command, ...] = (SERVE, CHECK_CONFIG, BACKUP, RESTORE, HASH_KEY)
 
 #: the commands other distributions bring, with the distribution: what to install when one is missing
-CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "settings")
+CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "create", "settings")
 ELSEWHERE: dict[str, str] = {**dict.fromkeys(CLIENT_COMMANDS, "spoolq-client"), "pipeline": "spoolq-spark"}
 
 USAGE = "usage: spoolq [-h] [--version] COMMAND [ARGS...]"

@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from spoolq_client.cli.command import Command
+from spoolq_client.cli.create import CREATE
 from spoolq_client.cli.messages import ACK, PEEK, POLL, SEND, TAIL
 from spoolq_client.cli.queue_settings import SETTINGS
 from spoolq_client.cli.queues import MOVE, PURGE, QUEUES, SIZE
 
 #: every client command, in the order ``--help`` lists them
-COMMANDS: tuple[Command, ...] = (SEND, POLL, ACK, PEEK, TAIL, SIZE, PURGE, MOVE, QUEUES, SETTINGS)
+COMMANDS: tuple[Command, ...] = (SEND, POLL, ACK, PEEK, TAIL, SIZE, PURGE, MOVE, QUEUES, CREATE, SETTINGS)
 
 #: commands of the other distributions, which ``spoolq`` runs where they are installed
 ELSEWHERE = {**dict.fromkeys(("serve", "check-config", "backup", "restore", "hash-key"), "spoolq"),

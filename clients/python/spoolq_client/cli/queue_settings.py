@@ -18,6 +18,7 @@ from typing import Any
 from spoolq_client.cli.command import CliError, Command
 from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
 from spoolq_client.client import SpoolqClient
+from spoolq_client.errors import SpoolqApiError
 
 #: flag dest -> settings name, for the duration flags
 _DURATIONS = {"visibility_timeout": "visibility timeout", "delay": "delay", "retention": "retention",
@@ -49,7 +50,7 @@ def format_duration(seconds: float) -> str:
     return f"{whole}s"
 
 
-def _changes(args: argparse.Namespace, current: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+def setting_changes(args: argparse.Namespace, current: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
     """The settings JSON of the change the flags ask for (``current``: the settings now, fetched only
     when a dead-letter flag needs the half the user did not give)."""
     out: dict[str, Any] = {}
@@ -102,8 +103,11 @@ def run_settings(args: argparse.Namespace) -> int:
             dead = c.settings(args.queue, dedup=args.dedup).to_dict().get("dead_letter")
             return dead if isinstance(dead, dict) else None
 
-        changes = _changes(args, current)
-        if changes:
+        changes = setting_changes(args, current)
+        if args.create and not _exists(c, args.queue, args.dedup):
+            created = c.create_queue(**creation(args.queue, args.dedup), settings=changes)
+            settings = c.settings(created["store_name"].removeprefix("__dedupq:"), dedup=args.dedup).to_dict()
+        elif changes:
             settings = c.update_settings(args.queue, changes, dedup=args.dedup).to_dict()
         else:
             settings = c.settings(args.queue, dedup=args.dedup).to_dict()
@@ -115,8 +119,31 @@ def run_settings(args: argparse.Namespace) -> int:
     return run_with_client(args, body)
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("queue", help="the queue, as `spoolq queues` lists it (any door's); with --dedup a dedup queue")
+def _exists(c: SpoolqClient, queue: str, dedup: bool) -> bool:
+    try:
+        c.settings(queue, dedup=dedup)
+    except SpoolqApiError as e:
+        if e.status == 404:
+            return False
+        raise
+    return True
+
+
+def creation(store_name: str, dedup: bool) -> dict[str, Any]:
+    """The door, name and region of the queue a store name (as `spoolq queues` lists it) stands for."""
+    if dedup:
+        return {"door": "dedupq", "name": store_name}
+    for prefix, door in (("mq:", "mq"), ("disque:", "disque"), ("__dedupq:", "dedupq")):
+        if store_name.startswith(prefix):
+            return {"door": door, "name": store_name[len(prefix):]}
+    parts = store_name.split(":", 3)
+    if store_name.startswith("sqs:") and len(parts) == 4:
+        return {"door": "sqs", "name": parts[3], "region": parts[2], "fifo": parts[3].endswith(".fifo")}
+    return {"door": "queue", "name": store_name}
+
+
+def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of the settings a change (or a new queue) names."""
     p.add_argument("--visibility-timeout", dest="visibility_timeout", metavar="DURATION",
                    help="how long a delivery stays claimed when the poll names no time (e.g. 30s, 5m)")
     p.add_argument("--delay", metavar="DURATION", help="delay of new messages that name none")
@@ -134,6 +161,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--archive", choices=["on", "off"], help="keep acknowledged messages for `spoolq pipeline audit`")
     p.add_argument("--archive-retention", dest="archive_retention", metavar="DURATION",
                    help="how long archived messages are kept (e.g. 30d)")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("queue", help="the queue, as `spoolq queues` lists it (any door's); with --dedup a dedup queue")
+    add_setting_flags(p)
+    p.add_argument("--create", action="store_true",
+                   help="a queue that does not exist yet is created with these settings (its door from its "
+                        "name: orders, mq:jobs, disque:builds, sqs:123456789012:us-east-1:Orders; --dedup)")
     add_connection_flags(p)
 
 
@@ -142,4 +177,5 @@ SETTINGS = Command("settings", "print a queue's settings, or change some of them
 spoolq settings orders                                   # every setting
 spoolq settings orders --archive on --archive-retention 30d
 spoolq settings orders --dead-letter-queue orders-dlq --max-receives 5
+spoolq settings audq --create --archive on              # archive on from the first message
 spoolq settings sqs:123456789012:us-east-1:Orders --visibility-timeout 2m --json""")
