@@ -162,7 +162,8 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     api = _Api(app, spec_kwargs={"info": {
         "description": "spoolq: a durable file-per-message queue. EmoDB QueueService/DedupQueueService, "
                        "MQ and SQS front doors over one store. Where a door differs from the system it imitates "
-                       "is listed in the compatibility notes of the spoolq documentation."}})
+                       "is listed in the compatibility notes of the spoolq documentation. A request line over "
+                       "4 MiB is answered 414 before any operation sees it."}})
     api.ma_plugin.converter.add_attribute_function(apidoc.null_means_null)
     for name, scheme in apidoc.SECURITY_SCHEMES.items():
         api.spec.components.security_scheme(name, scheme)

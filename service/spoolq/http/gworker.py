@@ -31,8 +31,9 @@ Changes to gthread (27.x):
   (:meth:`SpoolqThreadWorker._close_listeners`).
 * It stops accepting new connections while every thread is busy, so a new request waits in the
   listen backlog for any worker with a free thread instead of queueing inside this one.
-* Protocol errors gunicorn answers itself (a request line over 8190 bytes, oversized headers,
-  malformed requests) get a JSON body, never HTML.
+* Request lines up to 4 MiB (:mod:`spoolq.http.request_line`: SQS's query protocol by GET). Protocol
+  errors gunicorn answers itself (a longer request line, oversized headers, malformed requests) get
+  a JSON body, or SQS's ``<ErrorResponse>`` on an SQS path, never HTML.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ import errno
 import heapq
 import io
 import itertools
-import json
 import selectors
 import socket
 import sys
@@ -58,7 +58,7 @@ from gunicorn import util as gunicorn_util
 from gunicorn.http import wsgi
 from gunicorn.workers.gthread import ThreadWorker
 
-from spoolq.http import parking
+from spoolq.http import parking, request_line
 
 #: parked long polls one worker process keeps at most (each holds a socket, no thread)
 PARK_LIMIT = 8192
@@ -67,9 +67,10 @@ _PARKED, _RUNNING, _DONE = 0, 1, 2
 
 
 def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
-    """gunicorn's answer to a request it cannot parse (414, 431, 400), as JSON instead of HTML."""
-    body = json.dumps({"message": f"HTTP {status_int} {reason}" + (f": {mesg}" if mesg else "")}).encode()
-    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+    """gunicorn's answer to a request it cannot parse (414, 431, 400): JSON, or SQS's XML on an SQS
+    path (:mod:`spoolq.http.request_line`), never HTML."""
+    content_type, body = request_line.error_answer(status_int, reason, mesg)
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
     gunicorn_util.write_nonblock(sock, head + body)
 
@@ -116,7 +117,15 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def init_process(self) -> None:
         gunicorn_util.write_error = _write_json_error  # this worker process only
+        request_line.install()  # request lines up to 4 MiB (the SQS query protocol by GET)
         super().init_process()
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> Any:
+        request_line.remember_failure(exc)  # its answer is in the format of the door it was for
+        try:
+            return super().handle_error(req, client, addr, exc)
+        finally:
+            request_line.remember_failure(None)
 
     # ------------------------------------------------ thread accounting (all on the main thread)
 

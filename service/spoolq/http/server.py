@@ -81,7 +81,10 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "post_worker_init": report_ready,  # a reload stops the old workers once the new ones serve
         "on_exit": on_exit,
         "on_reload": on_reload,
-        "limit_request_line": 8190,
+        # gunicorn takes 0-8190 (0: no limit); spoolq's worker bounds request lines at 4 MiB itself
+        # (spoolq.http.request_line: a 1 MiB SQS message by GET), with gunicorn's Python parser
+        "limit_request_line": 0 if _worker_hooks_present() else 8190,
+        "http_parser": "python",
         "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
     }
 
