@@ -46,12 +46,27 @@ class Settings:
     max_body_bytes: int = 2 * 1024 * 1024  # request bodies above this get 413 before being read
     disque_port: int = 0  # Disque (RESP) listener port; 0 = off (Disque's own default is 7711)
     disque_host: str = "127.0.0.1"  # Disque listener address (same open-mode rule as host)
+    #: TLS (spoolq.tls): with a certificate the HTTP port speaks only HTTPS, and Disque over TLS is served
+    #: on disque_tls_port; client_ca asks every client for a certificate it signed (mutual TLS)
+    certfile: Path | None = None  # PEM certificate chain, the server's own certificate first
+    keyfile: Path | None = None  # its PEM private key (default: in certfile)
+    client_ca: Path | None = None  # PEM bundle of the CAs whose client certificates are accepted
+    disque_tls_port: int = 0  # Disque (RESP) over TLS; 0 = off (Redis's tls-port)
 
     def __post_init__(self) -> None:
         if not 1 <= self.port <= 65535:
             raise SettingsError(f"port must be 1..65535, got {self.port}")
         if not 0 <= self.disque_port <= 65535:
             raise SettingsError(f"disque_port must be 0..65535 (0 = off), got {self.disque_port}")
+        if not 0 <= self.disque_tls_port <= 65535:
+            raise SettingsError(f"disque_tls_port must be 0..65535 (0 = off), got {self.disque_tls_port}")
+        if self.disque_tls_port and self.disque_tls_port == self.disque_port:
+            raise SettingsError(f"disque_port and disque_tls_port are both {self.disque_port}: one port speaks "
+                                "one protocol (set disque_port 0 for TLS only)")
+        if self.certfile is None:
+            for name in ("keyfile", "client_ca", "disque_tls_port"):
+                if getattr(self, name):
+                    raise SettingsError(f"{name} needs certfile (the server's TLS certificate)")
         if not 1 <= self.workers <= 256:
             raise SettingsError(f"workers must be 1..256, got {self.workers}")
         if not 1 <= self.threads <= 1024:
@@ -71,6 +86,9 @@ class Settings:
         return replace(self, **changes)
 
 
+#: the settings that name files or directories (``None`` by default)
+PATH_FIELDS = ("root", "config", "certfile", "keyfile", "client_ca")
+
 _BOOL_TRUE = {"1", "true", "yes", "on", "always"}
 _BOOL_FALSE = {"0", "false", "no", "off", "never"}
 
@@ -88,7 +106,7 @@ def _coerce(name: str, raw: str, current: Any) -> Any:
             return int(raw)
         except ValueError:
             raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
-    if isinstance(current, Path) or name in ("root", "config"):
+    if isinstance(current, Path) or name in PATH_FIELDS:
         return Path(raw)
     return raw
 

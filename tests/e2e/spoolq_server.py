@@ -54,10 +54,14 @@ class Server:
     extra_args: tuple[str, ...] = ()
     #: more environment for the server, e.g. ``{"PYTHONPATH": ...}``
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: the CA that signed the server's certificate, when it serves HTTPS (``--certfile`` in extra_args)
+    tls_ca: Path | None = None
+    #: a client certificate and its key in one PEM file, for a server that asks for one (``--client-ca``)
+    tls_client: Path | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls_ca else 'http'}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> None:
         cmd = [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(self.root), "--port", str(self.port),
@@ -77,7 +81,9 @@ class Server:
             # finished booting later, and its probe file in tmp/ would show up in the tests'
             # "nothing changed" snapshots
             with contextlib.suppress(requests.RequestException):
-                if requests.get(self.url + "/healthz", timeout=max(1.0, deadline - time.monotonic())).status_code == 200:
+                if requests.get(self.url + "/healthz", timeout=max(1.0, deadline - time.monotonic()),
+                                verify=str(self.tls_ca) if self.tls_ca else True,
+                                cert=str(self.tls_client) if self.tls_client else None).status_code == 200:
                     return
             time.sleep(0.1)
         self.stop()
@@ -131,13 +137,15 @@ class Server:
 @contextlib.contextmanager
 def running_server(tmp: Path, *, keys: bool = True, workers: int = 2, threads: int = 16,
                    config_text: str | None = None, extra_args: tuple[str, ...] = (),
-                   extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+                   extra_env: dict[str, str] | None = None, tls_ca: Path | None = None,
+                   tls_client: Path | None = None) -> Iterator[Server]:
     config = None
     if keys or config_text is not None:
         config = tmp / "spoolq.yaml"
         config.write_text(CONFIG if config_text is None else config_text)
     server = Server(root=tmp / "root", port=free_port(), config=config, workers=workers, threads=threads,
-                    log=tmp / "server.log", extra_args=extra_args, extra_env=extra_env or {})
+                    log=tmp / "server.log", extra_args=extra_args, extra_env=extra_env or {}, tls_ca=tls_ca,
+                    tls_client=tls_client)
     server.start()
     try:
         yield server

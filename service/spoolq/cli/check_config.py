@@ -7,7 +7,8 @@ the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve``
    the root is on, or the one asked for (refused on a network or FUSE file system unless forced);
 2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults,
    declared queues (:mod:`spoolq.declared_queues`: every mistake, one line each);
-3. the listen policy (no open mode on a network address without ``--allow-open``);
+3. the listen policy (no open mode on a network address without ``--allow-open``), then TLS
+   (:mod:`spoolq.tls`): each file usable, no clear-text Disque port carrying keys next to it;
 4. the root: a directory (created when missing), writable (a file is written, flushed and
    removed in its ``tmp/``; the store's own directories are writable too), its file system (a
    warning on ext4 made without a journal), and its free space.
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spoolq.cli.command import Command
+from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
 from spoolq.settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
@@ -48,7 +50,8 @@ environment and flags as `serve`, and checks in order:
   2. the config file: API keys, every permission against the grammar
      queue|<post,poll,get_status,admin>|<queue or pattern>, SQS credentials,
      queue_defaults, queues (every mistake in a declared queue, one line each);
-  3. the listen policy (no open mode on a network address without --allow-open);
+  3. the listen policy (no open mode on a network address without --allow-open),
+     then TLS: the certificate, its key (they must match), the client CA;
   4. the data directory: a directory (created when missing), writable (a file is
      written, flushed and removed), and its free space.
 
@@ -92,11 +95,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address the service will use")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
                    help="allow a non-loopback --host without API keys")
+    add_tls_arguments(p)
 
 
 def run_check_config(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "force_flush",
-                                                     "allow_open", "disque_port", "disque_host")}
+                                                     "allow_open", "disque_port", "disque_host", *TLS_SETTINGS)}
     if getattr(args, "fsync", None) is not None:
         overrides["fsync"] = args.fsync == "always"
     try:
@@ -171,13 +175,34 @@ def check_config_file(settings: Settings) -> Iterator[Check]:
         yield Check(status, text, EXIT_CONFIG if failed else EXIT_OK, final)
     if failed:
         return
-    hosts = (settings.host, settings.disque_host) if settings.disque_port else (settings.host,)
+    disque = settings.disque_port or settings.disque_tls_port
+    hosts = (settings.host, settings.disque_host) if disque else (settings.host,)
     try:
         check_listen_policy(settings, auth, hosts[1:])
     except SettingsError as e:
         yield Check("FAILED", f"listen policy: {e}", EXIT_CONFIG)
         return
     yield Check("ok", f"listen policy for {', '.join(dict.fromkeys(hosts))}")
+    yield from check_tls(settings, keys_configured=not auth.open)
+
+
+def check_tls(settings: Settings, *, keys_configured: bool) -> Iterator[Check]:
+    """The TLS files (each one usable, the first that is not named) and no secret on a clear-text
+    port once TLS is configured (:mod:`spoolq.tls`)."""
+    from spoolq.tls import TlsFileError, check_files, clear_text_problem
+
+    try:
+        described = check_files(settings)
+    except TlsFileError as e:
+        yield Check("FAILED", f"tls: {e}", EXIT_CONFIG)
+        return
+    if not described:
+        return
+    problem = clear_text_problem(settings, keys_configured=keys_configured)
+    if problem is not None:
+        yield Check("FAILED", f"tls: {problem}", EXIT_CONFIG)
+        return
+    yield Check("ok", described)
 
 
 def check_root(root: Path) -> Iterator[Check]:

@@ -6,11 +6,11 @@ generations of the service. ``serve`` takes them from the first of:
 
 1. **systemd socket activation** (``LISTEN_PID`` is this process, ``LISTEN_FDS`` sockets from fd 3,
    ``LISTEN_FDNAMES``): the socket named ``http`` (or the first) serves HTTP, the one named
-   ``disque`` (or the second) Disque. systemd keeps them open across ``systemctl restart``, so
+   ``disque`` (or the second) Disque, the one named ``disque-tls`` Disque over TLS. systemd keeps them open across ``systemctl restart``, so
    connections made while the service restarts wait in the kernel's backlog and are served by the
    new process (``deploy/spoolq-http.socket``, ``deploy/spoolq-disque.socket``).
 2. **a re-exec by SIGUSR2** (gunicorn's upgrade): the old master passes its HTTP listener in
-   ``GUNICORN_FD`` and the Disque listener in ``SPOOLQ_DISQUE_FD``; the new master, running the
+   ``GUNICORN_FD`` and the Disque listeners in ``SPOOLQ_DISQUE_FD`` and ``SPOOLQ_DISQUE_TLS_FD``; the new master, running the
    code now on disk, serves them next to the old one until the old one is stopped.
 3. **bound here**, after the checks `check-config` makes and before anything is started or
    printed, so a busy port fails at once with its reason.
@@ -34,6 +34,8 @@ from spoolq.settings import Settings, SettingsError
 SD_LISTEN_FDS_START = 3
 #: environment variable that carries the Disque listener across a SIGUSR2 re-exec
 DISQUE_FD_ENV = "SPOOLQ_DISQUE_FD"
+#: the same for the Disque TLS listener (``--disque-tls-port``)
+DISQUE_TLS_FD_ENV = "SPOOLQ_DISQUE_TLS_FD"
 #: listen backlog of sockets bound here: connections made while the workers are busy (or while
 #: a new generation starts) wait in it
 BACKLOG = 2048
@@ -46,9 +48,10 @@ class ListenSockets:
     http: socket.socket
     disque: socket.socket | None
     source: str  # "systemd", "re-exec" or "bound"
+    disque_tls: socket.socket | None = None  # Disque over TLS (spoolq.tls)
 
     def close(self) -> None:
-        for sock in (self.http, self.disque):
+        for sock in (self.http, self.disque, self.disque_tls):
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.close()
@@ -61,12 +64,13 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
     env = os.environ if environ is None else environ
     inherited = _from_systemd(env)
     if inherited is not None:
-        http, disque = inherited
+        http, disque, disque_tls = inherited
         source = "systemd"
     elif env.get("GUNICORN_FD") and env.get("GUNICORN_PID"):
         http = _socket_of(int(env.pop("GUNICORN_FD").split(",")[0]))
-        raw = env.get(DISQUE_FD_ENV)
+        raw, raw_tls = env.get(DISQUE_FD_ENV), env.get(DISQUE_TLS_FD_ENV)
         disque = _socket_of(int(raw)) if raw else None
+        disque_tls = _socket_of(int(raw_tls)) if raw_tls else None
         source = "re-exec"
     else:
         return None, settings
@@ -76,19 +80,26 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
         changes["disque_host"], changes["disque_port"] = _address(disque)
     else:
         changes["disque_port"] = 0
-    return ListenSockets(http, disque, source), settings.with_changes(**changes)
+    if disque_tls is not None:
+        changes["disque_host"], changes["disque_tls_port"] = _address(disque_tls)
+    else:
+        changes["disque_tls_port"] = 0
+    return ListenSockets(http, disque, source, disque_tls), settings.with_changes(**changes)
 
 
 def bound_sockets(settings: Settings) -> ListenSockets:
     """Sockets bound here on the settings' addresses; :class:`SettingsError` naming the address
     (and the reason) when a port cannot be bound."""
-    http = bind(settings.host, settings.port, "HTTP")
+    sockets = ListenSockets(bind(settings.host, settings.port, "HTTP"), None, "bound")
     try:
-        disque = bind(settings.disque_host, settings.disque_port, "Disque") if settings.disque_port else None
+        if settings.disque_port:
+            sockets.disque = bind(settings.disque_host, settings.disque_port, "Disque")
+        if settings.disque_tls_port:
+            sockets.disque_tls = bind(settings.disque_host, settings.disque_tls_port, "Disque over TLS")
     except SettingsError:
-        http.close()
+        sockets.close()
         raise
-    return ListenSockets(http, disque, "bound")
+    return sockets
 
 
 def bind(host: str, port: int, what: str) -> socket.socket:
@@ -106,7 +117,8 @@ def bind(host: str, port: int, what: str) -> socket.socket:
     return sock
 
 
-def _from_systemd(env: MutableMapping[str, str]) -> tuple[socket.socket, socket.socket | None] | None:
+def _from_systemd(env: MutableMapping[str, str]
+                  ) -> tuple[socket.socket, socket.socket | None, socket.socket | None] | None:
     if "LISTEN_FDS" not in env:
         return None
     pid, count = env.pop("LISTEN_PID", ""), env.pop("LISTEN_FDS", "")
@@ -117,10 +129,12 @@ def _from_systemd(env: MutableMapping[str, str]) -> tuple[socket.socket, socket.
     named = dict(zip(names, fds, strict=False)) if len(names) == len(fds) else {}
     http_fd = named.get("http", fds[0])
     disque_fd = named.get("disque", fds[1] if len(fds) > 1 and not named else None)
+    tls_fd = named.get("disque-tls")
     for fd in fds:
-        if fd not in (http_fd, disque_fd):
+        if fd not in (http_fd, disque_fd, tls_fd):
             os.close(fd)  # a socket this service has no use for
-    return _socket_of(http_fd), (_socket_of(disque_fd) if disque_fd is not None else None)
+    return (_socket_of(http_fd), (_socket_of(disque_fd) if disque_fd is not None else None),
+            (_socket_of(tls_fd) if tls_fd is not None else None))
 
 
 def _socket_of(fd: int) -> socket.socket:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from spoolq.cli.command import Command
+from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
 from spoolq.settings import DEFAULT_PORT, load_settings
 
 SERVE_DESCRIPTION = """\
@@ -29,6 +30,10 @@ signals:
              GETJOBs are answered empty (up to 30 s)
   USR2       upgrade in place: a new generation runs the code now on disk on the same
              sockets; then TERM the old one (see docs/operations.md)
+
+TLS (see docs/operations.md): with --certfile the HTTP port speaks only HTTPS (a clear-text
+request gets 400); --disque-tls-port serves Disque over TLS. --client-ca asks every client for
+a certificate (mutual TLS).
 
 Listening sockets passed by systemd (spoolq-http.socket, spoolq-disque.socket) are used
 instead of --host/--port and --disque-host/--disque-port; they stay open across restarts."""
@@ -64,18 +69,19 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disque-port", dest="disque_port", type=int,
                    help="also serve Disque's job commands over RESP on this port (off by default; Disque uses 7711)")
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address (default 127.0.0.1)")
+    add_tls_arguments(p)
     p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
 
 
 def run_serve(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
                                                "node_id", "allow_open", "max_body_bytes", "flush", "force_flush",
-                                               "disque_port", "disque_host")}
+                                               "disque_port", "disque_host", *TLS_SETTINGS)}
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
     from spoolq.cli.check_config import first_failure, flush_check
-    from spoolq.cli.listen_sockets import DISQUE_FD_ENV, bound_sockets, inherited_sockets
+    from spoolq.cli.listen_sockets import DISQUE_FD_ENV, DISQUE_TLS_FD_ENV, bound_sockets, inherited_sockets
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
     # then the ports, before anything is started or printed: a busy port fails at once
@@ -103,21 +109,27 @@ def run_serve(args: argparse.Namespace) -> int:
     prepare_metrics_dir()
     master = os.getpid()
     disque = None
-    if sockets.disque is not None:
+    if sockets.disque is not None or sockets.disque_tls is not None:
         from spoolq.disque.supervisor import Supervisor  # a child process that dies with this one
 
-        sockets.disque.set_inheritable(True)  # kept by a SIGUSR2 re-exec
-        os.environ[DISQUE_FD_ENV] = str(sockets.disque.fileno())
-        disque = Supervisor(settings, sockets.disque).start()
-    print(f"spoolq: serving http://{settings.host}:{settings.port} root={settings.root} "
+        for sock, env in ((sockets.disque, DISQUE_FD_ENV), (sockets.disque_tls, DISQUE_TLS_FD_ENV)):
+            if sock is not None:
+                sock.set_inheritable(True)  # kept by a SIGUSR2 re-exec
+                os.environ[env] = str(sock.fileno())
+        disque = Supervisor(settings, sockets.disque, sockets.disque_tls).start()
+    scheme = "https" if settings.certfile is not None else "http"
+    print(f"spoolq: serving {scheme}://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
           f"{flush_check(settings).text} {auth.summary()}"
           + ("" if sockets.source == "bound" else f" (sockets from {sockets.source})"),
           file=sys.stderr, flush=True)
-    print(f"spoolq: console {console_url(settings.host, settings.port)}  API docs "
-          f"{console_url(settings.host, settings.port, '/docs/')}", file=sys.stderr, flush=True)
-    if disque is not None:
+    print(f"spoolq: console {console_url(settings.host, settings.port, scheme=scheme)}  API docs "
+          f"{console_url(settings.host, settings.port, '/docs/', scheme=scheme)}", file=sys.stderr, flush=True)
+    if sockets.disque is not None:
         print(f"spoolq: serving Disque on {settings.disque_host}:{settings.disque_port}", file=sys.stderr, flush=True)
+    if sockets.disque_tls is not None:
+        print(f"spoolq: serving Disque over TLS on {settings.disque_host}:{settings.disque_tls_port}",
+              file=sys.stderr, flush=True)
     try:
         serve(settings, access_log=args.access_log, listener_fd=sockets.http.detach())
     finally:
@@ -130,12 +142,12 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def console_url(host: str, port: int, path: str = "/console/") -> str:
+def console_url(host: str, port: int, path: str = "/console/", *, scheme: str = "http") -> str:
     """The URL a browser on this machine opens for ``path`` (a wildcard listen address is reached on loopback)."""
     shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "[::]": "[::1]"}.get(host, host)
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
-    return f"http://{shown}:{port}{path}"
+    return f"{scheme}://{shown}:{port}{path}"
 
 
 SERVE = Command(

@@ -3,8 +3,9 @@
 Every connection is an :class:`asyncio.Protocol`; its requests (pipelined or not) run one at
 a time, in order. Commands that touch the store run in a thread pool (the store blocks on
 the file system and on group commits); a blocked GETJOB holds no thread (see
-:mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` binds the socket, then starts
-this module as a child process that inherits it, dies with its parent (``PR_SET_PDEATHSIG``) and
+:mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` (and ``--disque-tls-port M``: RESP over TLS, :mod:`spoolq.tls`)
+binds the sockets, then starts
+this module as a child process that inherits them, dies with its parent (``PR_SET_PDEATHSIG``) and
 is started again by :class:`~spoolq.disque.supervisor.Supervisor` if it dies alone. The socket may
 also come from systemd or from an older generation of the service (:mod:`spoolq.cli.listen_sockets`).
 
@@ -58,6 +59,7 @@ from spoolq.rates import RateHistory
 from spoolq.settings import Settings
 from spoolq.store import FileStore, QueueConfig
 from spoolq.store import layout as L
+from spoolq.tls import HANDSHAKE_SECONDS, server_context
 
 log = logging.getLogger("spoolq.disque")
 #: requests parsed but not yet answered before the connection stops reading (back-pressure)
@@ -355,7 +357,9 @@ class Connection(asyncio.Protocol):
 
 # ---------------------------------------------------------------------- process
 
-async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None] | None = None) -> None:
+async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[], None] | None = None,
+              tls_sock: socket.socket | None = None) -> None:
+    """Serve RESP on ``sock`` (clear text) and ``tls_sock`` (TLS, :mod:`spoolq.tls`) until SIGTERM."""
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
     store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, peers=settings.peers,
@@ -372,7 +376,12 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
     def connect() -> Connection:
         return Connection(door, connections)
 
-    server = await loop.create_server(connect, sock=sock)
+    servers = []
+    if sock is not None:
+        servers.append(await loop.create_server(connect, sock=sock))
+    if tls_sock is not None:
+        servers.append(await loop.create_server(connect, sock=tls_sock, ssl=server_context(settings),
+                                                ssl_handshake_timeout=HANDSHAKE_SECONDS))
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -380,19 +389,21 @@ async def run(settings: Settings, sock: socket.socket, ready: Callable[[], None]
         ready()
     try:
         await stop.wait()
-        await _drain(server, door, connections)
+        await _drain(servers, door, connections)
     finally:
-        server.close()
+        for server in servers:
+            server.close()
         pool.shutdown(wait=False, cancel_futures=True)
         store.close()
 
 
-async def _drain(server: asyncio.Server, door: Door, connections: set[Connection]) -> None:
+async def _drain(servers: Sequence[asyncio.Server], door: Door, connections: set[Connection]) -> None:
     """A graceful stop: stop accepting (another process holding the socket takes new clients),
     answer every blocked GETJOB as its timeout would (a null reply: the client asks again), let
     each connection finish the commands it sent (up to :data:`GRACEFUL_SECONDS`) and close it
     once it has nothing left to answer."""
-    server.close()  # this process's copy of the listening socket
+    for server in servers:
+        server.close()  # this process's copy of the listening socket
     door.stopping = True
     door.dispatcher.stop()
     for c in list(connections):
@@ -407,7 +418,8 @@ async def _drain(server: asyncio.Server, door: Door, connections: set[Connection
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="spoolq-disque")
-    p.add_argument("--fd", type=int, required=True, help="listening socket inherited from spoolq serve")
+    p.add_argument("--fd", type=int, help="clear-text listening socket inherited from spoolq serve")
+    p.add_argument("--tls-fd", type=int, help="TLS listening socket inherited from spoolq serve")
     p.add_argument("--parent", type=int, default=0, help="exit if this process is gone")
     a = p.parse_args(argv)
     die_with_parent()
@@ -415,9 +427,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     logging.basicConfig(level=logging.INFO, format="%(asctime)s [disque] %(levelname)s %(message)s")
     settings = settings_from_json(os.environ["SPOOLQ_DISQUE_SETTINGS"])
-    sock = socket.socket(fileno=a.fd)
-    log.info("serving Disque on %s:%s root=%s", settings.disque_host, settings.disque_port, settings.root)
-    asyncio.run(run(settings, sock))
+    sock = socket.socket(fileno=a.fd) if a.fd is not None else None
+    tls_sock = socket.socket(fileno=a.tls_fd) if a.tls_fd is not None else None
+    ports = ([f"{settings.disque_port}"] if sock is not None else []) + \
+        ([f"{settings.disque_tls_port} (TLS)"] if tls_sock is not None else [])
+    log.info("serving Disque on %s port %s root=%s", settings.disque_host, " and ".join(ports), settings.root)
+    asyncio.run(run(settings, sock, tls_sock=tls_sock))
     return 0
 
 

@@ -1,8 +1,8 @@
 """The Disque listener as a child process of ``spoolq serve``: started, watched, stopped.
 
-``spoolq serve --disque-port N`` binds the socket in the parent (:func:`bind`; errors surface
+``spoolq serve --disque-port N`` (and/or ``--disque-tls-port M``) binds the sockets in the parent (:func:`bind`; errors surface
 there) and :class:`Supervisor` starts ``python -m spoolq.disque.server --fd F --parent P`` with
-that socket inherited and the service's settings in ``SPOOLQ_DISQUE_SETTINGS`` (JSON,
+those sockets inherited and the service's settings in ``SPOOLQ_DISQUE_SETTINGS`` (JSON,
 :func:`settings_to_json`). The child dies with its parent (``PR_SET_PDEATHSIG``,
 :func:`die_with_parent`) and the supervisor starts it again if it dies alone: the parent keeps
 the socket, so clients only see their connections drop. A stop is SIGTERM, which the listener
@@ -25,7 +25,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from spoolq.settings import Settings
+from spoolq.settings import PATH_FIELDS, Settings
 
 log = logging.getLogger("spoolq.disque")
 #: how long a stopping listener lets commands already read finish
@@ -39,7 +39,7 @@ def settings_to_json(settings: Settings) -> str:
 
 def settings_from_json(text: str) -> Settings:
     data = json.loads(text)
-    for key in ("root", "config"):
+    for key in PATH_FIELDS:
         if data.get(key) is not None:
             data[key] = Path(data[key])
     return Settings(**data)
@@ -68,10 +68,14 @@ class Supervisor:
     the child is watched by pid, not by ``wait``.)
     """
 
-    def __init__(self, settings: Settings, sock: socket.socket | None = None) -> None:
+    def __init__(self, settings: Settings, sock: socket.socket | None = None,
+                 tls_sock: socket.socket | None = None) -> None:
         self.settings = settings
         # errors surface now, in the parent
-        self.sock = sock if sock is not None else bind(settings.disque_host, settings.disque_port)
+        if sock is None and tls_sock is None:
+            sock = bind(settings.disque_host, settings.disque_port)
+        self.sock = sock  # clear text
+        self.tls_sock = tls_sock
         self.proc: Any = None
         self.restarts = 0
         self._stop = threading.Event()
@@ -84,9 +88,13 @@ class Supervisor:
 
     def _spawn(self) -> None:
         env = dict(os.environ, SPOOLQ_DISQUE_SETTINGS=settings_to_json(self.settings))
-        fd = self.sock.fileno()
-        self.proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", "--fd", str(fd),
-                                      "--parent", str(os.getpid())], pass_fds=[fd], env=env)
+        args, fds = [], []
+        for flag, sock in (("--fd", self.sock), ("--tls-fd", self.tls_sock)):
+            if sock is not None:
+                args += [flag, str(sock.fileno())]
+                fds.append(sock.fileno())
+        self.proc = subprocess.Popen([sys.executable, "-m", "spoolq.disque.server", *args,
+                                      "--parent", str(os.getpid())], pass_fds=fds, env=env)
 
     def _alive(self) -> bool:
         if self.proc.poll() is not None:
@@ -124,4 +132,6 @@ class Supervisor:
             except Exception:
                 self.proc.kill()
             self._forget(self.proc.pid)
-        self.sock.close()
+        for sock in (self.sock, self.tls_sock):
+            if sock is not None:
+                sock.close()

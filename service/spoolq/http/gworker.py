@@ -31,6 +31,8 @@ Changes to gthread (27.x):
   (:meth:`SpoolqThreadWorker._close_listeners`).
 * It stops accepting new connections while every thread is busy, so a new request waits in the
   listen backlog for any worker with a free thread instead of queueing inside this one.
+* On a TLS port (:mod:`spoolq.tls`), a clear-text HTTP request is answered ``400`` in clear
+  text and closed before it is parsed, and a handshake must finish within 10 s.
 * Request lines up to 4 MiB (:mod:`spoolq.http.request_line`: SQS's query protocol by GET). Protocol
   errors gunicorn answers itself (a longer request line, oversized headers, malformed requests) get
   a JSON body, or SQS's ``<ErrorResponse>`` on an SQS path, never HTML.
@@ -43,6 +45,7 @@ import errno
 import heapq
 import io
 import itertools
+import json
 import selectors
 import socket
 import sys
@@ -56,14 +59,35 @@ from typing import Any
 from gunicorn import http as gunicorn_http
 from gunicorn import util as gunicorn_util
 from gunicorn.http import wsgi
+from gunicorn.workers import gthread
 from gunicorn.workers.gthread import ThreadWorker
 
 from spoolq.http import parking, request_line
+from spoolq.tls import HANDSHAKE_SECONDS
 
 #: parked long polls one worker process keeps at most (each holds a socket, no thread)
 PARK_LIMIT = 8192
 
 _PARKED, _RUNNING, _DONE = 0, 1, 2
+
+
+#: gthread's answer "no data yet: wait for it in the main loop" (False: close) and that wait
+_DEFER = getattr(gthread, "_DEFER", False)
+DEFAULT_WORKER_DATA_TIMEOUT = float(getattr(gthread, "DEFAULT_WORKER_DATA_TIMEOUT", 5.0))
+#: the first byte of a TLS connection (a handshake record); an HTTP request starts with a letter
+TLS_HANDSHAKE_RECORD = b"\x16"
+
+
+def _refuse_clear_text(sock: Any) -> None:
+    """Answer a clear-text request sent to the HTTPS port with a ``400`` and close, reading (and
+    dropping) what the client sent so that the answer is not cut off by a reset."""
+    body = json.dumps({"message": "HTTP 400 Bad Request: this port speaks HTTPS; use an https:// URL"}).encode()
+    head = (f"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    with contextlib.suppress(OSError):
+        sock.settimeout(2.0)
+        sock.sendall(head + body)
+    gunicorn_util.close_graceful(sock)
 
 
 def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
@@ -172,6 +196,34 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         super().accept(listener)
 
     # ------------------------------------------------ serving a request (worker threads)
+
+    def handle(self, conn: Any) -> Any:
+        """gthread's ``handle``; on a TLS port, a new connection is first looked at: a clear-text
+        HTTP request gets a ``400`` in clear text and is closed unread, and the handshake of a TLS
+        one must finish within :data:`~spoolq.tls.HANDSHAKE_SECONDS`."""
+        if self.cfg.is_ssl and not conn.initialized:
+            if not conn.data_ready and not conn.wait_for_data(DEFAULT_WORKER_DATA_TIMEOUT):
+                return _DEFER
+            if not self._start_tls(conn):
+                return False
+        return super().handle(conn)
+
+    def _start_tls(self, conn: Any) -> bool:
+        try:
+            conn.sock.setblocking(True)
+            first = conn.sock.recv(1, socket.MSG_PEEK)
+            if first and first != TLS_HANDSHAKE_RECORD:
+                _refuse_clear_text(conn.sock)
+                return False
+            conn.sock.settimeout(HANDSHAKE_SECONDS)
+            conn.init()  # wraps the socket and completes the handshake
+            conn.sock.settimeout(None)
+            return True
+        except (OSError, ValueError) as e:  # ssl.SSLError and the handshake timeout are OSErrors
+            self.log.debug("TLS handshake with %s failed: %s", conn.client, e)
+            with contextlib.suppress(OSError):
+                conn.sock.close()
+            return False
 
     def handle_request(self, req: Any, conn: Any) -> bool:
         slot = parking.LongPoll(can_park=len(self._all) < PARK_LIMIT, arrived=getattr(conn, "spoolq_arrived", None))

@@ -35,6 +35,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from spoolq.http.arbiter import report_ready
 from spoolq.http.gworker import SpoolqThreadWorker
 from spoolq.settings import Settings
+from spoolq.tls import gunicorn_tls_options
 
 __all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "remove_metrics_dir", "serve"]
 
@@ -49,7 +50,7 @@ def _worker_hooks_present() -> bool:
     """Whether this gunicorn's gthread worker has the methods SpoolqThreadWorker extends."""
     return all(callable(getattr(ThreadWorker, m, None))
                for m in ("enqueue_req", "finish_request", "accept", "set_accept_enabled", "handle_request",
-                         "wait_for_and_dispatch_events"))
+                         "handle", "wait_for_and_dispatch_events"))
 
 
 def child_exit(server: Any, worker: Any) -> None:
@@ -86,6 +87,7 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "limit_request_line": 0 if _worker_hooks_present() else 8190,
         "http_parser": "python",
         "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
+        **gunicorn_tls_options(settings),  # with a certificate: HTTPS only (spoolq.tls)
     }
 
 
