@@ -8,6 +8,8 @@
 The code generated from ``openapi.yaml`` lives in :mod:`spoolq_client._generated` (``api``,
 ``models``, ``Client`` / ``AuthenticatedClient``, sync and asyncio functions per operation);
 regenerate it with ``scripts/generate-client``, never by hand. Everything else is hand-written.
+The client commands (``spoolq send``, ``poll``, ... or ``spoolq-client send`` where the server is not
+installed) are in :mod:`spoolq_client.cli`.
 """
 
 from spoolq_client._generated.client import AuthenticatedClient, Client
