@@ -39,7 +39,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 #: distribution -> its project directory
 PROJECTS = {"spoolq": CHECKOUT, "spoolq-client": CHECKOUT / "clients/python", "spoolq-spark": CHECKOUT / "clients/spark"}
 SERVER_COMMANDS = ("serve", "check-config", "backup", "restore", "hash-key")
-CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "settings")
+CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "create", "settings")
 #: documents whose code examples name commands
 DOCUMENTS = [CHECKOUT / "README.md", *sorted((CHECKOUT / "docs").glob("*.md")),
              CHECKOUT / "clients/python/README.md", CHECKOUT / "clients/spark/README.md"]
@@ -199,6 +199,10 @@ def _client_session(venv: Venv, cmd: Sequence[str], url: str, queue: str) -> Non
     changed = json.loads(venv.ok(*cmd, "settings", queue, "--visibility-timeout", "2m", "--archive", "on", "--json",
                                  **key))
     assert changed["visibility_timeout"] == 120 and changed["archive"] is True
+    created = json.loads(venv.ok(*cmd, "create", queue + "-made", "--kind", "sqs", "--retention", "2d", "--json",
+                                 **key))
+    assert created["store_name"].startswith("sqs:") and created["store_name"].endswith(":" + queue + "-made")
+    assert json.loads(venv.ok(*cmd, "settings", created["store_name"], "--json", **key))["retention"] == 2 * 86_400
     moved = venv.run(*cmd, "move", queue, queue + "-moved", "--progress", "bar", "--interval", "0.1", **key)
     assert moved.returncode == 0 and "moving" in moved.stderr and moved.stdout.strip().endswith("COMPLETE"), moved
     venv.ok(*cmd, "purge", queue + "-moved", "--yes", **key)
@@ -213,7 +217,7 @@ def _run_help_examples(venv: Venv, cmd: Sequence[str], name: str, **extra: str) 
     each works or fails with one line on stderr (a queue the example names may not exist here).
     ``tail`` is given ``--timeout-after`` (it follows until interrupted). The number of examples run."""
     text = venv.ok(*cmd, name, "--help")
-    examples = text.split("examples:\n", 1)[1].splitlines()
+    examples = text.split("examples:\n", 1)[1].replace("\\\n", " ").splitlines()  # continued lines joined
     ran = 0
     for line in examples:
         words = shlex.split(line, comments=True)
