@@ -18,6 +18,7 @@ from spoolq.metrics import Metrics
 from spoolq.settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
+from tests.inside import core_of
 
 
 def scrape(client: FlaskClient) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -198,7 +199,7 @@ def test_journal_flushes_are_counted(tmp_path: Path) -> None:
     """With --flush journal a standard send is made durable by an fdatasync of the commit journal,
     not by the group commit's syncfs: those flushes count in the flush histograms too."""
     store = FileStore(tmp_path / "root", node_id="journal", fsync=True, flush="journal")
-    journal = store.commit.journal
+    journal = core_of(store).commit.journal
     if journal is None:
         store.close()
         pytest.skip("no commit journal here (no syncfs or no boot id)")
@@ -209,7 +210,7 @@ def test_journal_flushes_are_counted(tmp_path: Path) -> None:
             assert client.post("/queue/1/durable/send", json=i).status_code == 200
         m = scrape(client)
         assert journal.flushes >= 3
-        assert value(m, "spoolq_flush_seconds_count") == store.commit.flushes + journal.flushes
+        assert value(m, "spoolq_flush_seconds_count") == core_of(store).commit.flushes + journal.flushes
         assert value(m, "spoolq_flush_batch_size_sum") >= 3
     finally:
         store.close()

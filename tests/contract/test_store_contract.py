@@ -31,6 +31,7 @@ from spoolq.store import (
 from spoolq.store.archive import compact, segments
 from spoolq.store.layout import IdFactory, id_time_ms, std_bucket
 from tests.conftest import FakeClock, tree
+from tests.inside import core_of
 
 M = OutgoingMessage
 STD = QueueKind.STANDARD
@@ -51,9 +52,9 @@ def test_send_peek_poll_ack_roundtrip(store: FileStore) -> None:
     assert bodies(got) == [b"hello"]
     d = got[0]
     assert d.message.id == r.id and d.message.receive_count == 1
-    assert d.message.first_received_at == pytest.approx(store.clock())
+    assert d.message.first_received_at == pytest.approx(core_of(store).clock())
     assert store.claim_count("q") == 1
-    assert store.peek("q")[0].claimed_until == pytest.approx(store.clock() + 30)
+    assert store.peek("q")[0].claimed_until == pytest.approx(core_of(store).clock() + 30)
     assert store.poll("q", limit=5) == []
     assert store.ack("q", [d.receipt]) == [True]
     assert store.size("q") == 0 and store.peek("q") == [] and store.claim_count("q") == 0
@@ -318,7 +319,7 @@ def test_long_names_use_hashed_directories(store: FileStore) -> None:
     name = "n" * 400
     store.send(name, M(b"x"), create=STD)
     assert store.list_queues() == [name]
-    assert all(len(d) <= 255 for d in os.listdir(store.root / "queues"))
+    assert all(len(d) <= 255 for d in os.listdir(core_of(store).root / "queues"))
     assert bodies(store.poll(name)) == [b"x"]
 
 
@@ -341,7 +342,7 @@ def test_list_update_delete_queues(store: FileStore) -> None:
         store.send("a-1", M(b"m"))
     assert store.list_queues() == ["a-2", "b"]
     store.maintain()
-    assert os.listdir(store.root / "trash") == []
+    assert os.listdir(core_of(store).root / "trash") == []
 
 
 def test_queue_default_claim_ttl_applies(store: FileStore, clock: FakeClock) -> None:
@@ -574,10 +575,10 @@ def test_archive_keeps_acknowledged_messages(store: FileStore, clock: FakeClock)
     d = store.poll("arch")[0]
     clock.advance(3)
     store.ack("arch", [d.receipt])
-    q = store.core.find("arch")
+    q = core_of(store).find("arch")
     assert q is not None
-    assert compact(store.core, q, store.now_ms(), force=True) == 1
-    [seg] = segments(store.core, "arch")
+    assert compact(core_of(store), q, core_of(store).now_ms(), force=True) == 1
+    [seg] = segments(core_of(store), "arch")
     [rec] = [json.loads(line) for line in Path(seg).read_text().splitlines()]
     assert rec["id"] == sent and rec["body"] == "payload" and rec["receive_count"] == 1
     assert rec["acked_at"] - rec["first_received_at"] == pytest.approx(3, abs=0.01)
@@ -588,12 +589,12 @@ def test_archive_keeps_acknowledged_messages(store: FileStore, clock: FakeClock)
 def test_corrupt_file_is_quarantined_not_delivered(store: FileStore) -> None:
     mid = store.send("q", M(b"good"), create=STD).id
     store.send("q", M(b"also good"))
-    q = store.core.find("q")
+    q = core_of(store).find("q")
     assert q is not None
     path = Path(q.ready_dir(std_bucket(id_time_ms(mid)))) / f"{mid}~0~0"
     path.write_bytes(path.read_bytes()[:-2] + b"XX")  # a torn write
     assert bodies(store.poll("q", limit=10)) == [b"also good"]
-    assert len(os.listdir(store.root / "corrupt")) == 1
+    assert len(os.listdir(core_of(store).root / "corrupt")) == 1
 
 
 def test_retention_drops_old_messages(store: FileStore, clock: FakeClock) -> None:
@@ -606,9 +607,9 @@ def test_retention_drops_old_messages(store: FileStore, clock: FakeClock) -> Non
 
 
 def test_tmp_debris_of_dead_writer_is_swept(store: FileStore) -> None:
-    debris = store.root / "tmp" / f"{store.tmp_node_prefix()}999999-1-1.tmp"
+    debris = core_of(store).root / "tmp" / f"{core_of(store).tmp_node_prefix()}999999-1-1.tmp"
     debris.write_bytes(b"half")
-    live = store.root / "tmp" / f"{store.tmp_node_prefix()}{os.getpid()}-1-1.tmp"
+    live = core_of(store).root / "tmp" / f"{core_of(store).tmp_node_prefix()}{os.getpid()}-1-1.tmp"
     live.write_bytes(b"mine")
     store.maintain()
     assert not debris.exists() and live.exists()
@@ -674,7 +675,7 @@ def test_missing_root_is_storage_unavailable(store: FileStore) -> None:
     from spoolq.errors import StorageUnavailable
 
     store.send("q", M(b"x"), create=STD)
-    shutil.rmtree(store.root)
+    shutil.rmtree(core_of(store).root)
     for call in (lambda: store.send("q", M(b"y")), lambda: store.poll("q"), lambda: store.size("q"),
                  lambda: store.send("new", M(b"y"), create=STD)):
         with pytest.raises(StorageUnavailable) as info:
@@ -683,11 +684,11 @@ def test_missing_root_is_storage_unavailable(store: FileStore) -> None:
 
 
 def test_half_created_queue_is_swept(store: FileStore) -> None:
-    staging = store.root / "queues" / ".new~0123456789abcdef"
+    staging = core_of(store).root / "queues" / ".new~0123456789abcdef"
     (staging / "ready").mkdir(parents=True)
     old = time.time() - 3600
     os.utime(staging, (old, old))
-    fresh = store.root / "queues" / ".new~fedcba9876543210"
+    fresh = core_of(store).root / "queues" / ".new~fedcba9876543210"
     fresh.mkdir()
     store.maintain()
     assert not staging.exists() and fresh.exists()
@@ -698,7 +699,7 @@ def test_fsync_flush_mode_flushes_only_own_directories(tmp_path: Path) -> None:
     s = FileStore(tmp_path / "r", fsync=True, flush="fsync")
     s.send("q", M(b"a"), create=STD)
     s.send_batch("q", [M(b"b"), M(b"c", delay=5)])
-    assert s.commit.per_file and s.commit.flushes >= 2
+    assert core_of(s).commit.per_file and core_of(s).commit.flushes >= 2
     assert sorted(m.body for m in s.peek("q")) == [b"a", b"b"]
     with pytest.raises(InvalidArgument):
         FileStore(tmp_path / "r2", flush="sometimes")
@@ -729,4 +730,4 @@ def test_old_backlog_never_needs_a_big_listing(store: FileStore, clock: FakeCloc
     assert not estimate.exact and 1000 <= estimate.ready <= 9000
     assert biggest[0] <= 1000
     assert store.size("q") == 3000
-    assert len(os.listdir(store.root / "queues" / "q" / "ready")) <= 4
+    assert len(os.listdir(core_of(store).root / "queues" / "q" / "ready")) <= 4

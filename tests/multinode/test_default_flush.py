@@ -11,6 +11,7 @@ import pytest
 
 from spoolq.store import FileStore
 from spoolq.store.filesystems import UnsafeFlush
+from tests.inside import core_of
 from tests.multinode.cluster import VOLUMES, mount_path
 
 pytestmark = pytest.mark.multinode
@@ -25,8 +26,8 @@ def test_a_gluster_mount_gets_fsync_by_default(gluster: Path, tmp_path: Path) ->
     root = mount_path(VOLUMES[0], 1) / f"default-flush-{tmp_path.name}"
     store = FileStore(root, node_id="flushcheck")
     try:
-        assert store.flush_mode == "fsync"
-        assert store.commit.per_file
+        assert core_of(store).flush_mode == "fsync"
+        assert core_of(store).commit.per_file
     finally:
         store.close()
     with pytest.raises(UnsafeFlush, match=r"fuse\.glusterfs"):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from spoolq.store import FileStore, QueueKind, queues
+from tests.inside import core_of
 
 from .helpers import Child
 
@@ -103,12 +104,12 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
 
     monkeypatch.setattr(queues, "read_json", read_json_together)
     handles: list[object] = []
-    workers = [threading.Thread(target=lambda: handles.append(store.core.find("d"))) for _ in range(threads)]
+    workers = [threading.Thread(target=lambda: handles.append(core_of(store).find("d"))) for _ in range(threads)]
     for t in workers:
         t.start()
     for t in workers:
         t.join(timeout=30)
     assert len(handles) == threads
     assert len({id(h) for h in handles}) == 1
-    assert store.core.find("d") is handles[0]
+    assert core_of(store).find("d") is handles[0]
     store.close()

@@ -18,6 +18,7 @@ from spoolq.store import FileStore, deleting
 from spoolq.store.model import OutgoingMessage, QueueCounts, QueueKind
 from spoolq.store.queues import StoreCore
 from tests.conftest import tree
+from tests.inside import core_of, reading_of
 
 
 def M(body: bytes) -> OutgoingMessage:
@@ -40,35 +41,35 @@ def test_an_empty_queue_is_deleted_a_queue_with_messages_is_refused_unchanged(st
     store.update_queue("later", config=store.get_queue("later").config)
     store.delete_queue("gone", if_empty=True)
     assert "gone" not in store.list_queues()
-    before = tree(store.root)
+    before = tree(core_of(store).root)
     for name in ("kept", "claimed"):
         with pytest.raises(QueueNotEmpty):
             store.delete_queue(name, if_empty=True)
     with pytest.raises(QueueNotFound):
         store.delete_queue("gone", if_empty=True)
-    assert tree(store.root) == before
+    assert tree(core_of(store).root) == before
     store.maintain()
-    assert os.listdir(store.root / "trash") == []
+    assert os.listdir(core_of(store).root / "trash") == []
 
 
 def test_a_message_that_lands_after_the_check_puts_the_queue_back(real: FileStore,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The check said empty, a send landed before the queue was moved aside: it is put back whole."""
     real.create_queue("q")
-    real_counts = real.reading.counts
+    real_counts = reading_of(real).counts
 
     def racing_counts(name: str, limit: int | None = None):  # type: ignore[no-untyped-def]
         got = real_counts(name, limit)
         real.send("q", M(b"landed"))
         return got
 
-    monkeypatch.setattr(real.reading, "counts", racing_counts)
+    monkeypatch.setattr(reading_of(real), "counts", racing_counts)
     with pytest.raises(QueueNotEmpty):
         real.delete_queue("q", if_empty=True)
     monkeypatch.undo()
     assert real.list_queues() == ["q"]
     assert [d.message.body for d in real.poll("q", limit=5)] == [b"landed"]
-    assert not [n for n in os.listdir(real.queues_dir) if n.startswith(".")]
+    assert not [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(".")]
 
 
 def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
@@ -76,7 +77,7 @@ def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
     real.send("q", M(b"old"), create=QueueKind.STANDARD)
     (claim,) = real.poll("q", limit=1, claim_ttl=60)
     real.send("q", M(b"ready"))
-    monkeypatch.setattr(real.reading, "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
+    monkeypatch.setattr(reading_of(real), "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
     settle = deleting.settle
 
     def send_first(core: StoreCore, aside: str) -> bool:
@@ -90,23 +91,23 @@ def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
     assert real.ack("q", [claim.receipt]) == [True]
     assert sorted(d.message.body for d in real.poll("q", limit=5)) == [b"new", b"ready"]
     real.maintain()
-    assert os.listdir(real.root / "trash") == []
+    assert os.listdir(core_of(real).root / "trash") == []
 
 
 def test_a_deletion_cut_off_half_way_is_finished_by_maintenance(real: FileStore) -> None:
     real.send("full", M(b"m"), create=QueueKind.STANDARD)
     real.create_queue("empty")
     for name in ("full", "empty"):
-        os.rename(f"{real.queues_dir}/{name}", f"{real.queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
+        os.rename(f"{core_of(real).queues_dir}/{name}", f"{core_of(real).queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
     assert real.list_queues() == []
-    assert deleting.sweep_deleting(real.core, time.time()) == 0  # young: maybe still in progress
+    assert deleting.sweep_deleting(core_of(real), time.time()) == 0  # young: maybe still in progress
     later = time.time() + deleting.ORPHAN_AGE + 1
-    assert deleting.sweep_deleting(real.core, later) == 2
+    assert deleting.sweep_deleting(core_of(real), later) == 2
     assert real.list_queues() == ["full"]
     assert [d.message.body for d in real.poll("full")] == [b"m"]
-    assert [n for n in os.listdir(real.queues_dir) if n.startswith(deleting.GONE_PREFIX)]  # the empty one
-    assert deleting.sweep_deleting(real.core, later + deleting.ORPHAN_AGE + 1) == 1
-    assert [n for n in os.listdir(real.queues_dir) if n.startswith(".")] == []
+    assert [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]  # the empty one
+    assert deleting.sweep_deleting(core_of(real), later + deleting.ORPHAN_AGE + 1) == 1
+    assert [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(".")] == []
 
 
 def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real: FileStore) -> None:
@@ -115,14 +116,14 @@ def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real:
     real.create_queue("q")
     real.delete_queue("q", if_empty=True)
     assert real.list_queues() == []
-    (gone,) = [n for n in os.listdir(real.queues_dir) if n.startswith(deleting.GONE_PREFIX)]
+    (gone,) = [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]
     real.send("elsewhere", M(b"late"), create=QueueKind.STANDARD)  # a whole message file to move in
-    (path,) = [p for p in Path(real.queues_dir, "elsewhere", "ready").rglob("*") if p.is_file()]
-    bucket = Path(real.queues_dir, gone, os.path.relpath(path.parent, Path(real.queues_dir, "elsewhere")))
+    (path,) = [p for p in Path(core_of(real).queues_dir, "elsewhere", "ready").rglob("*") if p.is_file()]
+    bucket = Path(core_of(real).queues_dir, gone, os.path.relpath(path.parent, Path(core_of(real).queues_dir, "elsewhere")))
     bucket.mkdir(parents=True)
     os.rename(path, bucket / path.name)  # what the straggler's link did
-    assert deleting.sweep_deleting(real.core, time.time()) == 0  # its minute is not up
-    assert deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1) == 1
+    assert deleting.sweep_deleting(core_of(real), time.time()) == 0  # its minute is not up
+    assert deleting.sweep_deleting(core_of(real), time.time() + deleting.ORPHAN_AGE + 1) == 1
     assert real.list_queues() == ["elsewhere", "q"]
     assert [m.body for m in real.peek("q")] == [b"late"]
 
@@ -139,7 +140,7 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
         real.send("q", OutgoingMessage(b"anchor", delay=3600))
         # the check before moving the queue aside sees it empty: every deletion goes all the way
         empty = QueueCounts(0, 0, 0, True)
-        monkeypatch.setattr(real.reading, "counts", lambda *a, **k: empty)
+        monkeypatch.setattr(reading_of(real), "counts", lambda *a, **k: empty)
     sent: list[str] = []
     got: list[str] = []
     errors: list[BaseException] = []
@@ -182,7 +183,7 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
     assert errors == []
     # a send whose file was named in the queue after a deletion had looked into it (see
     # deleting.py) is put back when the deleted queue's minute is up
-    deleting.sweep_deleting(real.core, time.time() + deleting.ORPHAN_AGE + 1)
+    deleting.sweep_deleting(core_of(real), time.time() + deleting.ORPHAN_AGE + 1)
     left = [m.id for m in real.peek("q", limit=5000)] if "q" in real.list_queues() else []
     assert set(sent) <= set(got) | set(left)
     assert len(sent) == 600

@@ -12,12 +12,13 @@ from spoolq.store import FileStore
 from spoolq.store import layout as L
 from spoolq.store.model import OutgoingMessage
 from tests.conftest import FakeClock
+from tests.inside import core_of
 
 Q = "dups"
 
 
 def _files_of(store: FileStore, mid: str) -> list[Path]:
-    qdir = Path(store.queues_dir) / L.queue_dir_name(Q)
+    qdir = Path(core_of(store).queues_dir) / L.queue_dir_name(Q)
     return sorted(p for p in qdir.rglob(f"{mid}~*") if p.is_file() and "acked" not in p.parts)
 
 
@@ -31,7 +32,7 @@ def _second_ready_copy(store: FileStore, mid: str, rc: int = 0) -> Path:
     that claim on a shared file system, leaves."""
     [original] = [p for p in _files_of(store, mid) if "ready" in p.parts] or [_files_of(store, mid)[0]]
     bucket = L.std_bucket(L.id_time_ms(mid))
-    ready = Path(store.queues_dir) / L.queue_dir_name(Q) / "ready" / bucket[:8] / bucket
+    ready = Path(core_of(store).queues_dir) / L.queue_dir_name(Q) / "ready" / bucket[:8] / bucket
     ready.mkdir(parents=True, exist_ok=True)
     copy = ready / L.ready_name(mid, rc, 0)
     shutil.copyfile(original, copy)
@@ -91,4 +92,4 @@ def test_nothing_else_is_dropped(store: FileStore) -> None:
     got = store.poll(Q, limit=50, claim_ttl=30)
     assert {d.message.id for d in got} == ids
     assert store.ack(Q, [d.receipt for d in got]) == [True] * 50
-    assert os.path.isdir(Path(store.queues_dir) / L.queue_dir_name(Q))
+    assert os.path.isdir(Path(core_of(store).queues_dir) / L.queue_dir_name(Q))

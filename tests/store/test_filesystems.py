@@ -14,6 +14,7 @@ import pytest
 from spoolq.cli import main
 from spoolq.store import FileStore
 from spoolq.store import filesystems as fs
+from tests.inside import core_of
 
 MOUNTINFO = """\
 22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard
@@ -72,11 +73,11 @@ def test_statfs_is_the_fallback_without_a_mount_table(tmp_path: Path, monkeypatc
 
 def test_the_store_uses_the_fitting_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = FileStore(tmp_path / "local")
-    assert (store.flush_mode, store.commit.per_file) == ("syncfs", False)
+    assert (core_of(store).flush_mode, core_of(store).commit.per_file) == ("syncfs", False)
     store.close()
     monkeypatch.setattr(fs, "file_system_of", lambda root: ("nfs4", True))
     store = FileStore(tmp_path / "nfs")
-    assert (store.flush_mode, store.commit.per_file) == ("fsync", True)
+    assert (core_of(store).flush_mode, core_of(store).commit.per_file) == ("fsync", True)
     store.close()
     with pytest.raises(fs.UnsafeFlush):
         FileStore(tmp_path / "nfs", flush="syncfs")

@@ -19,6 +19,7 @@ import pytest
 from spoolq.store import FileStore, OutgoingMessage, archive
 from spoolq.store import layout as L
 from spoolq.store.model import QueueConfig
+from tests.inside import core_of
 
 NOW = 1_700_000_000.5
 
@@ -52,7 +53,7 @@ def test_a_send_into_new_directories_flushes_their_names(root: Path, monkeypatch
     now = [NOW]
     log = FsyncLog(monkeypatch)
     store = FileStore(root, node_id="dirs", flush="fsync", clock=lambda: now[0])
-    assert store.flush_mode == "fsync"
+    assert core_of(store).flush_mode == "fsync"
     store.create_queue("q")
     before = _dirs(root)
     log.clear()
@@ -106,8 +107,8 @@ def test_a_new_archive_directory_is_flushed_with_its_first_segment(root: Path,
     got = store.poll("audited", limit=1, claim_ttl=60)
     assert store.ack("audited", [got[0].receipt]) == [True]
     log.clear()
-    q = store.core.require("audited")
-    assert archive.compact(store.core, q, store.now_ms(), force=True) == 1
+    q = core_of(store).require("audited")
+    assert archive.compact(core_of(store), q, core_of(store).now_ms(), force=True) == 1
     segment_dir = root / "archive" / L.archive_dir_name("audited")
     assert str(segment_dir) in log.paths
     assert str(root / "archive") in log.paths, "the new archive directory's name was not flushed"

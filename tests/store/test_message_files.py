@@ -29,6 +29,7 @@ from spoolq.store import layout as L
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
 from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import QueueKind
+from tests.inside import core_of, sending_of
 
 
 def _send_from_threads(store: FileStore, threads: int = 4, each: int = 25) -> None:
@@ -58,7 +59,7 @@ def _created_in(tmp_dir: Path, run: threading.Thread | None = None) -> list[str]
 def test_in_place_sends_create_nothing_in_tmp(root: Path, batch: bool) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("q")
-    assert store.files.in_place, "O_TMPFILE is supported on the test's file system (ext4 or tmpfs)"
+    assert core_of(store).files.in_place, "O_TMPFILE is supported on the test's file system (ext4 or tmpfs)"
 
     def work() -> None:
         if batch:
@@ -76,9 +77,9 @@ def test_per_process_tmp_dir_is_the_only_thing_made_in_tmp(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False, in_place=False)
     store.create_queue("q")
     events = _created_in(root / "tmp", threading.Thread(target=_send_from_threads, args=(store,)))
-    own = os.path.basename(store.files.own_dir())
+    own = os.path.basename(core_of(store).files.own_dir())
     assert events == [own]
-    assert os.listdir(store.files.own_dir()) == []  # every file was renamed out
+    assert os.listdir(core_of(store).files.own_dir()) == []  # every file was renamed out
     assert store.size("q", limit=1000) == 100
     store.close()
 
@@ -197,11 +198,11 @@ def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place
 def test_store_send_to_a_deleted_queue_is_queue_not_found(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("q", QueueKind.STANDARD)
-    q = store.core.require("q")
+    q = core_of(store).require("q")
     shutil.rmtree(q.path)  # deleted by another process after the lookup
     with pytest.raises(Exception) as e:
-        store.sending._write(q, [(store.sending._prepare(q.info, OutgoingMessage(body=b"x"), store.now_ms()),
-                                  store.core.ids.new_id("q", store.now_ms()))])
+        sending_of(store)._write(q, [(sending_of(store)._prepare(q.info, OutgoingMessage(body=b"x"), core_of(store).now_ms()),
+                                  core_of(store).ids.new_id("q", core_of(store).now_ms()))])
     assert type(e.value).__name__ == "QueueNotFound"
     assert not Path(q.path).exists()
 
@@ -210,7 +211,7 @@ def test_sweep_removes_a_dead_process_tmp_dir_and_keeps_live_ones(root: Path) ->
     store = FileStore(root, node_id="t", fsync=False, in_place=False)
     store.create_queue("q")
     store.send("q", OutgoingMessage(body=b"x"))
-    mine = store.files.own_dir()
+    mine = core_of(store).files.own_dir()
     child = f"""
 import os, sys
 sys.path[:0] = {sys.path!r}
@@ -222,11 +223,11 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 """
     dead = subprocess.run([sys.executable, "-c", child], check=True, capture_output=True, text=True).stdout.strip()
     assert os.listdir(dead)  # the abandoned write
-    assert sweep_tmp(store.core, time.time()) == 1
+    assert sweep_tmp(core_of(store), time.time()) == 1
     assert not os.path.exists(dead)
     assert os.path.isdir(mine)
     # a live process's idle directory goes only when old and empty, and comes back on its next send
-    assert sweep_tmp(store.core, time.time() + TMP_MAX_AGE + 60) == 0
+    assert sweep_tmp(core_of(store), time.time() + TMP_MAX_AGE + 60) == 0
     assert not os.path.exists(mine)
     store.send("q", OutgoingMessage(body=b"y"))
     assert store.size("q", limit=10) == 2
@@ -236,7 +237,7 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 def test_id_of_a_made_file_parses_and_reads_back(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     sent = store.send("q", OutgoingMessage(body=b"hello"), create=QueueKind.STANDARD)
-    bucket = store.core.require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
+    bucket = core_of(store).require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
     assert os.listdir(bucket) == [L.ready_name(sent.id, 0, 0)]
     assert [d.message.body for d in store.poll("q", limit=1, claim_ttl=30)] == [b"hello"]
     store.close()

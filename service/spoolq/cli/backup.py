@@ -279,7 +279,7 @@ def _release_claims_and_maintain(root: Path, report: RestoreReport) -> None:
                 store.unclaim_all(queue)
                 report.claims_released += claimed
         store.maintain()
-        store.commit.flush()
+        store.flush()
     finally:
         store.close()
 

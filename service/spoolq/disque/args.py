@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from spoolq import job_ids as ids
 from spoolq import queue_names
 from spoolq.disque.protocol import Error
-from spoolq.store import layout as L
+from spoolq.store.model import is_queue_name
 
 #: Disque queue ``q`` is store queue ``disque:q``
 PREFIX = queue_names.DISQUE_PREFIX
@@ -43,7 +43,7 @@ def timeout_ms(arg: bytes) -> int:
 def store_queue(arg: bytes) -> str:
     """The store queue of Disque queue ``arg`` (``disque:<name>``)."""
     name = PREFIX + arg.decode("utf-8", "replace")
-    if not L.QUEUE_NAME_RE.fullmatch(name):
+    if not is_queue_name(name):
         raise Error(f"invalid queue name '{text(arg)[:80]}': spoolq queue names are 1-{400 - len(PREFIX)} "
                     "characters of A-Z a-z 0-9 . _ : @ -")
     return name

@@ -5,9 +5,11 @@ watcher calls :meth:`Dispatcher.wake` (from whatever thread sent, or from its in
 for sends by other processes); the event loop then *drains* that queue: it polls for the
 oldest waiter not already being served, hands it what it got, and goes on while jobs keep
 coming. One poll runs per queue at a time, so a thousand clients blocked on one queue cost
-one poll per wake-up, not a thousand. A tick re-drains every queue with waiters every
-``rescan`` seconds (sends from other nodes of a shared file system, claims that expired in
-other processes, delays that came due), or every 50 ms where inotify is missing.
+one poll per wake-up, not a thousand. Before each poll for its waiters the dispatcher reads the
+queue's :meth:`~spoolq.store.contract.QueueStore.wait_point`: the key the store wakes it by, and
+how often it must poll without a wake-up. A tick re-drains every queue with waiters that often
+(sends from other nodes of a shared file system, claims that expired in other processes, delays
+that came due): ``rescan`` seconds, or 50 ms where inotify is missing.
 
 A waiter whose client disconnected while its poll was in flight gets its jobs released. When
 the listener stops (:meth:`Dispatcher.stop`), every waiter is answered as its timeout would: a
@@ -19,13 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from spoolq.store import layout as L
-from spoolq.store.watch import FALLBACK_STEP
 
 log = logging.getLogger("spoolq.disque")
 Fetch = Callable[["Waiter", str], Awaitable[list[list[Any]]]]
@@ -51,10 +49,13 @@ class Dispatcher:
         self.release = release  # called (in a thread) with rows claimed for a client that went away
         self.rescan = rescan
         self.by_queue: dict[str, list[Waiter]] = {}
-        self.by_dir: dict[str, str] = {}  # queue directory name -> store queue name
+        #: the store's wake-up key of each queue with waiters (``QueueStore.wait_point``), both ways
+        self.by_key: dict[str, str] = {}
+        self.key_of: dict[str, str] = {}
         self.dirty: set[str] = set()
         self.draining: set[str] = set()
-        self.inotify = True
+        #: how often the tick re-drains: the shortest re-poll time the store asked for
+        self.step = rescan
         self.stopping = False
         self._tick_task: asyncio.Task[None] | None = None
 
@@ -65,8 +66,18 @@ class Dispatcher:
         return len({id(w) for ws in self.by_queue.values() for w in ws})
 
     # called from any thread
-    def wake(self, qpath: str) -> None:
-        name = self.by_dir.get(os.path.basename(qpath))
+    def watching(self, queue: str, key: str, _generation: int, step: float) -> None:
+        """Where the store wakes waiters of ``queue`` (its :meth:`QueueStore.wait_point`, read
+        before each poll for them) and how often they must poll without a wake-up."""
+        old = self.key_of.get(queue)
+        if old != key:
+            if old is not None:
+                self.by_key.pop(old, None)
+            self.by_key[key], self.key_of[queue] = queue, key
+        self.step = min(self.step, step)
+
+    def wake(self, key: str) -> None:
+        name = self.by_key.get(key)
         if name is not None:
             self.loop.call_soon_threadsafe(self.kick, name)
 
@@ -113,7 +124,7 @@ class Dispatcher:
                     ws.remove(w)
                 if not ws:
                     del self.by_queue[q]
-                    self.by_dir.pop(L.queue_dir_name(q), None)
+                    self.by_key.pop(self.key_of.pop(q, ""), None)
         if w.handle is not None:
             w.handle.cancel()
         if w.gone and rows:
@@ -137,7 +148,6 @@ class Dispatcher:
             return w
         for q in queues:
             self.by_queue.setdefault(q, []).append(w)
-            self.by_dir[L.queue_dir_name(q)] = q
         if timeout:
             w.handle = self.loop.call_later(timeout, self._expire, w)
         for q in queues:  # a job may have landed between the first fetch and now
@@ -159,6 +169,6 @@ class Dispatcher:
 
     async def _tick(self) -> None:
         while True:
-            await asyncio.sleep(self.rescan if self.inotify else FALLBACK_STEP)
+            await asyncio.sleep(self.step)
             for q in list(self.by_queue):
                 self.kick(q)

@@ -29,9 +29,8 @@ from spoolq.auth import Principal
 from spoolq.disque import args as A
 from spoolq.disque.protocol import Error, Status
 from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
-from spoolq.store import FileStore
-from spoolq.store import layout as L
-from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult
+from spoolq.store.contract import QueueStore
+from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult, check_message_id
 
 PAUSE_KEY = "disque.pause"
 
@@ -56,7 +55,7 @@ def disque_id(msg: Message) -> str:
 
 
 class JobCommands:
-    def __init__(self, store: FileStore, node_prefix: str) -> None:
+    def __init__(self, store: QueueStore, node_prefix: str) -> None:
         self.store = store
         self.node_prefix = node_prefix
         self.stats: dict[str, QueueStats] = {}
@@ -97,7 +96,7 @@ class JobCommands:
             out = []
             for name in names:
                 try:
-                    L.check_message_id(sid, name)
+                    check_message_id(sid, name)
                 except InvalidMessageId:
                     continue
                 out.append(name)

@@ -54,11 +54,10 @@ from spoolq.disque.session import Session
 from spoolq.disque.supervisor import GRACEFUL_SECONDS, die_with_parent, settings_from_json
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.metrics import Metrics
-from spoolq.queue_settings import load_queue_defaults
 from spoolq.rates import RateHistory
+from spoolq.serving import open_store
 from spoolq.settings import Settings
-from spoolq.store import FileStore, QueueConfig
-from spoolq.store import layout as L
+from spoolq.store.contract import QueueStore
 from spoolq.tls import HANDSHAKE_SECONDS, server_context
 
 log = logging.getLogger("spoolq.disque")
@@ -73,7 +72,7 @@ PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
 class Door:
     """The command table and everything a connection shares."""
 
-    def __init__(self, settings: Settings, store: FileStore, auth: Authenticator, pool: ThreadPoolExecutor,
+    def __init__(self, settings: Settings, store: QueueStore, auth: Authenticator, pool: ThreadPoolExecutor,
                  loop: asyncio.AbstractEventLoop, metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.store = store
@@ -123,10 +122,14 @@ class Door:
         self.meter = CommandMeter(metrics, [*self.commands, "getjob", "getjobs", "auth", "quit"])
         self.with_session = {"hello", "client"}
 
+    def _watch(self, queues: Sequence[str]) -> None:
+        """Tell the dispatcher where the store wakes the waiters of ``queues`` (in a thread)."""
+        for queue in queues:
+            self.dispatcher.watching(queue, *self.store.wait_point(queue))
+
     async def _fetch_for(self, w: Waiter, queue: str) -> list[list[Any]]:
         def run() -> list[list[Any]]:
-            self.dispatcher.inotify = self.store.watcher.watch(
-                f"{self.store.queues_dir}/{L.queue_dir_name(queue)}") and self.dispatcher.inotify
+            self._watch([queue])  # before the poll: a send after it wakes the waiter
             return self.jobs.fetch([queue], w.count, w.withcounters)
         return await self.loop.run_in_executor(self.pool, run)
 
@@ -235,6 +238,7 @@ class Door:
             if session.closed and rows:
                 await self.loop.run_in_executor(self.pool, self.jobs.release_unsent, rows)
             return rows or NULL_ARRAY
+        await self.loop.run_in_executor(self.pool, self._watch, opts.queues)
         w = self.dispatcher.block(opts.queues, opts.count, opts.withcounters,
                                   opts.timeout_ms / 1000 if opts.timeout_ms else None)
         session.waiter = w
@@ -362,10 +366,7 @@ async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[]
     """Serve RESP on ``sock`` (clear text) and ``tls_sock`` (TLS, :mod:`spoolq.tls`) until SIGTERM."""
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
-    store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, peers=settings.peers,
-                      flush=settings.flush or None, force_flush=settings.force_flush,
-                      default_config=load_queue_defaults(settings).apply(QueueConfig()))
-    store.start_background()
+    store = open_store(settings)
     pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="spoolq-disque")
     loop.set_default_executor(pool)
     metrics = Metrics()

@@ -23,16 +23,15 @@ from typing import Any
 
 from spoolq.auth import Authenticator
 from spoolq.counting import DoorCounts, current_door
-from spoolq.errors import StorageUnavailable, storage_error
+from spoolq.errors import StorageUnavailable
 from spoolq.http import framing, longpoll
 from spoolq.http.overview import Overview
 from spoolq.metrics import Metrics
-from spoolq.queue_settings import load_queue_defaults
+from spoolq.serving import open_store
 from spoolq.settings import Settings
-from spoolq.store import FileStore
 from spoolq.store.batches import BatchClaims
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import Delivery, QueueConfig, QueueRef
+from spoolq.store.model import Delivery, QueueRef
 
 #: the door of store calls made outside any request (a test's direct call, a background thread)
 NO_DOOR = "store"
@@ -66,7 +65,7 @@ class Services:
             return store
         with self._lock:
             if self._store is None:
-                self._store = self._counted(self._open_store())
+                self._store = self._counted(open_store(self.settings))
             return self._store
 
     def batches(self) -> BatchClaims:
@@ -83,17 +82,6 @@ class Services:
         request = framing.current_request()
         door = current_door() or NO_DOOR
         return longpoll.poll(self.store(), self.metrics, request.environ, door, queue, limit, claim_ttl, wait)
-
-    def _open_store(self) -> QueueStore:
-        s = self.settings
-        defaults = load_queue_defaults(s).apply(QueueConfig())
-        try:
-            store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush or None,
-                              force_flush=s.force_flush, default_config=defaults)
-        except OSError as e:
-            raise storage_error(e, f"opening the store at {s.root}") from e
-        store.start_background()
-        return store
 
     def live(self) -> dict[str, Any]:
         """Liveness: this process serves HTTP. No file-system access: a full, read-only or hung

@@ -37,8 +37,7 @@ from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name
-from spoolq.store import layout as L
-from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind
+from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind, is_queue_name
 
 JSON = "application/json"
 _SUCCESS = b'{"success":true}'
@@ -105,7 +104,7 @@ class EmoDoor:
         try:
             return wire.check_queue_name(queue, dedup=self.dedup)
         except wire.EmoHttpError:
-            if self.dedup or queue.startswith(wire.DEDUP_STORE_PREFIX) or not L.QUEUE_NAME_RE.fullmatch(queue):
+            if self.dedup or queue.startswith(wire.DEDUP_STORE_PREFIX) or not is_queue_name(queue):
                 raise
             try:
                 self.services.store().get_queue(queue)

@@ -17,8 +17,7 @@ from flask import Response, request
 from spoolq.auth import Principal
 from spoolq.http import emodb_wire as wire
 from spoolq.http.context import Services
-from spoolq.store.batches import MAX_BATCH_CLAIM
-from spoolq.store.model import Message
+from spoolq.store.model import MAX_BATCH_CLAIM, Message
 
 
 class BatchDoor(Protocol):

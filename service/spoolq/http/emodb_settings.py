@@ -22,9 +22,8 @@ from spoolq.auth import Principal
 from spoolq.errors import QueueNotFound
 from spoolq.http import emodb_wire as wire
 from spoolq.queue_names import permission_name
-from spoolq.store import layout as L
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import QueueInfo, QueueKind
+from spoolq.store.model import QueueInfo, QueueKind, is_queue_name
 
 
 def _info(store: QueueStore, name: str) -> QueueInfo:
@@ -49,7 +48,7 @@ def change_settings(store: QueueStore, who: Principal, name: str, changes: Any) 
     _info(store, name)
 
     def lookup(target: str) -> QueueInfo | None:
-        if not L.QUEUE_NAME_RE.fullmatch(target):
+        if not is_queue_name(target):
             return None
         try:
             return store.get_queue(target)

@@ -17,7 +17,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from spoolq.http import emodb_wire as wire
-from spoolq.store.batches import MAX_BATCH_CLAIM, TOKEN_RE
+from spoolq.store.model import MAX_BATCH_CLAIM, TOKEN_RE
 
 _EMO = r"[a-z0-9:@._-]"
 #: EmoDB's rule: 1-255 of a-z 0-9 - . : @ _, not starting with a single underscore, not . or .. (written

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -58,11 +57,10 @@ from spoolq.store import layout as L
 from spoolq.store.config import check_int, check_number
 from spoolq.store.contract import QueueStore
 from spoolq.store.fileops import listdir
+from spoolq.store.model import MAX_BATCH_CLAIM as MAX_BATCH_CLAIM
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_POLL_LIMIT, Message
+from spoolq.store.model import TOKEN_RE as TOKEN_RE
 
-TOKEN_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
-#: most messages one batch may hold
-MAX_BATCH_CLAIM = 10_000
 #: seconds after which a first claim that left no record is taken over
 STALE_CLAIM = 60.0
 #: seconds a record is kept after it was last written or renewed

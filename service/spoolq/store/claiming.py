@@ -105,13 +105,16 @@ class Claiming:
         Returns the queue's watch key, its generation now and how often a waiter must re-poll
         without a wake-up (``Watcher.rescan``; ``FALLBACK_STEP`` without inotify or when the
         queue does not exist yet). A caller that polls after this and finds nothing waits
-        until the key's generation differs (``watcher.add_listener``) or that time passes.
+        until the key's generation differs (``watcher.add_listener``) or that time passes. A
+        queue that does not exist yet has the key it will have: a send in this process that
+        creates it wakes the waiter at once.
         """
         name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         q = self.core.resolve(queue)
         watcher = self.core.watcher
         if q is None:
-            return f"?{name}", 0, FALLBACK_STEP
+            path = self.core.queue_path(name)
+            return path, watcher.generation(path), FALLBACK_STEP
         armed = watcher.watch(q.path)
         return q.path, watcher.generation(q.path), watcher.rescan if armed else FALLBACK_STEP
 

@@ -78,12 +78,8 @@ from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
-from spoolq.store.fileops import TempWriter
-from spoolq.store.group_commit import GroupCommit
-from spoolq.store.handle import QueueHandle
 from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all, maybe_maintain
-from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import (
     Delivery,
     JobView,
@@ -102,7 +98,6 @@ from spoolq.store.moves import MoveRunner
 from spoolq.store.queues import Clock, StoreCore
 from spoolq.store.reading import Reading
 from spoolq.store.sending import Sending
-from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
 
 
@@ -114,15 +109,15 @@ class FileStore(QueueStore):
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
                  flush: str | None = None, force_flush: bool = False,
                  default_config: QueueConfig | None = None, in_place: bool = True) -> None:
-        self.core = core = StoreCore(root, node_id=node_id or os.uname().nodename or "node", fsync=fsync,
+        self._core = core = StoreCore(root, node_id=node_id or os.uname().nodename or "node", fsync=fsync,
                                      clock=clock, peers=peers, maintenance_interval=maintenance_interval,
                                      flush=flush, force_flush=force_flush, default_config=default_config,
                                      in_place=in_place)
-        self.reading = Reading(core)
-        self.sending = Sending(core)
-        self.claiming = Claiming(core, functools.partial(maybe_maintain, core))
-        self.jobs = Jobs(core)
-        self.moves = MoveRunner(core)
+        self._reading = Reading(core)
+        self._sending = Sending(core)
+        self._claiming = Claiming(core, functools.partial(maybe_maintain, core))
+        self._jobs = Jobs(core)
+        self._moves = MoveRunner(core)
         self._listeners = Listeners()
         core.commit.on_flush = self._listeners.flushed
         if core.commit.journal is not None:
@@ -132,159 +127,108 @@ class FileStore(QueueStore):
         with contextlib.suppress(StorageUnavailable):  # e.g. a read-only root: reads still work
             self.recover_journals()  # maintenance retries
 
-    # ------------------------------------------------------------ the core's state
-
-    @property
-    def root(self) -> Path:
-        return self.core.root
-
-    @property
-    def node_id(self) -> str:
-        return self.core.node_id
-
-    @property
-    def clock(self) -> Clock:
-        return self.core.clock
+    # ------------------------------------------------------------ what the contract reads
 
     @property
     def default_config(self) -> QueueConfig:
         """The config of a queue created without one."""
-        return self.core.default_config
-
-    @property
-    def fsync(self) -> bool:
-        return self.core.fsync
-
-    @property
-    def flush_mode(self) -> str:
-        """How sends are made durable: ``syncfs``, ``journal`` or ``fsync`` (spoolq.store.filesystems)."""
-        return self.core.flush_mode
-
-    @property
-    def queues_dir(self) -> str:
-        return self.core.queues_dir
-
-    @property
-    def tmp(self) -> TempWriter:
-        return self.core.tmp
-
-    @property
-    def files(self) -> MessageFiles:
-        return self.core.files
-
-    @property
-    def trash(self) -> Trash:
-        return self.core.trash
-
-    @property
-    def commit(self) -> GroupCommit:
-        return self.core.commit
+        return self._core.default_config
 
     @property
     def watcher(self) -> Watcher:
-        return self.core.watcher
-
-    def now_ms(self) -> int:
-        return self.core.now_ms()
-
-    def tmp_node_prefix(self) -> str:
-        return self.core.tmp_node_prefix()
+        return self._core.watcher
 
     # ------------------------------------------------------------ queues
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
-        return self.core.create_queue(name, kind, config, tags, exist_ok)
+        return self._core.create_queue(name, kind, config, tags, exist_ok)
 
     def get_queue(self, name: str) -> QueueInfo:
-        return self.core.get_queue(name)
+        return self._core.get_queue(name)
 
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo:
-        return self.core.update_queue(name, config, tags)
+        return self._core.update_queue(name, config, tags)
 
     def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
-        return self.core.change_queue(name, change)
+        return self._core.change_queue(name, change)
 
     def list_queues(self, prefix: str = "") -> list[str]:
-        return self.core.list_queues(prefix)
+        return self._core.list_queues(prefix)
 
     def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
-        deleting.delete_queue(self.core, name, holds_messages=(
-            (lambda queue: self.reading.counts(queue, limit=1).total > 0) if if_empty else None))
+        deleting.delete_queue(self._core, name, holds_messages=(
+            (lambda queue: self._reading.counts(queue, limit=1).total > 0) if if_empty else None))
 
     def purge(self, queue: str) -> None:
-        self.core.purge(queue)
+        self._core.purge(queue)
 
     # ------------------------------------------------------------ messages
 
     def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
-        result = self.sending.send(queue, message, create)
+        result = self._sending.send(queue, message, create)
         self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), 1)
         return result
 
     def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
                    create: QueueKind | None = None) -> list[SendResult]:
-        results = self.sending.send_batch(queue, messages, create)
+        results = self._sending.send_batch(queue, messages, create)
         self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), len(results))
         return results
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
-        deliveries = self.claiming.poll(queue, limit, claim_ttl, wait)
+        deliveries = self._claiming.poll(queue, limit, claim_ttl, wait)
         self._listeners.messages(MessageEvent.POLLED, queue_name_of(queue), len(deliveries))
         return deliveries
 
     def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
-        return self.claiming.wait_point(queue)
+        return self._claiming.wait_point(queue)
 
     def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
-        done = self.claiming.ack(queue, refs, released_too=released_too)
+        done = self._claiming.ack(queue, refs, released_too=released_too)
         self._listeners.messages(MessageEvent.ACKED, queue_name_of(queue), sum(done))
         return done
 
     def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
               claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
-        return self.claiming.renew(queue, refs, ttl, extend_only=extend_only, claim_unclaimed=claim_unclaimed,
+        return self._claiming.renew(queue, refs, ttl, extend_only=extend_only, claim_unclaimed=claim_unclaimed,
                                    live_only=live_only)
 
     def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
-        return self.claiming.release(queue, refs, live_only=live_only)
+        return self._claiming.release(queue, refs, live_only=live_only)
 
     def unclaim_all(self, queue: str) -> None:
-        self.claiming.unclaim_all(queue)
-
-    def transfer(self, src: str, target: QueueHandle, meta: Mapping[str, Any],
-                 keep_counts: tuple[int, int] | None = None, new_id: str | None = None) -> str | None:
-        return self.core.transfer(src, target, meta, keep_counts, new_id)
+        self._claiming.unclaim_all(queue)
 
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
-        return self.reading.peek(queue, limit)
+        return self._reading.peek(queue, limit)
 
     def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
-        return self.reading.counts(queue, limit)
+        return self._reading.counts(queue, limit)
 
     def size(self, queue: str, limit: int | None = None) -> int:
-        return self.reading.size(queue, limit)
+        return self._reading.size(queue, limit)
 
     def claim_count(self, queue: str) -> int:
-        return self.reading.claim_count(queue)
+        return self._reading.claim_count(queue)
 
     def oldest_ready_at(self, queue: str) -> float | None:
-        return self.reading.oldest_ready_at(queue)
+        return self._reading.oldest_ready_at(queue)
 
     # ------------------------------------------------------------ jobs
 
     def find_job(self, queue: str, message_id: str) -> JobView | None:
-        return self.jobs.find_job(queue, message_id)
+        return self._jobs.find_job(queue, message_id)
 
     def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
-        return self.jobs.list_jobs(queue)
+        return self._jobs.list_jobs(queue)
 
     def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
-        released = self.claiming.release(queue, refs)
+        released = self._claiming.release(queue, refs)
         if nack:
-            self.jobs.count_nacks(queue, refs, released)
+            self._jobs.count_nacks(queue, refs, released)
         return released
 
     def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
@@ -294,16 +238,16 @@ class FileStore(QueueStore):
 
     def move(self, source: str, destination: str, max_per_second: int | None = None, *,
              to_origins: bool = False) -> str:
-        return self.moves.start(source, destination, max_per_second, to_origins=to_origins)
+        return self._moves.start(source, destination, max_per_second, to_origins=to_origins)
 
     def move_status(self, ref: str) -> MoveStatus:
-        return self.moves.status(ref)
+        return self._moves.status(ref)
 
     def cancel_move(self, ref: str) -> MoveStatus:
-        return self.moves.cancel(ref)
+        return self._moves.cancel(ref)
 
     def list_moves(self, source: str | None = None) -> list[MoveStatus]:
-        return self.moves.list_all(source)
+        return self._moves.list_all(source)
 
     # ------------------------------------------------------------ life cycle
 
@@ -314,8 +258,8 @@ class FileStore(QueueStore):
         """One maintenance pass over every queue and the root. Returns counters of what it did.
         ``shared_interval``: skip queues that any process maintained less than that many seconds
         ago (the background loop's passes; see :mod:`spoolq.store.maintenance`)."""
-        return maintain_all(self.core, int((self.clock() if now is None else now) * 1000), shared_interval,
-                            recover_journals=self.recover_journals, resume_moves=self.moves.resume_stale)
+        return maintain_all(self._core, int((self._core.clock() if now is None else now) * 1000), shared_interval,
+                            recover_journals=self.recover_journals, resume_moves=self._moves.resume_stale)
 
     def start_background(self, interval: float = 1.0) -> None:
         """Run :meth:`maintain` every ``interval`` seconds in a daemon thread (call after fork)."""
@@ -335,26 +279,27 @@ class FileStore(QueueStore):
         """Replay or retire this node's commit journals that no live process owns (see
         :mod:`spoolq.store.recovery`): (files retired, messages restored). Run at start-up and
         by maintenance."""
-        return recovery.recover_journals(self.core)
+        return recovery.recover_journals(self._core)
 
     def health(self) -> dict[str, Any]:
-        probe = self.root / "tmp"
+        core = self._core
+        probe = core.root / "tmp"
         try:
-            t = self.tmp.write(b"health")
+            t = core.tmp.write(b"health")
             os.unlink(t)
             st = os.statvfs(probe)
         except OSError as e:
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
-        return {"ok": True, "root": str(self.root), "node": self.node_id,
-                "free_bytes": st.f_bavail * st.f_frsize, "fsync": self.fsync,
-                "flushes": self.commit.flushes + (self.commit.journal.flushes if self.commit.journal else 0)}
+        return {"ok": True, "root": str(core.root), "node": core.node_id,
+                "free_bytes": st.f_bavail * st.f_frsize, "fsync": core.fsync,
+                "flushes": core.commit.flushes + (core.commit.journal.flushes if core.commit.journal else 0)}
 
     def flush(self) -> bool:
-        if not self.commit.enabled:
+        if not self._core.commit.enabled:
             return False
-        self.commit.flush()
+        self._core.commit.flush()
         return True
 
     def close(self) -> None:
         self._closed = True
-        self.core.close()
+        self._core.close()

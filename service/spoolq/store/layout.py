@@ -71,32 +71,24 @@ import threading
 import zlib
 from dataclasses import dataclass
 
-from spoolq.errors import InvalidMessageId, InvalidQueueName, MessageIdChecksumMismatch
 from spoolq.store import process
+from spoolq.store.model import HEX_ID_RE as HEX_ID_RE
+from spoolq.store.model import ID_RE as ID_RE
+from spoolq.store.model import QUEUE_NAME_RE as QUEUE_NAME_RE
+from spoolq.store.model import RECEIPT_RE as RECEIPT_RE
+from spoolq.store.model import check_message_id as check_message_id
+from spoolq.store.model import check_queue_name as check_queue_name
+from spoolq.store.model import id_checksum
 
-QUEUE_NAME_RE = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
-ID_RE = re.compile(r"^[0-9a-f]{40}$")
-HEX_ID_RE = re.compile(r"^[0-9a-f]+$")
 STD_BUCKET_RE = re.compile(r"^\d{11}$")
 FIFO_BUCKET_RE = re.compile(r"^g[0-9a-f]{16}$")
 SHARD_RE = re.compile(r"^(?:[0-9a-f]|g[0-9a-f]{16})$")
 READY_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})$")
 DELAYED_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})~([0-9a-f]{1,12})~(\d{11}|g[0-9a-f]{16})$")
 CLAIMED_RE = re.compile(r"^([0-9a-f]{40})~(\d{1,9})~([0-9a-f]{1,12})~([0-9a-f]{1,12})~([0-9a-f]{16})$")
-RECEIPT_RE = re.compile(r"^([0-9a-f]|g[0-9a-f]{16}):([0-9a-f]{40}~\d{1,9}~[0-9a-f]{1,12}~[0-9a-f]{1,12}~[0-9a-f]{16})$")
 MOVE_REF_RE = re.compile(r"^[A-Z2-7]{42}$")
 
 _MAX_PLAIN_DIR = 200
-
-
-def check_queue_name(name: object) -> str:
-    """Return ``name`` if it is a legal store queue name, else raise :class:`InvalidQueueName`."""
-    if not isinstance(name, str) or not QUEUE_NAME_RE.fullmatch(name):
-        shown = repr(name)[:80]
-        raise InvalidQueueName(
-            f"invalid queue name {shown}: use 1-400 characters of A-Z a-z 0-9 . _ : @ -, not '.' or '..'"
-        )
-    return name
 
 
 def queue_dir_name(name: str) -> str:
@@ -133,14 +125,10 @@ def ready_path(bucket: str) -> str:
     return f"ready/{bucket}"
 
 
-def bucket_time_ms(bucket: str) -> int:
-    return int(bucket) * 1000
-
 
 # ---------------------------------------------------------------- ids
 
-def _checksum(head: bytes, queue: str) -> int:
-    return zlib.crc32(head + queue.encode()) & 0xFFFF
+
 
 
 class IdFactory:
@@ -171,7 +159,7 @@ class IdFactory:
             self._used = used + 4
             random = self._random[used:used + 4]
         head = ms.to_bytes(6, "big") + self._node + counter.to_bytes(4, "big") + random
-        return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+        return (head + id_checksum(head, queue).to_bytes(2, "big")).hex()
 
     def next_after(self, queue: str, ms: int, last: str | None) -> str:
         """An id for ``queue`` strictly greater than ``last`` (FIFO order under the queue lock)."""
@@ -181,14 +169,14 @@ class IdFactory:
         raw = bytearray(bytes.fromhex(last)[:18])
         value = int.from_bytes(raw, "big") + (1 << 32)  # bump the counter field past ``last``
         head = value.to_bytes(18, "big")[:14] + os.urandom(4)
-        return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+        return (head + id_checksum(head, queue).to_bytes(2, "big")).hex()
 
 
 def rebind_id(message_id: str, queue: str) -> str:
     """The same id for another queue: its head (time, node, counter, random) with ``queue``'s
     checksum. A dead-lettered message keeps it, so every door can show it the same identity there."""
     head = bytes.fromhex(message_id[:36])
-    return (head + _checksum(head, queue).to_bytes(2, "big")).hex()
+    return (head + id_checksum(head, queue).to_bytes(2, "big")).hex()
 
 
 def id_time_ms(message_id: str) -> int:
@@ -197,16 +185,6 @@ def id_time_ms(message_id: str) -> int:
 
 def id_shard(message_id: str) -> str:
     return message_id[35]
-
-
-def check_message_id(ref: object, queue: str) -> str:
-    """Validate a bare message id against ``queue`` (EmoDB: 'Invalid event ID.' / '... checksum.')."""
-    if not isinstance(ref, str) or not HEX_ID_RE.fullmatch(ref) or len(ref) != 40:
-        raise InvalidMessageId("Invalid event ID.")
-    raw = bytes.fromhex(ref)
-    if int.from_bytes(raw[18:], "big") != _checksum(raw[:18], queue):
-        raise MessageIdChecksumMismatch("Invalid event ID checksum.")
-    return ref
 
 
 def sequence_number(message_id: str) -> str:

@@ -9,9 +9,13 @@ message attributes, trace headers). Times are float seconds since the epoch.
 from __future__ import annotations
 
 import enum
+import re
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from spoolq.errors import InvalidMessageId, InvalidQueueName, MessageIdChecksumMismatch
 
 #: Default claim ttl (visibility timeout) in seconds.
 DEFAULT_CLAIM_TTL = 30.0
@@ -32,8 +36,64 @@ MAX_POLL_LIMIT = 1000
 MAX_PEEK_LIMIT = 5000
 #: Most entries one send batch may hold.
 MAX_BATCH = 10_000
+#: Most messages one batch claim may hold (:mod:`spoolq.store.batches`).
+MAX_BATCH_CLAIM = 10_000
+#: A batch claim's token (:mod:`spoolq.store.batches`).
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 #: FIFO deduplication window (SQS: 5 minutes).
 FIFO_DEDUP_WINDOW = 300.0
+
+
+# ---------------------------------------------------------------- the names a door may check
+# (the on-disk grammar built on them is spoolq.store.layout's)
+
+#: a store queue name: 1-400 characters of A-Z a-z 0-9 . _ : @ -, not ``.`` or ``..``
+QUEUE_NAME_RE = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
+#: a message id: 40 lowercase hex digits (the last four a checksum bound to its queue)
+ID_RE = re.compile(r"^[0-9a-f]{40}$")
+HEX_ID_RE = re.compile(r"^[0-9a-f]+$")
+#: a receipt: ``<claim shard>:<claimed file name>`` (:class:`Delivery`'s ``receipt``)
+RECEIPT_RE = re.compile(r"^([0-9a-f]|g[0-9a-f]{16}):([0-9a-f]{40}~\d{1,9}~[0-9a-f]{1,12}~[0-9a-f]{1,12}~[0-9a-f]{16})$")
+
+
+def is_queue_name(name: object) -> bool:
+    """Whether ``name`` is a legal store queue name."""
+    return isinstance(name, str) and QUEUE_NAME_RE.fullmatch(name) is not None
+
+
+def check_queue_name(name: object) -> str:
+    """Return ``name`` if it is a legal store queue name, else raise :class:`InvalidQueueName`."""
+    if not isinstance(name, str) or not QUEUE_NAME_RE.fullmatch(name):
+        shown = repr(name)[:80]
+        raise InvalidQueueName(
+            f"invalid queue name {shown}: use 1-400 characters of A-Z a-z 0-9 . _ : @ -, not '.' or '..'"
+        )
+    return name
+
+
+def id_checksum(head: bytes, queue: str) -> int:
+    """The 16-bit checksum that binds a message id's head to its queue."""
+    return zlib.crc32(head + queue.encode()) & 0xFFFF
+
+
+def check_message_id(ref: object, queue: str) -> str:
+    """Validate a bare message id against ``queue`` (EmoDB: 'Invalid event ID.' / '... checksum.')."""
+    if not isinstance(ref, str) or not HEX_ID_RE.fullmatch(ref) or len(ref) != 40:
+        raise InvalidMessageId("Invalid event ID.")
+    raw = bytes.fromhex(ref)
+    if int.from_bytes(raw[18:], "big") != id_checksum(raw[:18], queue):
+        raise MessageIdChecksumMismatch("Invalid event ID checksum.")
+    return ref
+
+
+def message_id_of(ref: object, queue: str) -> str:
+    """The message id that ``ref`` (a message id or a receipt of ``queue``) names, checked against
+    ``queue`` as :func:`check_message_id` does."""
+    if isinstance(ref, str):
+        receipt = RECEIPT_RE.fullmatch(ref)
+        if receipt:
+            return check_message_id(receipt.group(2)[:40], queue)
+    return check_message_id(ref, queue)
 
 
 class QueueKind(enum.StrEnum):

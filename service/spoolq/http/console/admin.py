@@ -34,9 +34,8 @@ from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
 from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name, manage_action
 from spoolq.queue_settings import SettingRefused, changed_config
-from spoolq.store import layout as L
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
+from spoolq.store.model import QueueConfig, QueueInfo, QueueKind, check_queue_name
 
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
 
@@ -91,7 +90,7 @@ def _with_settings(store: QueueStore, store_name: str, kind: QueueKind, base: Qu
     """``base`` with ``settings`` (the settings API's names), every one checked first (400)."""
     def lookup(name: str) -> QueueInfo | None:
         try:
-            return store.get_queue(L.check_queue_name(name))
+            return store.get_queue(check_queue_name(name))
         except (QueueNotFound, InvalidArgument):
             return None
 
@@ -120,7 +119,7 @@ def delete_empty(api: ConsoleApi) -> Response:
     who = api.principal()
     names: list[str] = api.body(cs.ConsoleDeleteEmptyBodySchema())["queues"]
     for name in names:  # every one first: a refusal changes nothing
-        L.check_queue_name(name)
+        check_queue_name(name)
         api.require(who, manage_action(name), name, doing="delete")
     out: dict[str, list[Any]] = {"deleted": [], "not_empty": [], "missing": []}
     store = api.services.store()

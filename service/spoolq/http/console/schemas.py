@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from spoolq.http.schemas import REGION_PATTERN, STORE_NAME_PATTERN, QueueSettingsChangeSchema, StrictBoolean
-from spoolq.store.layout import ID_RE, RECEIPT_RE
+from spoolq.store.model import ID_RE, RECEIPT_RE
 
 DOORS = ["queue", "dedupq", "sqs", "mq", "disque"]
 

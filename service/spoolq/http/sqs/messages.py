@@ -42,8 +42,7 @@ from spoolq.http.sqs.errors import (
     SqsError,
 )
 from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
-from spoolq.store.layout import parse_ref
-from spoolq.store.model import QueueRef
+from spoolq.store.model import QueueRef, message_id_of
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 #: the X-Ray header AWS keeps as the AWSTraceHeader system attribute when the sender passes none
@@ -340,7 +339,7 @@ def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> N
                             "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]")
     # the handle's own claim, else the message's current claim (received again since): AWS applies
     # any handle of the message while it is in flight
-    message = parse_ref(receipt, store_name).id
+    message = message_id_of(receipt, store_name)
     for ref in (receipt, message):
         if timeout == 0:
             done = env.store.release(store_name, [ref], live_only=True)

@@ -1,0 +1,29 @@
+"""The store a server process serves, opened from its settings (the HTTP app and the Disque door).
+
+Both front-door processes open the same :class:`~spoolq.store.filestore.FileStore` the same way:
+the root, node id, flush and peers of the :class:`~spoolq.settings.Settings`, the config file's
+``queue_defaults`` for queues created without a config, and the background maintenance started.
+The doors get it as the contract (:class:`~spoolq.store.contract.QueueStore`) and never name the
+file store.
+"""
+
+from __future__ import annotations
+
+from spoolq.errors import storage_error
+from spoolq.queue_settings import load_queue_defaults
+from spoolq.settings import Settings
+from spoolq.store.contract import QueueStore
+from spoolq.store.filestore import FileStore
+from spoolq.store.model import QueueConfig
+
+
+def open_store(settings: Settings) -> QueueStore:
+    """The file store at ``settings.root``, its background maintenance running (call after fork)."""
+    s = settings
+    try:
+        store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush or None,
+                          force_flush=s.force_flush, default_config=load_queue_defaults(s).apply(QueueConfig()))
+    except OSError as e:
+        raise storage_error(e, f"opening the store at {s.root}") from e
+    store.start_background()
+    return store
