@@ -29,8 +29,17 @@ def _metrics_dir(worker_pids: list[int]) -> str:
 
 
 def _http_workers(server: Server) -> set[int]:
-    """The gunicorn workers (the master's children but the Disque listener)."""
-    return {p for p in server.worker_pids() if b"spoolq.disque" not in Path(f"/proc/{p}/cmdline").read_bytes()}
+    """The gunicorn workers (the master's children but the Disque listener); a child that exits
+    between the listing and the read of its command line is not one of them any more."""
+    workers = set()
+    for pid in server.worker_pids():
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            continue
+        if b"spoolq.disque" not in cmdline:
+            workers.add(pid)
+    return workers
 
 
 def test_hup_reloads_workers_and_keeps_serving(tmp_path: Path) -> None:
