@@ -71,6 +71,14 @@ class QueueAlreadyExists(SpoolqError):
     sqs_query_code = "QueueAlreadyExists"
 
 
+class QueueDeletedRecently(SpoolqError):
+    """A create of a name whose queue was deleted less than the asked time ago (SQS: 60 seconds)."""
+
+    http_status = 409
+    sqs_type = "QueueDeletedRecently"
+    sqs_query_code = "AWS.SimpleQueueService.QueueDeletedRecently"
+
+
 class QueueNotEmpty(SpoolqError):
     """``delete_queue(if_empty=True)`` of a queue that holds messages: the queue stays as it was."""
 

@@ -136,7 +136,8 @@ class FakeStore(QueueStore):
         return QueueConfig()
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
+                     not_deleted_within: float = 0.0) -> QueueInfo:
         self._check("create_queue")
         with self.lock:
             return self._queue(name, kind).info

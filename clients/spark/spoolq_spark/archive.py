@@ -43,9 +43,49 @@ def archive_paths(root: str, queues: Sequence[str] | None = None) -> list[str]:
     return [f"{base}/{archive_dir(q)}/*.jsonl" for q in queues]
 
 
+class NoArchive(ValueError):
+    """No archive segment under the root (or for the queues named): no queue keeps its archive."""
+
+
+def no_archive_sentence(root: str, queues: Sequence[str] | None = None) -> str:
+    whose = f"none of the queues {', '.join(queues)}" if queues else "no queue"
+    return (f"{whose} under {root} has its archive on, so there is nothing to read: turn it on with "
+            "`spoolq settings QUEUE --archive on` (or `archive: true` for the queue in the config file's "
+            "queues:, or in queue_defaults for new queues), and messages acknowledged from then on are kept")
+
+
 def read_archive(spark: SparkSession, root: str, queues: Sequence[str] | None = None) -> DataFrame:
     """The archived messages under ``root`` (a spoolq data root or its ``archive/`` directory).
 
     ``queues`` limits the read to those queues (store names: ``jobs``, ``mq:mail``,
-    ``sqs:123456789012:us-east-1:orders``). Paths may be any Hadoop URI (``hdfs://``, ``s3a://``)."""
-    return spark.read.schema(ARCHIVE_SCHEMA).option("mode", "FAILFAST").json(archive_paths(root, queues))
+    ``sqs:123456789012:us-east-1:orders``). Paths may be any Hadoop URI (``hdfs://``, ``s3a://``).
+    :class:`NoArchive` (a sentence saying how to turn the archive on) when there is no segment."""
+    from pyspark.errors import AnalysisException
+
+    paths = archive_paths(root, queues)
+    if _no_segment(spark, paths):  # asked first: Spark logs a Java stack trace before its PATH_NOT_FOUND
+        raise NoArchive(no_archive_sentence(root, queues))
+    try:
+        return spark.read.schema(ARCHIVE_SCHEMA).option("mode", "FAILFAST").json(paths)
+    except AnalysisException as e:
+        if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
+            raise
+        raise NoArchive(no_archive_sentence(root, queues)) from None
+
+
+def _no_segment(spark: SparkSession, paths: Sequence[str]) -> bool:
+    """Whether no file matches any of ``paths`` (Hadoop globs, any file system Spark reads); False
+    when that cannot be asked (Spark Connect: then Spark's own PATH_NOT_FOUND is translated)."""
+    try:
+        jvm = spark.sparkContext._jvm
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+    except Exception:  # no JVM in this process (Spark Connect)
+        return False
+    if jvm is None:
+        return False
+    for pattern in paths:
+        path = jvm.org.apache.hadoop.fs.Path(pattern)
+        found = path.getFileSystem(conf).globStatus(path)
+        if found is not None and len(found) > 0:
+            return False
+    return True

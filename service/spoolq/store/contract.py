@@ -93,12 +93,15 @@ class QueueStore(Protocol):
         ...
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
+                     not_deleted_within: float = 0.0) -> QueueInfo:
         """Create queue ``name`` of ``kind`` with ``config`` (else :attr:`default_config`) and
         ``tags``; durable when it returns. If it exists already: with ``exist_ok`` and the same
         kind (and the same config, when one is given) its info is returned unchanged, else
         :class:`~spoolq.errors.QueueAlreadyExists`. Racing creators of one name all succeed
-        and one queue results."""
+        and one queue results. With ``not_deleted_within`` (seconds), a name whose queue was
+        deleted less than that long ago, through any process or node sharing the store, is
+        refused with :class:`~spoolq.errors.QueueDeletedRecently` (SQS: 60)."""
         ...
 
     def get_queue(self, name: str) -> QueueInfo:

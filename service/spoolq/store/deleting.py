@@ -36,6 +36,12 @@ release there finds nothing to act on (the claim then expires and its message is
 again: a duplicate, never a loss), which needs a message sent and claimed after the emptiness
 check, within the same instant.
 
+Every deletion that happened leaves a record, ``deleted/<q>`` (the time, written after the
+rename: :meth:`~spoolq.store.queues.StoreCore.note_deleted`), so that a create in any process or
+node can refuse a name deleted moments ago (``create_queue(not_deleted_within=...)``: SQS's
+``QueueDeletedRecently``). The records are a few bytes per deleted name and are replaced, never
+accumulated per deletion.
+
 Crash rules: a ``.del~`` directory left by a process that died half-way is finished by
 maintenance once it is older than a minute, like a ``.gone~`` one: put back (or merged) if it
 holds a message, moved to trash otherwise. ``list_queues`` never lists names starting with ``.``.
@@ -86,6 +92,7 @@ def delete_queue(store: StoreCore, name: str, *, holds_messages: Callable[[str],
         except OSError as e:
             raise storage_error(e, f"deleting queue {name!r}") from e
         store.forget(name)
+        store.note_deleted(name)
         return
     if holds_messages(name):
         raise QueueNotEmpty(name)
@@ -103,6 +110,7 @@ def delete_queue(store: StoreCore, name: str, *, holds_messages: Callable[[str],
             raise QueueNotEmpty(name)
     except OSError as e:
         raise storage_error(e, f"deleting queue {name!r}") from e
+    store.note_deleted(name)
 
 
 def queue_dir_of(aside: str) -> str:

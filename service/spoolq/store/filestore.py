@@ -141,8 +141,9 @@ class FileStore(QueueStore):
     # ------------------------------------------------------------ queues
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
-        return self._core.create_queue(name, kind, config, tags, exist_ok)
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
+                     not_deleted_within: float = 0.0) -> QueueInfo:
+        return self._core.create_queue(name, kind, config, tags, exist_ok, not_deleted_within=not_deleted_within)
 
     def get_queue(self, name: str) -> QueueInfo:
         return self._core.get_queue(name)

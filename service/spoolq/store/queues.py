@@ -30,6 +30,7 @@ from typing import Any
 from spoolq.errors import (
     InvalidArgument,
     QueueAlreadyExists,
+    QueueDeletedRecently,
     QueueNotFound,
     StorageUnavailable,
     storage_error,
@@ -201,7 +202,8 @@ class StoreCore:
                 "tags": dict(info.tags), "created_at": info.created_at, "updated_at": info.updated_at}
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
+                     not_deleted_within: float = 0.0) -> QueueInfo:
         L.check_queue_name(name)
         kind = check_kind(kind)
         if config is not None:
@@ -212,6 +214,11 @@ class StoreCore:
         if existing is not None:
             return self._existing(existing, kind, config, exist_ok)
         now = self.clock()
+        if not_deleted_within > 0:
+            deleted_at = self.deleted_at(name)
+            if deleted_at is not None and now - deleted_at < not_deleted_within:
+                raise QueueDeletedRecently(f"You must wait {not_deleted_within:g} seconds after deleting a queue "
+                                           "before you can create another with the same name.")
         info = QueueInfo(name=name, kind=kind, config=config or self.default_config, tags=tags,
                          created_at=now, updated_at=now)
         staging = f"{self.queues_dir}/.new~{L.new_token()}"
@@ -255,6 +262,24 @@ class StoreCore:
 
     def get_queue(self, name: str) -> QueueInfo:
         return self.require(name).info
+
+    # --- deletion records: deleted/<queue dir name> holds when the queue of that name was deleted
+
+    def note_deleted(self, name: str) -> None:
+        """Record that queue ``name`` was deleted now (read by :meth:`deleted_at` in any process or
+        node). Written after the deletion: a crash in between loses only the record."""
+        record = self.root / "deleted" / L.queue_dir_name(name)
+        try:
+            record.parent.mkdir(exist_ok=True)
+            write_json_atomic(record, {"queue": name, "deleted_at": self.clock()}, self.tmp, self.fsync)
+        except OSError as e:
+            raise storage_error(e, f"recording the deletion of queue {name!r}") from e
+
+    def deleted_at(self, name: str) -> float | None:
+        """When queue ``name`` was last deleted, if a record says so."""
+        data = read_json(self.root / "deleted" / L.queue_dir_name(name))
+        value = None if data is None else data.get("deleted_at")
+        return float(value) if isinstance(value, int | float) else None
 
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo:

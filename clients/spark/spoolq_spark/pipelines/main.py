@@ -116,6 +116,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "spoolq pipeline") -> in
     spark = session(args.master, f"spoolq-{args.pipeline}")
     from pyspark.errors import AnalysisException
 
+    from spoolq_spark.archive import NoArchive
+
     try:
         if args.pipeline == "audit":
             from spoolq_spark.pipelines.audit import run_audit
@@ -135,6 +137,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "spoolq pipeline") -> in
                                 where=args.where, since=times["since"], until=times["until"],
                                 time_field=args.time_field, api_key=args.api_key, dedup=args.dedup,
                                 envelope=args.envelope, dry_run=args.dry_run, batch=args.batch)
+    except NoArchive as e:  # nothing archived: how to turn the archive on
+        print(f"{prog} {args.pipeline}: {e}", file=sys.stderr)
+        return 2
     except AnalysisException as e:  # a bad --where, a missing column or path: the first line says which
         print(f"{prog} {args.pipeline}: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return 2

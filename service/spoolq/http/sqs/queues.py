@@ -36,6 +36,8 @@ from spoolq.http.sqs.errors import (
 from spoolq.store import QueueInfo, QueueKind
 
 MAX_TAGS = 50
+#: seconds after a DeleteQueue before the name can be created again (QueueDeletedRecently), as AWS
+RECREATE_AFTER = 60.0
 PURGE_INTERVAL = 60.0
 PERMISSION_ACTIONS = ("*", "ChangeMessageVisibility", "DeleteMessage", "GetQueueAttributes", "GetQueueUrl",
                       "ListDeadLetterSourceQueues", "PurgeQueue", "ReceiveMessage", "SendMessage")
@@ -82,7 +84,8 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         info = env.store.get_queue(store_name)
     except QueueNotFound:
         try:
-            env.store.create_queue(store_name, kind, config, tags, exist_ok=False)
+            env.store.create_queue(store_name, kind, config, tags, exist_ok=False,
+                                   not_deleted_within=RECREATE_AFTER)
             return {"QueueUrl": env.caller.url(name)}
         except QueueAlreadyExists:  # created meanwhile by another request
             info = env.store.get_queue(store_name)
