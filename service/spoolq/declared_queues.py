@@ -337,13 +337,10 @@ def apply_from_settings(settings: Settings, say: Callable[[str], None]) -> bool:
         return False
     if not declared:
         return True
-    from spoolq.queue_settings import load_queue_defaults
-    from spoolq.store import FileStore
+    from spoolq.serving import open_store
 
     try:
-        store = FileStore(settings.root, node_id=settings.node_id, fsync=settings.fsync, flush=settings.flush or None,
-                          force_flush=settings.force_flush,
-                          default_config=load_queue_defaults(settings).apply(QueueConfig()))
+        store = open_store(settings, background=False)
     except (SpoolqError, OSError) as e:
         say(f"declared queues not applied: the store at {settings.root} cannot be opened: {e}")
         return False

@@ -17,13 +17,16 @@ from spoolq.store.filestore import FileStore
 from spoolq.store.model import QueueConfig
 
 
-def open_store(settings: Settings) -> QueueStore:
-    """The file store at ``settings.root``, its background maintenance running (call after fork)."""
+def open_store(settings: Settings, *, background: bool = True) -> QueueStore:
+    """The file store at ``settings.root``, its background maintenance running (call after fork);
+    without ``background``, no thread (``spoolq serve``'s master applying declared queues, before
+    it forks)."""
     s = settings
     try:
         store = FileStore(s.root, node_id=s.node_id, fsync=s.fsync, peers=s.peers, flush=s.flush or None,
                           force_flush=s.force_flush, default_config=load_queue_defaults(s).apply(QueueConfig()))
     except OSError as e:
         raise storage_error(e, f"opening the store at {s.root}") from e
-    store.start_background()
+    if background:
+        store.start_background()
     return store
