@@ -11,7 +11,7 @@ import pytest
 from spoolq.store import FileStore
 
 #: Markers of the tiers that are not the fast one; a test with none of them is marked ``fast``.
-TIER_MARKERS = frozenset({"slow", "spark", "multinode", "browser", "powercut", "packaging"})
+TIER_MARKERS = frozenset({"slow", "spark", "multinode", "browser", "powercut", "packaging", "container"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -193,3 +193,18 @@ def test_systemd_keeps_the_sockets_across_restarts_and_reloads_with_hup(tmp_path
                                                              "spoolq-disque.socket"))],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+
+
+def test_the_gunicorn_config_gives_what_serve_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gunicorn -c deploy/gunicorn.conf.py`` loads, and sets every option ``spoolq serve`` sets."""
+    import runpy
+
+    from spoolq.http.server import gunicorn_options
+    from spoolq.settings import load_settings
+
+    monkeypatch.setenv("SPOOLQ_ROOT", str(tmp_path))
+    monkeypatch.setenv("SPOOLQ_PORT", "18480")
+    loaded = runpy.run_path(str(DEPLOY / "gunicorn.conf.py"))
+    expected = {k: v for k, v in gunicorn_options(load_settings()).items() if v is not None}
+    assert {k: loaded[k] for k in expected} == expected
+    assert loaded["bind"] == ["127.0.0.1:18480"] and loaded["wsgi_app"] == "spoolq.http.wsgi:application()"

@@ -1,0 +1,176 @@
+"""``deploy/Containerfile`` built with podman on a Debian base made here, and run with a volume and
+a config file (:mod:`tests.container.podman`). From outside: boto3 sends and receives, EmoDB
+send/poll/ack, ``/readyz``, the console, ``podman exec ... spoolq queues``, the service runs as the
+unprivileged ``spoolq`` user, and a graceful ``podman stop`` under load loses no acknowledged send
+(a new container on the same volume delivers every one)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+import pytest
+import requests
+
+from tests.container import podman as P
+from tests.e2e.spoolq_server import free_port
+
+pytestmark = pytest.mark.container
+
+API_KEY = "k-container"
+ACCESS_KEY, SECRET = "AKIDCONTAINER01", "container-secret"
+CONFIG = f"""
+api_keys:
+  - name: all
+    key: {API_KEY}
+    sqs_credentials: [{{access_key_id: {ACCESS_KEY}, secret_access_key: {SECRET}}}]
+    permissions: ["queue|*|*"]
+"""
+HEADERS = {"X-BV-API-Key": API_KEY}
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    reason = P.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    base = P.base_image()
+    error = P.cannot_run(base)
+    if error is not None:
+        pytest.skip(f"podman cannot run a container here: {error}")
+    tag = f"localhost/spoolq-test:{uuid.uuid4().hex[:8]}"
+    P.build_image(P.build_context(tmp_path_factory.mktemp("context")), base, tag)
+    try:
+        yield tag
+    finally:
+        P.podman("rmi", "-f", tag, check=False)
+
+
+@dataclass
+class Running:
+    name: str
+    url: str
+
+
+@pytest.fixture
+def volume() -> Iterator[str]:
+    name = f"spoolq-test-{uuid.uuid4().hex[:8]}"
+    P.podman("volume", "create", name)
+    try:
+        yield name
+    finally:
+        P.podman("volume", "rm", "-f", name, check=False)
+
+
+@pytest.fixture
+def start(image: str, volume: str, tmp_path: Path) -> Iterator[object]:
+    """Start a container of the image on ``volume`` (and the same published port each time)."""
+    config = tmp_path / "spoolq.yaml"
+    config.write_text(CONFIG)
+    config.chmod(0o644)
+    port = free_port()
+    names: list[str] = []
+
+    def run() -> Running:
+        name = f"spoolq-test-{uuid.uuid4().hex[:8]}"
+        names.append(name)
+        P.podman("run", "-d", "--name", name, *P.LIMITS, "-v", f"{volume}:/data",
+                 "-v", f"{config}:/etc/spoolq/spoolq.yaml:ro", "-p", f"127.0.0.1:{port}:8480", image)
+        running = Running(name, f"http://127.0.0.1:{port}")
+        P.wait_ready(running.url, name)
+        return running
+
+    try:
+        yield run
+    finally:
+        for name in names:
+            P.podman("rm", "-f", "-t", "0", name, check=False)
+
+
+def _sqs(url: str) -> object:
+    return boto3.client("sqs", endpoint_url=url, region_name="us-east-1", aws_access_key_id=ACCESS_KEY,
+                        aws_secret_access_key=SECRET)
+
+
+def test_every_door_from_outside_and_the_client_inside(start: object) -> None:
+    c = start()  # type: ignore[operator]
+    assert requests.get(f"{c.url}/readyz", timeout=10).json()["status"] == "ok"
+    console = requests.get(f"{c.url}/console/", timeout=10)
+    assert console.status_code == 200 and "text/html" in console.headers["Content-Type"]
+    sqs = _sqs(c.url)
+    queue = sqs.create_queue(QueueName="in-a-container")["QueueUrl"]  # type: ignore[attr-defined]
+    sqs.send_message(QueueUrl=queue, MessageBody="hello from boto3")  # type: ignore[attr-defined]
+    got = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5)["Messages"]  # type: ignore[attr-defined]
+    assert [m["Body"] for m in got] == ["hello from boto3"]
+    sqs.delete_message(QueueUrl=queue, ReceiptHandle=got[0]["ReceiptHandle"])  # type: ignore[attr-defined]
+    sent = requests.post(f"{c.url}/queue/1/emo/send", json={"n": 1}, headers=HEADERS, timeout=10)
+    assert sent.status_code == 200
+    polled = requests.get(f"{c.url}/queue/1/emo/poll?ttl=30&limit=5", headers=HEADERS, timeout=10).json()
+    assert [m["payload"] for m in polled] == [{"n": 1}]
+    acked = requests.post(f"{c.url}/queue/1/emo/ack", json=[polled[0]["id"]], headers=HEADERS, timeout=10)
+    assert acked.status_code == 200
+    assert requests.get(f"{c.url}/queue/1/emo/size", headers=HEADERS, timeout=10).json() == 0
+    # the client commands, inside the image
+    queues = P.podman("exec", "-e", f"SPOOLQ_API_KEY={API_KEY}", c.name, "spoolq", "queues", "--json")
+    names = {q["name"] for q in json.loads(queues.stdout)}
+    assert "emo" in names and any(n.endswith("in-a-container") for n in names), queues.stdout
+    # every process of the service runs as the unprivileged user
+    users = P.podman("top", c.name, "user", "args").stdout.splitlines()[1:]
+    assert users and all(line.split()[0] == "spoolq" for line in users), users
+    assert P.podman("exec", c.name, "id", "-u").stdout.strip() == "10001"
+
+
+def test_a_graceful_stop_under_load_loses_nothing(start: object) -> None:
+    first = start()  # type: ignore[operator]
+    acknowledged: list[str] = []
+    server_errors: list[str] = []
+    sending = threading.Event()
+    sending.set()
+
+    def send() -> None:
+        with requests.Session() as s:
+            while sending.is_set():
+                body = uuid.uuid4().hex
+                try:
+                    r = s.post(f"{first.url}/queue/1/stop/send", json=body, headers=HEADERS, timeout=30)
+                except requests.RequestException:
+                    time.sleep(0.05)  # stopped: refused or reset, nothing acknowledged
+                    continue
+                if r.status_code == 200:
+                    acknowledged.append(body)
+                elif r.status_code >= 500:
+                    server_errors.append(f"{r.status_code} {r.text[:200]}")
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(2.0)
+        started = time.monotonic()
+        P.podman("stop", "-t", "45", first.name, timeout=120)
+        took = time.monotonic() - started
+    finally:
+        sending.clear()
+        for t in threads:
+            t.join(timeout=60)
+    state = json.loads(P.podman("inspect", first.name).stdout)[0]["State"]
+    assert state["ExitCode"] == 0, state  # it stopped by itself, not killed at the timeout
+    assert took < 30, took
+    assert not server_errors, server_errors[:3]
+    assert len(acknowledged) > 20
+    second = start()  # type: ignore[operator]
+    delivered: set[str] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        got = requests.get(f"{second.url}/queue/1/stop/poll?ttl=300&limit=100", headers=HEADERS, timeout=30).json()
+        if not got:
+            break
+        delivered.update(m["payload"] for m in got)
+    lost = set(acknowledged) - delivered
+    assert not lost, f"{len(lost)} of {len(acknowledged)} acknowledged sends lost"
