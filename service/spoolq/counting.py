@@ -55,9 +55,10 @@ class DoorCounts:
 
     def messages(self, event: MessageEvent, queue: str, count: int) -> None:
         door = _DOOR.get() or self.default_door
-        if event is MessageEvent.POLLED:
-            self.metrics.polled(door, queue)
-        self.metrics.messages(door, event.value, count, queue)
+        if event is MessageEvent.POLLED:  # the poll's time and its messages, counted in one go
+            self.metrics.polled(door, queue, count)
+        else:
+            self.metrics.messages(door, event.value, count, queue)
 
     def flushed(self, seconds: float, batch: int) -> None:
         self.metrics.flushed(seconds, batch)

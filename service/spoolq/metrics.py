@@ -91,6 +91,10 @@ def multiprocess_dir() -> str | None:
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
 
 
+#: a metric and the values of its labels
+_Key = tuple[Any, tuple[str, ...]]
+
+
 class _Pending:
     """Counter increments and histogram observations not yet added to their Prometheus metrics,
     keyed by (metric, label values). Thread-safe; :meth:`take` hands everything over at once."""
@@ -105,41 +109,37 @@ class _Pending:
         #: (gauge, labels) -> the latest value to set it to
         self._latest: dict[tuple[Any, tuple[str, ...]], float] = {}
 
-    def count(self, metric: Any, labels: tuple[str, ...], n: float = 1) -> bool:
-        """Add ``n``; whether this label set is new to this process."""
-        key = (metric, labels)
+    def add(self, counts: tuple[_Key, ...], n: float = 1, hist: _Key | None = None,
+            bounds: tuple[float, ...] = (), value: float = 0.0, latest: _Key | None = None,
+            latest_value: float = 0.0) -> bool:
+        """Under one taking of the lock: add ``n`` to each of ``counts``; observe ``value`` in the
+        histogram ``hist`` (``bounds``: its finite upper bounds, ascending; a value lands in the
+        first bucket whose bound is >= it, prometheus-client's rule, past the last one in +Inf);
+        set the gauge ``latest`` to ``latest_value`` at the next publication. Returns whether
+        any of these label sets is new to this process."""
+        i = bisect.bisect_left(bounds, value) if hist is not None else 0
         with self._lock:
-            self._counts[key] = self._counts.get(key, 0) + n
-            return self._first(key)
-
-    def _first(self, key: tuple[Any, tuple[str, ...]]) -> bool:
-        if key in self.seen:
-            return False
-        if len(self.seen) >= 100_000:  # deleted queues' label sets: forget them all, start over
-            self.seen.clear()
-        self.seen.add(key)
-        return True
-
-    def observe(self, metric: Any, labels: tuple[str, ...], bounds: tuple[float, ...], value: float) -> bool:
-        """``bounds``: the histogram's finite upper bounds, ascending; a value lands in the first
-        bucket whose bound is >= it (prometheus-client's rule), past the last one in +Inf.
-        Returns whether this label set is new to this process."""
-        key = (metric, labels)
-        i = bisect.bisect_left(bounds, value)
-        with self._lock:
-            slots = self._hists.get(key)
-            if slots is None:
-                slots = self._hists[key] = [0.0] * (len(bounds) + 2)
-            slots[i] += 1
-            slots[-1] += value
-            return self._first(key)
-
-    def latest(self, metric: Any, labels: tuple[str, ...], value: float) -> bool:
-        """Set a gauge to ``value`` at the next publication; whether this label set is new."""
-        key = (metric, labels)
-        with self._lock:
-            self._latest[key] = value
-            return self._first(key)
+            pending = self._counts
+            for key in counts:
+                pending[key] = pending.get(key, 0) + n
+            if hist is not None:
+                slots = self._hists.get(hist)
+                if slots is None:
+                    slots = self._hists[hist] = [0.0] * (len(bounds) + 2)
+                slots[i] += 1
+                slots[-1] += value
+            if latest is not None:
+                self._latest[latest] = latest_value
+            seen = self.seen
+            new = False
+            keys: tuple[_Key | None, ...] = (*counts, hist, latest)
+            for label_set in keys:
+                if label_set is not None and label_set not in seen:
+                    new = True
+                    if len(seen) >= 100_000:  # deleted queues' label sets: forget them all, start over
+                        seen.clear()
+                    seen.add(label_set)
+            return new
 
     def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]],
                             dict[tuple[Any, tuple[str, ...]], float]]:
@@ -217,36 +217,37 @@ class Metrics:
         return self.directory is not None
 
     def observe(self, door: str, operation: str, status: int, seconds: float) -> None:
-        pending = self._pending
-        new = pending.count(self.requests, (door, operation, str(status)))
-        new |= pending.observe(self.latency, (door, operation), _BUCKETS, seconds)
-        self._counted(new)
+        """One HTTP request answered (its counter and its latency, in one go)."""
+        self._counted(self._pending.add(((self.requests, (door, operation, str(status))),),
+                                        hist=(self.latency, (door, operation)), bounds=_BUCKETS, value=seconds))
 
     def messages(self, door: str, operation: str, n: int, queue: str | None = None) -> None:
         if not n:
             return
-        pending = self._pending
-        new = pending.count(self.message_counter, (door, operation), n)
+        counts: tuple[_Key, ...] = ((self.message_counter, (door, operation)),)
         if queue is not None:
-            new |= pending.count(self.queue_messages, (queue, operation), n)
-        self._counted(new)
+            counts = (*counts, (self.queue_messages, (queue, operation)))
+        self._counted(self._pending.add(counts, n))
 
-    def polled(self, door: str, queue: str) -> None:
+    def polled(self, door: str, queue: str, n: int = 0) -> None:
         """A poll of ``queue`` through ``door`` (found something or not): its time is the queue's
-        latest poll (``spoolq_queue_last_poll_time_seconds``)."""
-        self._counted(self._pending.latest(self.queue_last_poll, (queue, door), time.time()))
+        latest poll (``spoolq_queue_last_poll_time_seconds``); the ``n`` messages it delivered
+        are counted like :meth:`messages` (``poll``)."""
+        counts: tuple[_Key, ...] = ((self.message_counter, (door, "poll")), (self.queue_messages, (queue, "poll"))) \
+            if n else ()
+        self._counted(self._pending.add(counts, n, latest=(self.queue_last_poll, (queue, door)),
+                                        latest_value=time.time()))
 
     def command(self, door: str, command: str, result: str, seconds: float) -> None:
         """The hook of a door that is not HTTP (Disque): one call per command answered;
         ``command`` and ``result`` come from a closed set the door defines (never a client's word)."""
-        new = self._pending.count(self.commands, (door, command, result))
-        new |= self._pending.observe(self.command_latency, (door, command), _BUCKETS, seconds)
-        self._counted(new)
+        self._counted(self._pending.add(((self.commands, (door, command, result)),),
+                                        hist=(self.command_latency, (door, command)), bounds=_BUCKETS, value=seconds))
 
     def flushed(self, seconds: float, batch: int) -> None:
         """The store's group-commit callback (``GroupCommit.on_flush``)."""
-        new = self._pending.observe(self.flush_latency, (), _FLUSH_BUCKETS, seconds)
-        new |= self._pending.observe(self.flush_batch, (), _BATCH_BUCKETS, batch)
+        new = self._pending.add((), hist=(self.flush_latency, ()), bounds=_FLUSH_BUCKETS, value=seconds)
+        new |= self._pending.add((), hist=(self.flush_batch, ()), bounds=_BATCH_BUCKETS, value=batch)
         self._counted(new)
 
     def _counted(self, new: bool) -> None:

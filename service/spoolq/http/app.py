@@ -19,8 +19,9 @@ Nothing is built at import. ``create_app`` wires, for one app:
   reading), 400 for bad chunk framing or a short body;
 * no slash merging or trailing-slash redirects: ``/queue/1//q/peek`` is a 404 in the door's
   format, not a 308 page; a body-less answer (204, OPTIONS) carries no ``Content-Type``;
-* each request names its door (:func:`door_of`) for the store's message counts
-  (:mod:`spoolq.counting`) before any other hook runs, and forgets it when it ends.
+* one hook before the views and one after, nothing else per request: the first names the
+  request's door (:func:`door_of`) for the store's message counts (:mod:`spoolq.counting`) and
+  reads the body; the last forgets the door and observes the request once (:mod:`spoolq.metrics`).
 
 The store is opened lazily on first use (post-fork under gunicorn) unless one is passed in.
 """
@@ -171,7 +172,8 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     api.register_blueprint(emodb.create_blueprint(services, dedup=True))
     api.register_blueprint(mq.create_blueprint(services))
     api.register_blueprint(_ops_blueprint(services))
-    app.register_blueprint(sqs.create_blueprint(services))
+    sqs_blueprint = sqs.create_blueprint(services)
+    app.register_blueprint(sqs_blueprint)
     console.register(app, api, services)
 
     assets = swagger_ui_bundle.swagger_ui_path
@@ -180,7 +182,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     def docs_assets(filename: str) -> Response:
         return send_from_directory(assets, filename, max_age=86400)
 
-    _install_hooks(app, services)
+    _install_hooks(app, services, sqs_blueprint.answer_get_root)
     _install_error_handlers(app)
     return app
 
@@ -218,9 +220,13 @@ def _ops_blueprint(services: Services) -> Blueprint:
     return blp
 
 
-def _install_hooks(app: Flask, services: Services) -> None:
+def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[], Response | None]) -> None:
+    """The app's only two hooks: ``start`` before every other (the request's start time and
+    door, the body read whole, what starts with the first request, and SQS's ``GET /?Action=``),
+    and ``observe`` after the view (the door forgotten, the request observed once)."""
     limit = services.settings.max_body_bytes
     metrics = services.metrics
+    first_request = services.on_first_request
 
     # a path that is its own route (/queue/1/_move) never falls through to a route with a variable
     # (/queue/1/<queue>): a method the path's own route lacks is a 405 with its Allow
@@ -229,27 +235,35 @@ def _install_hooks(app: Flask, services: Services) -> None:
         if not rule.arguments and rule.methods:
             own_routes.setdefault(rule.rule, set()).update(rule.methods)
 
-    def start() -> None:
+    def start() -> Response | None:
         req = framing.current_request()  # one context lookup, not one per attribute
-        own = own_routes.get(req.path)
-        if own is not None and req.url_rule is not None and req.url_rule.rule != req.path:
+        path = req.path
+        own = own_routes.get(path)
+        if own is not None and req.url_rule is not None and req.url_rule.rule != path:
             raise MethodNotAllowed(valid_methods=sorted(own))
         environ = req.environ
         environ[framing.STARTED_KEY] = time.perf_counter()
-        environ[framing.DOOR_KEY] = door = door_of(req.path)
+        environ[framing.DOOR_KEY] = door = door_of(path)
         name_door(door)
         environ.pop(framing.OPERATION_KEY, None)
+        if first_request:
+            starting = list(first_request)
+            first_request.clear()
+            for begin in starting:
+                begin()
         framing.buffer_body(environ, limit)
+        if path == "/" and environ["REQUEST_METHOD"] == "GET":  # the SQS Query protocol's GET form
+            return answer_get_root()
+        return None
 
-    # first of all hooks: a blueprint's own hook may answer the request (SQS's GET /?Action=...)
+    # first of all hooks (flask-smorest registers none of its own)
     app.before_request_funcs.setdefault(None, []).insert(0, start)
-
-    @app.teardown_request
-    def forget_door(_exc: BaseException | None) -> None:
-        name_door(None)
 
     @app.after_request
     def observe(response: Response) -> Response:
+        # the store calls of this request are over: whatever this thread calls next is nobody's
+        # (Flask runs this hook after a view's error is rendered too)
+        name_door(None)
         req = framing.current_request()
         response = _never_html(response, req)
         environ = req.environ

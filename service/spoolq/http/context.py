@@ -53,6 +53,9 @@ class Services:
         self._store = None if store is None else self._counted(store)
         self._batches: BatchClaims | None = None
         self.overview = Overview(self.store, root=settings.root)
+        #: what starts with the first request this app serves (under gunicorn: in the worker, after
+        #: the fork), e.g. the console's rate sampler; run by the app's first hook
+        self.on_first_request: list[Callable[[], None]] = []
 
     def _counted(self, store: QueueStore) -> QueueStore:
         self._unsubscribe = store.subscribe(self.store_counts)

@@ -52,9 +52,7 @@ def register(app: Flask, api: Api, services: Services) -> None:
     history = RateHistory(services.metrics)
     api.register_blueprint(console_api.create_blueprint(services, history))
 
-    @app.before_request
-    def start_sampling() -> None:  # in the worker, after the fork: see spoolq.rates
-        history.start()
+    services.on_first_request.append(history.start)  # in the worker, after the fork: see spoolq.rates
 
     def root() -> Response:
         if wants_html():

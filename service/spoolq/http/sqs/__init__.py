@@ -93,12 +93,19 @@ def _register_region_converter(state: BlueprintSetupState) -> None:
     state.app.url_map.converters.setdefault("sqs_region", RegionConverter)
 
 
-def create_blueprint(services: Services) -> Blueprint:
+class SqsBlueprint(Blueprint):
+    """The SQS blueprint, and :attr:`answer_get_root`: the app's first hook calls it for a
+    ``GET /`` (the Query protocol's GET form lives at a path that is otherwise the service's)."""
+
+    answer_get_root: Callable[[], Response | None]
+
+
+def create_blueprint(services: Services) -> SqsBlueprint:
     """The SQS blueprint over the app's store, settings and credentials; register it at the
-    application root."""
+    application root, and have the app's first hook call its ``answer_get_root`` on ``GET /``."""
     settings, authenticator = services.settings, services.auth
     attempts = AttemptCache()
-    bp = Blueprint("sqs", __name__)
+    bp = SqsBlueprint("sqs", __name__)
     bp.record_once(_register_region_converter)
 
     def dispatch(path_queue_url: str | None) -> Response:
@@ -125,10 +132,9 @@ def create_blueprint(services: Services) -> Blueprint:
     def sqs_root() -> Response:
         return dispatch(None)
 
-    @bp.before_app_request
     def sqs_root_get() -> Response | None:
         """``GET /?Action=...``: ``GET /`` is otherwise the service's (the console's redirect)."""
-        if request.method != "GET" or request.path != "/" or not _names_action():
+        if not _names_action():
             return None
         request.environ.setdefault(framing.STARTED_KEY, time.perf_counter())  # the request is observed
         try:
@@ -137,6 +143,8 @@ def create_blueprint(services: Services) -> Blueprint:
             return spoolq_error(exc)
         except Exception as exc:  # rendered as the SQS error it is
             return unexpected_error(exc)
+
+    bp.answer_get_root = sqs_root_get
 
     # only a 12-digit account segment routes here, so /queue/1/..., /mq/... never reach this rule
     @bp.route("/<int(fixed_digits=12):account>/<queue_name>", methods=["GET", "POST"])
