@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spoolq.http import emodb_wire as wire
 
@@ -78,3 +83,52 @@ def test_id_list_coerces_scalars() -> None:
 def test_payload_json_for_foreign_bodies() -> None:
     assert wire.payload_json(b'{"a":1}') == b'{"a":1}'
     assert wire.payload_json(b"plain text") == b'"plain text"'
+
+
+# --- the fast parse (orjson) against the exact one ------------------------------------------
+
+_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(),
+    st.sampled_from(["\ud800", "a\udfffb", "\x00\x1f\x7f", "\u2028\u2029", "\U0001f600", "\\", '"']),
+)
+_VALUES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)), max_leaves=12)
+
+
+def _outcome(parse: Any, raw: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", wire.message_bytes(parse(raw))
+    except wire.EmoHttpError as e:
+        return "error", (e.status, e.body, e.headers)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.sampled_from([(",", ":"), (", ", ": ")]), st.booleans(), st.sampled_from(["", " ", "\n\t"]))
+def test_fast_parse_stores_what_the_exact_parse_stores(value: Any, separators: tuple[str, str],
+                                                       ascii_only: bool, pad: str) -> None:
+    """Whatever a body holds (integers past 64 bits, floats, escapes, lone surrogates, padding),
+    the bytes stored and the errors answered are those of the exact parse."""
+    raw = (pad + json.dumps(value, separators=separators, ensure_ascii=ascii_only) + pad).encode(
+        "utf-8", "surrogatepass")
+    assert _outcome(wire.parse_body, raw) == _outcome(wire.parse_body_exactly, raw)
+
+
+@pytest.mark.parametrize("raw", [
+    b"18446744073709551616", b"-9223372036854775809", b"[1, 18446744073709551615, 1e2]", b'{"a": 1.0E10}',
+    b"1e-400", b'"\\ud800"', b'"\\ud83d\\ude00"', b"\xef\xbb\xbf\"x\"", b"[1,]", b"[01]", b'"\x01"',
+    b"[" * 2000 + b"]" * 2000, b'{"a":null,"b":[null]}', b"null", b" ", b"true", b'"' + "é".encode() * 40 + b'"',
+])
+def test_fast_parse_edges(raw: bytes) -> None:
+    assert _outcome(wire.parse_body, raw) == _outcome(wire.parse_body_exactly, raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40) | _VALUES.map(lambda v: json.dumps(v).encode("utf-8", "surrogatepass")))
+def test_payload_json_takes_what_json_takes(body: bytes) -> None:
+    try:
+        json.loads(body)
+        expected = body
+    except ValueError:
+        expected = json.dumps(body.decode("utf-8", "replace"), ensure_ascii=False).encode("utf-8")
+    assert wire.payload_json(body) == expected
