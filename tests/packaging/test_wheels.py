@@ -287,3 +287,42 @@ def test_all_three(venvs: dict[str, Venv]) -> None:
     with v.serving(v.workdir / "root") as url:
         _client_session(v, ["spoolq"], url, "from-all-three")
         assert "visibility timeout" in v.ok("spoolq-client", "settings", "from-all-three", SPOOLQ_URL=url)
+
+
+USER_TEST = '''\
+import json
+import urllib.request
+
+import pytest
+
+
+@pytest.mark.spoolq_queues({"name": "jobs", "door": "emodb", "archive": True})
+def test_a_service_sends_and_reads_back(spoolq_server):
+    send = urllib.request.Request(spoolq_server.url + "/queue/1/jobs/send", data=b'{"id": 1}', method="POST",
+                                  headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(send).close()
+    with urllib.request.urlopen(spoolq_server.url + "/queue/1/jobs/_settings") as answer:
+        assert json.load(answer)["archive"] is True
+    with urllib.request.urlopen(spoolq_server.url + "/queue/1/jobs/size") as answer:
+        assert json.load(answer) == 1
+    assert spoolq_server.env["AWS_ENDPOINT_URL_SQS"] == spoolq_server.url
+
+
+def test_a_missing_client_library_is_named(spoolq_server_session):
+    with pytest.raises(ImportError, match="needs boto3"):
+        spoolq_server_session.sqs_client()
+'''
+
+
+def test_a_users_suite_gets_spoolq_server_from_the_server_wheel(venvs: dict[str, Venv]) -> None:
+    """The pytest plugin as a user's project meets it: the server wheel and pytest, nothing else (no
+    boto3: the SQS client it would hand out is named as missing)."""
+    venv = venvs["server"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    done = subprocess.run([str(venv.path / "bin/python"), "-m", "pip", "install", "--quiet",
+                           "--disable-pip-version-check", "pytest"], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (venv.workdir / "test_user_service.py").write_text(USER_TEST)
+    ran = venv.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user_service.py", timeout=300)
+    assert ran.returncode == 0 and "2 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-2000:]
