@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from tests.container import podman as P
+from tests.deploy.reload_load import Figures, Load, busy_cores
 from tests.e2e.spoolq_server import free_port
 
 pytestmark = pytest.mark.container
@@ -174,3 +175,35 @@ def test_a_graceful_stop_under_load_loses_nothing(start: object) -> None:
         delivered.update(m["payload"] for m in got)
     lost = set(acknowledged) - delivered
     assert not lost, f"{len(lost)} of {len(acknowledged)} acknowledged sends lost"
+
+
+def _workers(container: str) -> set[str]:
+    """The pids (in the container) of the master's workers: every process but the master (1)."""
+    lines = P.podman("top", container, "pid").stdout.split()[1:]
+    return {pid for pid in lines if pid != "1"}
+
+
+def test_reloads_in_the_container_under_load_on_busy_cores(start: object) -> None:
+    """``podman kill --signal HUP`` under load, every core kept busy: every request answered
+    within 5 s, every acknowledged send delivered."""
+    c = start()  # type: ignore[operator]
+    figures = Figures()
+    with busy_cores():
+        load = Load(c.url, figures, headers=HEADERS).start()
+        try:
+            time.sleep(1.0)
+            for _ in range(3):
+                old = _workers(c.name)
+                P.podman("kill", "--signal", "HUP", c.name)
+                deadline = time.monotonic() + 90
+                while _workers(c.name) & old and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                assert not _workers(c.name) & old, "the old workers still run 90 s after SIGHUP"
+                time.sleep(0.5)
+        finally:
+            load.stop_sending()
+            load.drain()
+    summary = figures.summary()
+    assert summary["sent"] > 20, summary
+    assert summary["slow"] == 0 and summary["lost"] == 0 and summary["errors"] == 0, (summary, figures.slow[:3],
+                                                                                     figures.errors[:3])

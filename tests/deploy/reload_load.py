@@ -100,8 +100,8 @@ class Load:
     """Senders and pollers against ``url`` until :meth:`stop`."""
 
     def __init__(self, url: str, figures: Figures, *, fresh_senders: int = 2, session_senders: int = 2,
-                 pollers: int = 2) -> None:
-        self.url, self.figures = url, figures
+                 pollers: int = 2, headers: dict[str, str] | None = None) -> None:
+        self.url, self.figures, self.headers = url, figures, headers or {}
         self.sending = threading.Event()
         self.polling = threading.Event()
         self.threads: list[tuple[threading.Thread, bool]] = []
@@ -127,7 +127,7 @@ class Load:
             body = uuid.uuid4().hex
             started = time.monotonic()
             try:
-                r = post(f"{self.url}/queue/1/{QUEUE}/send", json=body, timeout=CLIENT_TIMEOUT)
+                r = post(f"{self.url}/queue/1/{QUEUE}/send", json=body, headers=self.headers, timeout=CLIENT_TIMEOUT)
                 failure = None if r.status_code == 200 else f"HTTP {r.status_code}"
             except requests.RequestException as e:
                 failure = f"{type(e).__name__}: {e}"
@@ -142,7 +142,8 @@ class Load:
         while self.polling.is_set():
             started = time.monotonic()
             try:
-                r = session.get(f"{self.url}/queue/1/{QUEUE}/poll?ttl=10&limit=20&wait=1", timeout=CLIENT_TIMEOUT)
+                r = session.get(f"{self.url}/queue/1/{QUEUE}/poll?ttl=10&limit=20&wait=1", headers=self.headers,
+                                timeout=CLIENT_TIMEOUT)
                 failure = None if r.status_code == 200 else f"HTTP {r.status_code}"
                 got = r.json() if failure is None else []
             except (requests.RequestException, ValueError) as e:
@@ -154,7 +155,7 @@ class Load:
                 self.figures.received.update(m["payload"] for m in got)
             started = time.monotonic()
             try:
-                a = session.post(f"{self.url}/queue/1/{QUEUE}/ack", json=[m["id"] for m in got],
+                a = session.post(f"{self.url}/queue/1/{QUEUE}/ack", json=[m["id"] for m in got], headers=self.headers,
                                  timeout=CLIENT_TIMEOUT)
                 failure = None if a.status_code == 200 else f"HTTP {a.status_code}"
             except requests.RequestException as e:
