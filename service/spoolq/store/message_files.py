@@ -9,7 +9,8 @@ chosen once per store by what its file system supports:
 * **In place** (``O_TMPFILE``; ext4, xfs, btrfs, tmpfs): an inode with no name is opened in the
   directory the message goes to, the message written into it (and ``fsync``'d when each file is
   flushed on its own, ``--flush fsync``), then given its final name with ``linkat`` of
-  ``/proc/self/fd/N`` with ``AT_SYMLINK_FOLLOW`` (no privilege needed, unlike ``AT_EMPTY_PATH``).
+  ``/proc/self/fd/N`` with ``AT_SYMLINK_FOLLOW`` (no privilege needed, unlike ``AT_EMPTY_PATH``;
+  ``N`` relative to a descriptor of ``/proc/self/fd`` each process opens once).
   No other name ever exists: a process killed before the link leaves nothing (the inode is freed
   with its last descriptor), a power cut leaves an orphan inode the file system frees when it
   mounts. The name appears only once the file is whole.
@@ -34,32 +35,43 @@ A file is made in two steps, :meth:`MessageFiles.write` (the data, with no name 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any
 
+from spoolq.store import process
 from spoolq.store.fileops import GONE, _make_levels, rename_into
 
 #: errnos with which a file system refuses O_TMPFILE (EISDIR: kernels from before O_TMPFILE, which
 #: see O_DIRECTORY; EOPNOTSUPP/ENOSYS: no support in the file system or its FUSE server)
 _NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOSYS)
-_AT_FDCWD = -100
-_AT_SYMLINK_FOLLOW = 0x400
 
 
-def _load_linkat() -> Any:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-    fn = libc.linkat
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
+class _ProcFds:
+    """This process's ``/proc/self/fd`` as an open directory, for ``linkat(2)`` of an ``O_TMPFILE``
+    descriptor by name relative to it with ``AT_SYMLINK_FOLLOW`` (``os.link`` with
+    ``src_dir_fd``: Python calls ``linkat`` only when a directory descriptor or
+    ``follow_symlinks=False`` is given, ``link(2)`` otherwise, which would link the ``/proc``
+    symlink itself). Opened on first use in each process: a descriptor opened before a fork
+    names the parent's table."""
+
+    def __init__(self) -> None:
+        self._fd = -1
+        self._pid = -1
+        self._lock = threading.Lock()
+
+    def fd(self) -> int:
+        if self._pid != process.pid():
+            with self._lock:
+                if self._pid != process.pid():
+                    self._fd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                    self._pid = process.pid()
+        return self._fd
 
 
-_linkat: Any = _load_linkat() if hasattr(os, "O_TMPFILE") else None
+_PROC_FDS = _ProcFds()
+
 
 #: how many times a vanishing destination directory is re-created before giving up (see rename_into)
 _ATTEMPTS = 1000
@@ -85,7 +97,7 @@ class MessageFiles:
     def __init__(self, tmp_dir: str, node_prefix: str, in_place: bool = True) -> None:
         self._tmp_dir = tmp_dir
         self._node_prefix = node_prefix
-        self._in_place = in_place and _linkat is not None and os.path.isdir("/proc/self/fd")
+        self._in_place = in_place and hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
         self._lock = threading.Lock()
         self._n = 0
         self._own_dir_pid = -1
@@ -178,15 +190,15 @@ class MessageFiles:
 
     @staticmethod
     def _link(fd: int, directory: str, name: str, base: str) -> None:
-        source = f"/proc/self/fd/{fd}".encode()
-        target = f"{directory}/{name}".encode()
+        source = str(fd)
+        target = f"{directory}/{name}"
         for _attempt in range(_ATTEMPTS):
-            # os.link calls link(2), which would link the /proc symlink itself (EXDEV)
-            if _linkat(_AT_FDCWD, source, _AT_FDCWD, target, _AT_SYMLINK_FOLLOW) == 0:
+            try:
+                os.link(source, target, src_dir_fd=_PROC_FDS.fd(), follow_symlinks=True)
                 return
-            err = ctypes.get_errno()
-            if err not in GONE:
-                raise OSError(err, os.strerror(err), f"{directory}/{name}")
+            except OSError as e:
+                if e.errno not in GONE:
+                    raise
             _make_levels(base, directory)  # removed since the file was opened: an inode links anywhere on its mount
         raise OSError(errno.EAGAIN, f"{directory} was removed {_ATTEMPTS} times while naming a file in it")
 

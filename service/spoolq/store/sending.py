@@ -78,6 +78,8 @@ SEND_ATTEMPTS = 10
 class Sending:
     def __init__(self, core: StoreCore) -> None:
         self.core = core
+        #: queue directory -> (second, the directory of its ready bucket): the target of a send
+        self._ready_dirs: dict[str, tuple[int, str]] = {}
 
     @staticmethod
     def _prepare(info: QueueInfo, m: OutgoingMessage, now_ms: int,
@@ -188,7 +190,18 @@ class Sending:
         return self._write(q, [(p, self.core.ids.new_id(q.name, now_ms)) for p in prepared])
 
     def _target(self, q: QueueHandle, p: _Prepared, message_id: str) -> tuple[str, str]:
-        bucket = L.fifo_bucket(p.meta["g"]) if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(message_id))
+        if q.kind is QueueKind.FIFO:
+            bucket = L.fifo_bucket(p.meta["g"])
+        elif not p.due_ms:  # the common case: the ready bucket of the id's second, kept per queue
+            second = int(message_id[:12], 16) // 1000
+            kept = self._ready_dirs.get(q.path)
+            if kept is None or kept[0] != second:
+                if len(self._ready_dirs) >= 10_000:  # deleted queues' entries: forget them all
+                    self._ready_dirs.clear()
+                kept = self._ready_dirs[q.path] = (second, q.ready_dir(L.std_bucket(second * 1000)))
+            return kept[1], f"{message_id}~0~0"  # L.ready_name(message_id, 0, 0)
+        else:
+            bucket = L.std_bucket(L.id_time_ms(message_id))
         if p.due_ms:
             return q.sub(f"delayed/{p.due_ms // 1000:011d}"), L.delayed_name(message_id, 0, 0, p.due_ms, bucket)
         return q.ready_dir(bucket), L.ready_name(message_id, 0, 0)

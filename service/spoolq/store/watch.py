@@ -46,6 +46,8 @@ class Watcher:
         self._failed = inotify_simple is None
         self._closed = False
         self._listeners: list[Callable[[str], None]] = []
+        #: threads in :meth:`wait` now (changed under ``_cond``): a bump with none wakes nobody
+        self._waiting = 0
 
     # -------------------------------------------------------------- public
 
@@ -56,8 +58,10 @@ class Watcher:
     def notify(self, qpath: str) -> None:
         with self._cond:
             self._generation[qpath] = self._generation.get(qpath, 0) + 1
-            self._cond.notify_all()
-        self._tell((qpath,))
+            if self._waiting:
+                self._cond.notify_all()
+        if self._listeners:
+            self._tell((qpath,))
 
     def add_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(qpath)`` after every generation bump (it must be quick and not raise)."""
@@ -81,7 +85,11 @@ class Watcher:
             # re-polls every FALLBACK_STEP, so a send elsewhere is seen within that time
             with self._cond:
                 if self._generation.get(qpath, 0) == seen:
-                    self._cond.wait(min(timeout, FALLBACK_STEP))
+                    self._waiting += 1
+                    try:
+                        self._cond.wait(min(timeout, FALLBACK_STEP))
+                    finally:
+                        self._waiting -= 1
             return
         deadline = time.monotonic() + min(timeout, self.rescan)
         with self._cond:
@@ -89,7 +97,11 @@ class Watcher:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return
-                self._cond.wait(left)
+                self._waiting += 1
+                try:
+                    self._cond.wait(left)
+                finally:
+                    self._waiting -= 1
 
     def close(self) -> None:
         self._closed = True
@@ -167,7 +179,7 @@ class Watcher:
                     touched.add(qpath)
                 for qpath in touched:
                     self._generation[qpath] = self._generation.get(qpath, 0) + 1
-                if touched:
+                if touched and self._waiting:
                     self._cond.notify_all()
             if touched:
                 self._tell(touched)
