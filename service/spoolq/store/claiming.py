@@ -9,9 +9,21 @@ commit journal, a dead letter out of a standard queue, which is journaled before
 A message present twice (a raw copy of a live root put in place, a crash between the two halves
 of a claim on a shared file system) is tolerated at no cost to the common path: a poll never
 returns one id twice (a second copy it claims is dropped), the ack of a claim also removes the
-message's ready copy under its name from before that claim (one ``stat``), an ack by id removes
-every claimed copy (the listing of its shard it makes anyway), and maintenance drops an expired
-claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
+message's ready copy under its name from before that claim (one ``stat``), an ack by id that has
+to list its shard (below) removes every claimed copy it finds there, and maintenance drops an
+expired claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
+
+An ack by id (EmoDB, Disque) does not know the claimed file's name: a claim made by this process
+is remembered (the id's latest claimed file, a bounded table), and its ack renames that file
+without listing anything; an id claimed elsewhere, renewed since (the renewal renamed it), or
+not remembered, is looked for in one listing of its claim shard. A second claimed copy of a
+remembered id (only a raw copy of a live root makes one: a poll drops a second copy it claims)
+then outlives the ack until its claim expires and is delivered once more: a duplicate, never a
+loss.
+
+The nack count (:mod:`spoolq.store.jobs`) of an acknowledged message goes with it, except where
+the file's name shows it was never put back (a claim on its first delivery, or a message never
+delivered): a nack puts a message back, so only a message received before can have a count.
 
 :class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`
 (a poll with ``claim_ttl=0`` peeks: :meth:`~spoolq.store.queues.StoreCore.peek_queue`); a poll runs
@@ -62,10 +74,16 @@ EMPTY_POLL_MAINTENANCE = 0.1
 MaintainQueue = Callable[[QueueHandle, float], bool]
 
 
+#: claims this process remembers for acks by id (the table starts over when it is full)
+REMEMBERED_CLAIMS = 65_536
+
+
 class Claiming:
     def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
         self.core = core
         self.maintain = maintain
+        #: message id -> the claimed file this process last made for it (see the module doc)
+        self._claimed_here: dict[str, str] = {}
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -247,6 +265,12 @@ class Claiming:
             return
         ids.add(d.message.id)
         out.append(d)
+        if d.receipt:
+            claimed_here = self._claimed_here
+            if len(claimed_here) >= REMEMBERED_CLAIMS:
+                claimed_here.clear()
+            shard, _, cname = d.receipt.partition(":")
+            claimed_here[d.message.id] = f"{q.path}/claimed/{shard}/{cname}"
 
     def _dead_letter(self, q: QueueHandle, path: str, parsed: L.ReadyName, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
@@ -307,17 +331,20 @@ class Claiming:
             path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
             if self._finish(q, path):
                 return True, [path]  # the receipt names the file: no lookup first (the common case)
-        if ref.claimed_name is None:  # by id: the one listing of its shard finds every claimed copy
+        if ref.claimed_name is None:  # by id: the claim made here, else one listing of its shard
+            known = self._claimed_here.pop(ref.id, None)
+            if known is not None and known.startswith(q.path + "/claimed/") and self._finish(q, known):
+                return True, [known]
             done = [path for path in self._claimed_copies(q, ref.id) if self._finish(q, path)]
             if done:
                 return True, done
             loose = q.locate_unclaimed(ref.id)
-            return loose is not None and self._finish(q, f"{loose[0]}/{loose[1]}"), []
+            return loose is not None and self._finish(q, f"{loose[0]}/{loose[1]}", claimed=False), []
         found = q.locate_claimed(ref)
         if found is None and released_too:
             loose = q.locate_unclaimed(ref.id)
             return (loose is not None and loose[2].rc == ref.receive_count
-                    and self._finish(q, f"{loose[0]}/{loose[1]}")), []
+                    and self._finish(q, f"{loose[0]}/{loose[1]}", claimed=False)), []
         if found is None or not self._finish(q, found[0]):
             return False, []
         return True, [found[0]]
@@ -344,7 +371,7 @@ class Claiming:
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(before)
 
-    def _finish(self, q: QueueHandle, path: str) -> bool:
+    def _finish(self, q: QueueHandle, path: str, *, claimed: bool = True) -> bool:
         """Ack one file: the rename out of the queue is the ack; the unlink happens later, off the
         request path (an unlink of a freshly written file can wait for its writeback). The
         message's nack count goes with it (:mod:`spoolq.store.jobs`)."""
@@ -355,7 +382,7 @@ class Claiming:
                 self.core.trash.discard(path)
         except FileNotFoundError:
             return False
-        if q.kind is not QueueKind.FIFO:
+        if q.kind is not QueueKind.FIFO and _may_have_nacks(os.path.basename(path), claimed):
             with contextlib.suppress(OSError):
                 os.unlink(q.nacks_file(os.path.basename(path)[:40]))
         return True
@@ -436,3 +463,11 @@ class Claiming:
         except OSError as e:
             raise storage_error(e, f"unclaiming {queue!r}") from e
         self.core.watcher.notify(q.path)
+
+
+def _may_have_nacks(name: str, claimed: bool) -> bool:
+    """Whether the message file ``name`` may have a nack count: not when its receive count shows
+    it was never put back (a claim on its first delivery, ``<id>~1~...`` under ``claimed/``; a
+    message never delivered, ``<id>~0~...``)."""
+    received = name[41:43]
+    return not (received == "0~" or (claimed and received == "1~"))
