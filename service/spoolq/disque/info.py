@@ -24,7 +24,7 @@ from spoolq.disque.jobs import JobCommands
 from spoolq.disque.protocol import OK, Error, Map, Status, Verbatim
 from spoolq.disque.session import Session
 from spoolq.settings import Settings
-from spoolq.store import QueueStore
+from spoolq.store.contract import QueueStore
 
 
 class Server(Protocol):

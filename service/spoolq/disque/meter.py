@@ -31,7 +31,7 @@ from typing import Any
 from spoolq.counting import DoorCounts
 from spoolq.disque.protocol import Error
 from spoolq.metrics import Metrics
-from spoolq.store import QueueStore
+from spoolq.store.contract import QueueStore
 
 DOOR = "disque"
 UNKNOWN = "unknown"

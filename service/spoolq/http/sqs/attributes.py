@@ -49,7 +49,7 @@ from spoolq.http.sqs.errors import (
     InvalidParameterValue,
     QueueDoesNotExist,
 )
-from spoolq.store import DeadLetterPolicy, QueueConfig, QueueCounts, QueueInfo, QueueKind
+from spoolq.store.model import DeadLetterPolicy, QueueConfig, QueueCounts, QueueInfo, QueueKind
 
 #: integer attributes: (QueueConfig field, low, high)
 INT_ATTRIBUTES: dict[str, tuple[str, int, int]] = {

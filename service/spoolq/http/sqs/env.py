@@ -22,8 +22,8 @@ from spoolq.auth import Principal
 from spoolq.errors import QueueNotFound
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
-from spoolq.store import Delivery, QueueConfig, QueueInfo, QueueStore
-from spoolq.store.model import QueueRef
+from spoolq.store.contract import QueueStore
+from spoolq.store.model import Delivery, QueueConfig, QueueInfo, QueueRef
 
 ATTEMPT_TTL = 300.0
 ATTEMPT_CAPACITY = 10_000

@@ -41,8 +41,7 @@ from spoolq.http.sqs.errors import (
     ReceiptHandleIsInvalid,
     SqsError,
 )
-from spoolq.store import Delivery, OutgoingMessage, QueueInfo, QueueKind
-from spoolq.store.model import QueueRef, message_id_of
+from spoolq.store.model import Delivery, OutgoingMessage, QueueInfo, QueueKind, QueueRef, message_id_of
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 #: the X-Ray header AWS keeps as the AWSTraceHeader system attribute when the sender passes none

@@ -39,7 +39,7 @@ from spoolq.http.sqs.context import arn_of_store_name, split_store_name, store_n
 from spoolq.http.sqs.env import Env
 from spoolq.http.sqs.errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFound
 from spoolq.http.sqs.queues import dead_letter_sources
-from spoolq.store import MoveState, MoveStatus, QueueInfo
+from spoolq.store.model import MoveState, MoveStatus, QueueInfo
 
 #: the dead-letter queue's bookkeeping of the moves started without DestinationArn (newest last)
 DEFAULT_MOVES_KEY = "spoolq:default_moves"

@@ -33,7 +33,7 @@ from spoolq.http.sqs.errors import (
     QueueDoesNotExist,
     QueueNameExists,
 )
-from spoolq.store import QueueInfo, QueueKind
+from spoolq.store.model import QueueInfo, QueueKind
 
 MAX_TAGS = 50
 #: seconds after a DeleteQueue before the name can be created again (QueueDeletedRecently), as AWS
