@@ -37,24 +37,12 @@ claims of dead consumers expire (requeued by any process's maintenance); moves r
 (see :mod:`spoolq.store.moves`). Poll never lists a whole queue: each process keeps a
 cursor over the oldest bucket and lists the next bucket only when that one is spent.
 
-The store is built in floors, each importing only those below it:
-
-* the ground: :mod:`~spoolq.store.layout` (names), :mod:`~spoolq.store.model` (values and the
-  contract), :mod:`~spoolq.store.config`, :mod:`~spoolq.store.codec`, :mod:`~spoolq.store.fileops` (renames that survive
-  removals, temp files), :mod:`~spoolq.store.group_commit`, :mod:`~spoolq.store.journal`, :mod:`~spoolq.store.watch`,
-  :mod:`~spoolq.store.markerlock`, :mod:`~spoolq.store.cursor`, and
-  :mod:`~spoolq.store.handle` (one queue's directory);
-* the core, :class:`~spoolq.store.queues.StoreCore`: the store's state, queue lookup and
-  management, locks and the helpers several operations share;
-* the operations, each a part built on the core: :mod:`~spoolq.store.archive`,
-  :mod:`~spoolq.store.maintenance`, :mod:`~spoolq.store.recovery` (journal replay),
-  :mod:`~spoolq.store.deleting` (delete a queue only if it is empty),
-  :mod:`~spoolq.store.reading` (peek, counts, size, claim_count, oldest_ready_at),
-  :mod:`~spoolq.store.sending` (send, send_batch), :mod:`~spoolq.store.claiming` (poll, ack,
-  renew, release, unclaim_all, dead letters), :mod:`~spoolq.store.moves`;
-* :mod:`~spoolq.store.jobs` (a message by id, nack counts), above claiming;
-* this module: :class:`FileStore`, which builds one core and its parts and hands each call to
-  the part that does it; and the store's life cycle (background maintenance, health, close).
+The store is built in floors (stated in ``pyproject.toml``'s import-linter contracts and
+explained in ``docs/architecture.md``): this module, :class:`FileStore`, builds one core
+(:class:`~spoolq.store.queues.StoreCore`) and its parts (the operations: reading, sending,
+claiming, moves, jobs, deleting, recovery), hands each call to the part that does it,
+orchestrates the calls that take two parts, and runs the store's life cycle (background
+maintenance, health, close). No part imports another.
 
 Maintenance (claim expiry, due delays, retention, dedup-window sweep, archive
 compaction, trash and temp sweep, move takeover) runs opportunistically from poll at

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import Blueprint, Response, g, request
 from flask.blueprints import BlueprintSetupState
@@ -47,30 +47,38 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Env, Mapping[str, Any]], dict[str, Any]]
 
-ACTIONS: dict[str, Handler] = {
-    "CreateQueue": queues.create_queue,
-    "GetQueueUrl": queues.get_queue_url,
-    "ListQueues": queues.list_queues,
-    "GetQueueAttributes": queues.get_queue_attributes,
-    "SetQueueAttributes": queues.set_queue_attributes,
-    "DeleteQueue": queues.delete_queue,
-    "PurgeQueue": queues.purge_queue,
-    "TagQueue": queues.tag_queue,
-    "UntagQueue": queues.untag_queue,
-    "ListQueueTags": queues.list_queue_tags,
-    "ListDeadLetterSourceQueues": queues.list_dead_letter_source_queues,
-    "AddPermission": queues.add_permission,
-    "RemovePermission": queues.remove_permission,
-    "SendMessage": messages.send_message,
-    "SendMessageBatch": messages.send_message_batch,
-    "ReceiveMessage": messages.receive_message,
-    "DeleteMessage": messages.delete_message,
-    "DeleteMessageBatch": messages.delete_message_batch,
-    "ChangeMessageVisibility": messages.change_message_visibility,
-    "ChangeMessageVisibilityBatch": messages.change_message_visibility_batch,
-    "StartMessageMoveTask": moves.start_message_move_task,
-    "CancelMessageMoveTask": moves.cancel_message_move_task,
-    "ListMessageMoveTasks": moves.list_message_move_tasks,
+
+class Action(NamedTuple):
+    handler: Handler
+    #: the permission the action needs (``post``, ``poll``, ``get_status``, ``admin``: :mod:`.access`)
+    permission: str
+
+
+#: every action: its handler and the permission it needs on its queue (:mod:`.access`)
+ACTIONS: dict[str, Action] = {
+    "CreateQueue": Action(queues.create_queue, "admin"),
+    "GetQueueUrl": Action(queues.get_queue_url, "get_status"),
+    "ListQueues": Action(queues.list_queues, "get_status"),
+    "GetQueueAttributes": Action(queues.get_queue_attributes, "get_status"),
+    "SetQueueAttributes": Action(queues.set_queue_attributes, "admin"),
+    "DeleteQueue": Action(queues.delete_queue, "admin"),
+    "PurgeQueue": Action(queues.purge_queue, "admin"),
+    "TagQueue": Action(queues.tag_queue, "admin"),
+    "UntagQueue": Action(queues.untag_queue, "admin"),
+    "ListQueueTags": Action(queues.list_queue_tags, "get_status"),
+    "ListDeadLetterSourceQueues": Action(queues.list_dead_letter_source_queues, "get_status"),
+    "AddPermission": Action(queues.add_permission, "admin"),
+    "RemovePermission": Action(queues.remove_permission, "admin"),
+    "SendMessage": Action(messages.send_message, "post"),
+    "SendMessageBatch": Action(messages.send_message_batch, "post"),
+    "ReceiveMessage": Action(messages.receive_message, "poll"),
+    "DeleteMessage": Action(messages.delete_message, "poll"),
+    "DeleteMessageBatch": Action(messages.delete_message_batch, "poll"),
+    "ChangeMessageVisibility": Action(messages.change_message_visibility, "poll"),
+    "ChangeMessageVisibilityBatch": Action(messages.change_message_visibility_batch, "poll"),
+    "StartMessageMoveTask": Action(moves.start_message_move_task, "admin"),
+    "CancelMessageMoveTask": Action(moves.cancel_message_move_task, "admin"),
+    "ListMessageMoveTasks": Action(moves.list_message_move_tasks, "get_status"),
 }
 
 
@@ -116,17 +124,17 @@ def create_blueprint(services: Services) -> SqsBlueprint:
             return wire.render_unknown_operation(g.sqs_request_id)
         req = wire.parse_request(request, g.sqs_request_id)
         g.sqs_protocol = req.protocol
-        handler = ACTIONS.get(req.action)
-        request.environ[framing.OPERATION_KEY] = req.action if handler is not None else "unknown"  # metrics label
-        if handler is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
+        action = ACTIONS.get(req.action)
+        request.environ[framing.OPERATION_KEY] = req.action if action is not None else "unknown"  # metrics label
+        if action is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
             raise InvalidAction(f"The action {req.action} is not valid for this endpoint.")
         params = req.params
         if path_queue_url is not None and "QueueUrl" not in params:
             params = {**params, "QueueUrl": path_queue_url}
         caller = caller_of(request, settings, principal.name if principal is not None else None)
-        access.authorize(principal, req.action, params, caller)
+        access.authorize(principal, req.action, action.permission, params, caller)
         env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
-        return wire.render(req, handler(env, params))
+        return wire.render(req, action.handler(env, params))
 
     @bp.post("/")
     def sqs_root() -> Response:

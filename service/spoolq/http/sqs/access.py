@@ -1,6 +1,7 @@
 """Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.auth`'s).
 
-An action is authorised against the store name of the queue it acts on (``sqs:A:R:name``),
+An action needs the permission its entry in :data:`spoolq.http.sqs.ACTIONS` names, and is
+authorised against the store name of the queue it acts on (``sqs:A:R:name``),
 with the same ``queue|<action>|<queue>`` permissions the EmoDB door uses:
 
 ==============  ==============================================================================
@@ -28,16 +29,6 @@ from spoolq.auth import Principal
 from spoolq.http.sqs.context import QUEUE_NAME, Caller, arn_of_store_name, store_name_of_arn
 from spoolq.http.sqs.errors import AccessDenied, SqsError
 
-PERMISSION: dict[str, str] = {
-    "SendMessage": "post", "SendMessageBatch": "post",
-    "ReceiveMessage": "poll", "DeleteMessage": "poll", "DeleteMessageBatch": "poll",
-    "ChangeMessageVisibility": "poll", "ChangeMessageVisibilityBatch": "poll",
-    "GetQueueUrl": "get_status", "GetQueueAttributes": "get_status", "ListQueueTags": "get_status",
-    "ListDeadLetterSourceQueues": "get_status", "ListMessageMoveTasks": "get_status",
-    "CreateQueue": "admin", "DeleteQueue": "admin", "PurgeQueue": "admin", "SetQueueAttributes": "admin",
-    "TagQueue": "admin", "UntagQueue": "admin", "AddPermission": "admin", "RemovePermission": "admin",
-    "StartMessageMoveTask": "admin", "CancelMessageMoveTask": "admin",
-}
 #: Actions that name no single queue: the handler filters (ListQueues) or resolves it (moves).
 UNSCOPED = frozenset({"ListQueues", "CancelMessageMoveTask"})
 
@@ -69,10 +60,11 @@ def _queue_of(action: str, params: Mapping[str, Any], caller: Caller) -> str | N
         return None
 
 
-def authorize(principal: Principal | None, action: str, params: Mapping[str, Any], caller: Caller) -> None:
-    """Raise ``AccessDenied`` unless ``principal`` may perform ``action`` with these parameters."""
-    permission = PERMISSION.get(action)
-    if principal is None or permission is None or action in UNSCOPED:
+def authorize(principal: Principal | None, action: str, permission: str, params: Mapping[str, Any],
+              caller: Caller) -> None:
+    """Raise ``AccessDenied`` unless ``principal`` may perform ``action``, which needs ``permission``
+    (the action's entry in :data:`spoolq.http.sqs.ACTIONS`), with these parameters."""
+    if principal is None or action in UNSCOPED:
         return
     queue = _queue_of(action, params, caller)
     if queue is not None:
