@@ -36,3 +36,12 @@ def test_pipeline_help_lists_the_pipelines_with_examples(capsys: pytest.CaptureF
     assert exit.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: spoolq pipeline") and "audit" in out and "examples:" in out
+
+
+def test_pipeline_without_java_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent")
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert main(["pipeline", "audit", "/data", "--out", "/tmp/x"]) == 2
+    assert capsys.readouterr().err == ("spoolq pipeline: Spark runs on a Java runtime and none was found: install "
+                                       "Java 17 or later (java on PATH, or JAVA_HOME)\n")

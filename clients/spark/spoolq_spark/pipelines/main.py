@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -86,6 +87,15 @@ def session(master: str | None, name: str) -> Any:
     return spark
 
 
+def java_runtime() -> str | None:
+    """The ``java`` Spark will start: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        return java if os.access(java, os.X_OK) else None
+    return shutil.which("java")
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "spoolq pipeline") -> int:
     args = build_parser(prog).parse_args(argv)
     dead_letter: dict[str, str] = {}
@@ -113,8 +123,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "spoolq pipeline") -> in
             except ValueError as e:
                 print(f"{prog}: --{name}: {e}", file=sys.stderr)
                 return 2
-    spark = session(args.master, f"spoolq-{args.pipeline}")
-    from pyspark.errors import AnalysisException
+    if "PYSPARK_GATEWAY_PORT" not in os.environ and java_runtime() is None:  # not under spark-submit
+        print(f"{prog}: Spark runs on a Java runtime and none was found: install Java 17 or later "
+              "(java on PATH, or JAVA_HOME)", file=sys.stderr)
+        return 2
+    from pyspark.errors import AnalysisException, PySparkRuntimeError
+
+    try:
+        spark = session(args.master, f"spoolq-{args.pipeline}")
+    except PySparkRuntimeError as e:  # a Java runtime that does not start
+        print(f"{prog}: Spark could not start: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return 2
 
     from spoolq_spark.archive import NoArchive
 
