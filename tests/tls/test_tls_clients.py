@@ -208,3 +208,20 @@ def test_a_client_certificate_from_another_ca_is_refused(served_mutual: tuple[Se
         s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
         if not s.recv(4096):
             raise ConnectionResetError("closed without an answer")
+
+
+def test_the_spoolq_client_commands_trust_the_ca_named_by_ssl_cert_file(served: tuple[Server, int],
+                                                                          pki: Pki) -> None:
+    server, _ = served
+    env = {**os.environ, "SSL_CERT_FILE": str(pki.ca), "SPOOLQ_URL": server.url, "SPOOLQ_API_KEY": API_KEY}
+
+    def spoolq(*args: str, environ: dict[str, str] = env) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "spoolq.cli", *args], capture_output=True, text=True,
+                              env=environ, timeout=60)
+
+    sent = spoolq("send", "tls-cli", '"via the spoolq command"')
+    assert sent.returncode == 0, sent.stderr
+    peeked = spoolq("peek", "tls-cli", "--json")
+    assert [m["payload"] for m in json.loads(peeked.stdout)] == ["via the spoolq command"], peeked
+    untrusted = spoolq("size", "tls-cli", environ={k: v for k, v in env.items() if k != "SSL_CERT_FILE"})
+    assert untrusted.returncode != 0 and "Traceback" not in untrusted.stderr, untrusted
