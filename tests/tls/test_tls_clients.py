@@ -225,3 +225,34 @@ def test_the_spoolq_client_commands_trust_the_ca_named_by_ssl_cert_file(served: 
     assert [m["payload"] for m in json.loads(peeked.stdout)] == ["via the spoolq command"], peeked
     untrusted = spoolq("size", "tls-cli", environ={k: v for k, v in env.items() if k != "SSL_CERT_FILE"})
     assert untrusted.returncode != 0 and "Traceback" not in untrusted.stderr, untrusted
+
+
+@needs_redis_cli
+def test_an_upgrade_in_place_keeps_both_tls_doors(tmp_path: Path, pki: Pki) -> None:
+    """SIGUSR2 re-executes ``serve`` on the inherited sockets, the Disque TLS one included; once the
+    old generation is stopped the new one serves HTTPS and Disque over TLS on the same ports."""
+    import signal
+
+    from tests.deploy.restart_load import _Adopted, _children
+
+    assert REDIS_CLI is not None
+    for server, port in _serve(tmp_path, pki):
+        assert server.proc is not None
+        old = server.proc
+        before = set(_children(old.pid))
+        old.send_signal(signal.SIGUSR2)
+        new_pid, deadline = 0, time.monotonic() + 60
+        while not new_pid and time.monotonic() < deadline:
+            for pid in set(_children(old.pid)) - before:
+                if b"spoolq.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    new_pid = pid
+            time.sleep(0.1)
+        assert new_pid, "no new generation after SIGUSR2"
+        time.sleep(4)  # it boots its workers and its Disque listener
+        old.send_signal(signal.SIGTERM)
+        old.wait(timeout=60)
+        server.proc = _Adopted(new_pid)  # type: ignore[assignment]
+        assert requests.get(f"{server.url}/readyz", verify=str(pki.ca), timeout=10).json()["status"] == "ok"
+        pong = subprocess.run([REDIS_CLI, "--tls", "--cacert", str(pki.ca), "-p", str(port), "--no-auth-warning",
+                               "-a", API_KEY, "PING"], capture_output=True, text=True, timeout=30)
+        assert pong.stdout.strip() == "PONG", pong
