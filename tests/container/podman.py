@@ -128,7 +128,7 @@ def build_context(directory: Path) -> Path:
 
 
 def build_image(context: Path, base: str, tag: str) -> None:
-    podman("build", "--format", "docker", *LIMITS, "--build-arg", f"BASE={base}",
+    podman("build", "--format", "docker", "--layers=false", *LIMITS, "--build-arg", f"BASE={base}",
            "-f", str(CHECKOUT / "deploy" / "Containerfile"), "-t", tag, str(context), timeout=900)
 
 
