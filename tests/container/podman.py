@@ -138,13 +138,13 @@ def cannot_run(base: str) -> str | None:
     return None if done.returncode == 0 else done.stderr.strip()
 
 
-def wait_ready(url: str, container: str, timeout: float = 90) -> None:
+def wait_ready(url: str, container: str, timeout: float = 90, verify: str | bool = True) -> None:
     import requests
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(requests.RequestException):
-            if requests.get(f"{url}/readyz", timeout=5).status_code == 200:
+            if requests.get(f"{url}/readyz", timeout=5, verify=verify).status_code == 200:
                 return
         time.sleep(0.2)
     logs = podman("logs", container, check=False).stderr

@@ -7,6 +7,7 @@ unprivileged ``spoolq`` user, and a graceful ``podman stop`` under load loses no
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
@@ -78,13 +79,16 @@ def start(image: str, volume: str, tmp_path: Path) -> Iterator[object]:
     port = free_port()
     names: list[str] = []
 
-    def run() -> Running:
+    def run(*args: str, mounts: tuple[str, ...] = (), ca: Path | None = None) -> Running:
+        """A container; ``args`` replace the image's CMD, ``mounts`` are more ``-v`` values, ``ca``
+        (when it serves HTTPS) is what the client trusts."""
         name = f"spoolq-test-{uuid.uuid4().hex[:8]}"
         names.append(name)
-        P.podman("run", "-d", "--name", name, *P.LIMITS, "-v", f"{volume}:/data",
-                 "-v", f"{config}:/etc/spoolq/spoolq.yaml:ro", "-p", f"127.0.0.1:{port}:8480", image)
-        running = Running(name, f"http://127.0.0.1:{port}")
-        P.wait_ready(running.url, name)
+        volumes = [x for m in mounts for x in ("-v", m)]
+        P.podman("run", "-d", "--name", name, *P.LIMITS, "-v", f"{volume}:/data", *volumes,
+                 "-v", f"{config}:/etc/spoolq/spoolq.yaml:ro", "-p", f"127.0.0.1:{port}:8480", image, *args)
+        running = Running(name, f"{'https' if ca else 'http'}://127.0.0.1:{port}")
+        P.wait_ready(running.url, name, verify=str(ca) if ca else True)
         return running
 
     try:
@@ -125,6 +129,7 @@ def test_every_door_from_outside_and_the_client_inside(start: object) -> None:
     users = P.podman("top", c.name, "user", "args").stdout.splitlines()[1:]
     assert users and all(line.split()[0] == "spoolq" for line in users), users
     assert P.podman("exec", c.name, "id", "-u").stdout.strip() == "10001"
+    assert P.podman("healthcheck", "run", c.name, check=False).returncode == 0  # the image's HEALTHCHECK
 
 
 def test_a_graceful_stop_under_load_loses_nothing(start: object) -> None:
@@ -207,3 +212,24 @@ def test_reloads_in_the_container_under_load_on_busy_cores(start: object) -> Non
     assert summary["sent"] > 20, summary
     assert summary["slow"] == 0 and summary["lost"] == 0 and summary["errors"] == 0, (summary, figures.slow[:3],
                                                                                      figures.errors[:3])
+
+
+def test_tls_in_the_container_and_its_health_check(start: object, tmp_path: Path) -> None:
+    """``--certfile``/``--keyfile`` given to the image: boto3 trusting the test CA sends and
+    receives, clear text gets the 400, and the image's health check still finds it alive."""
+    from tests.tls.conftest import make_pki
+
+    pki = make_pki(tmp_path / "pki")
+    for path in (pki.cert, pki.key):
+        os.chown(path, 10001, -1)  # the image's user reads its key; nobody else does
+    c = start("--config", "/etc/spoolq/spoolq.yaml", "--certfile", "/etc/spoolq/tls/server.pem",  # type: ignore[operator]
+              "--keyfile", "/etc/spoolq/tls/server.key", mounts=(f"{pki.cert.parent}:/etc/spoolq/tls:ro",), ca=pki.ca)
+    sqs = boto3.client("sqs", endpoint_url=c.url, region_name="us-east-1", aws_access_key_id=ACCESS_KEY,
+                       aws_secret_access_key=SECRET, verify=str(pki.ca))
+    queue = sqs.create_queue(QueueName="tls-in-a-container")["QueueUrl"]
+    assert queue.startswith("https://")
+    sqs.send_message(QueueUrl=queue, MessageBody="sealed")
+    assert [m["Body"] for m in sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=5)["Messages"]] == ["sealed"]
+    clear = requests.get(c.url.replace("https://", "http://") + "/readyz", timeout=10)
+    assert clear.status_code == 400
+    assert P.podman("healthcheck", "run", c.name, check=False).returncode == 0
