@@ -41,10 +41,10 @@ from flask import Request
 
 from spoolq import queue_names
 from spoolq.http.sqs.errors import QueueDoesNotExist, ReceiptHandleIsInvalid
+from spoolq.http.sqs.sigv4 import CREDENTIAL
 from spoolq.settings import Settings
 
 QUEUE_NAME = queue_names.SQS_NAME
-_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})$")
 #: an AWS region name (``us-east-1``, ``us-gov-west-1``, ``eu-central-2``)
 REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$")
@@ -98,19 +98,13 @@ def sender_id_of(account: str, identity: str | None) -> str:
 
 def caller_of(request: Request, settings: Settings, identity: str | None = None) -> Caller:
     """The caller of ``request``; ``identity`` is the name of who signed it (``None``: open mode)."""
-    match = _CREDENTIAL.search(request.headers.get("Authorization", "")) \
-        or _CREDENTIAL.search("Credential=" + request.args.get("X-Amz-Credential", ""))
+    match = CREDENTIAL.search(request.headers.get("Authorization", "")) \
+        or CREDENTIAL.search("Credential=" + request.args.get("X-Amz-Credential", ""))
     region = match.group(3) if match else settings.sqs_region
     access_key = match.group(1) if match else None
     base = f"{request.scheme}://{request.host}"
     return Caller(settings.sqs_account_id, region, access_key, base, settings.sqs_region,
                   sender_id_of(settings.sqs_account_id, identity))
-
-
-def credential_scope(authorization: str) -> tuple[str, str, str, str] | None:
-    """``(access key, date, region, service)`` from a SigV4 Authorization header."""
-    match = _CREDENTIAL.search(authorization)
-    return (match.group(1), match.group(2), match.group(3), match.group(4)) if match else None
 
 
 split_store_name = queue_names.split_sqs_store_name

@@ -55,7 +55,8 @@ ALGORITHM = "AWS4-HMAC-SHA256"
 MAX_SKEW = 15 * 60
 _SIGNED_HEADERS = re.compile(r"SignedHeaders=([a-z0-9;-]+)")
 _SIGNATURE = re.compile(r"Signature=([0-9a-f]{64})")
-_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
+#: the credential scope of a SigV4 Authorization header: access key, date, region, service
+CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
 
 
 def _hmac(key: bytes, text: str) -> bytes:
@@ -120,7 +121,7 @@ def verify(request: Request, auth: Authenticator, now: float | None = None) -> P
         amz_date = args.get("X-Amz-Date", "")
     else:
         amz_date = request.headers.get("X-Amz-Date", "")
-    cred = _CREDENTIAL.search(header)
+    cred = CREDENTIAL.search(header)
     signed = _SIGNED_HEADERS.search(header)
     sig = _SIGNATURE.search(header)
     if not header.startswith(ALGORITHM) or not (cred and signed and sig and amz_date):
