@@ -54,12 +54,12 @@ from typing import Any
 
 from spoolq.errors import InvalidArgument, QueueNotFound, storage_error
 from spoolq.store import layout as L
-from spoolq.store.config import check_int, check_number
 from spoolq.store.contract import QueueStore
 from spoolq.store.fileops import listdir
 from spoolq.store.model import MAX_BATCH_CLAIM as MAX_BATCH_CLAIM
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_POLL_LIMIT, Message
 from spoolq.store.model import TOKEN_RE as TOKEN_RE
+from spoolq.store.queue_config import check_int, check_number
 
 #: seconds after which a first claim that left no record is taken over
 STALE_CLAIM = 60.0

@@ -45,7 +45,6 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.config import check_int, check_number
 from spoolq.store.fileops import listdir, read_file, rename_into
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
@@ -57,6 +56,7 @@ from spoolq.store.model import (
     QueueKind,
     QueueRef,
 )
+from spoolq.store.queue_config import check_int, check_number
 from spoolq.store.queues import StoreCore
 from spoolq.store.watch import FALLBACK_STEP
 

@@ -38,7 +38,6 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store import markerlock, recordlock
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.fileops import (
     TempWriter,
@@ -54,6 +53,7 @@ from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import Message, QueueConfig, QueueInfo, QueueKind, QueueRef
+from spoolq.store.queue_config import check_kind, config_from_json, config_to_json, validate_config
 from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
 

@@ -12,7 +12,6 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
-from spoolq.store.config import check_int
 from spoolq.store.fileops import listdir
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import (
@@ -21,6 +20,7 @@ from spoolq.store.model import (
     QueueCounts,
     QueueKind,
 )
+from spoolq.store.queue_config import check_int
 from spoolq.store.queues import StoreCore
 
 

@@ -31,7 +31,6 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.codec import encode_message, encode_meta
-from spoolq.store.config import check_int, check_kind, check_number
 from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
 from spoolq.store.message_files import Unnamed
@@ -45,6 +44,7 @@ from spoolq.store.model import (
     QueueRef,
     SendResult,
 )
+from spoolq.store.queue_config import check_int, check_kind, check_number
 from spoolq.store.queues import StoreCore
 
 #: with per-file fsync, batches of at least this many messages write their temp files from a small

@@ -1,4 +1,4 @@
-"""Queue configuration: validation and the JSON form kept in ``meta.json``."""
+"""A queue's configuration (QueueConfig): checked, and its JSON form kept in ``meta.json``."""
 
 from __future__ import annotations
 
