@@ -32,7 +32,7 @@ from flask_smorest import Blueprint
 
 from spoolq.auth import OPEN, Principal
 from spoolq.errors import QueueNotFound
-from spoolq.http import apidoc, emodb_batches, emodb_settings, framing
+from spoolq.http import apidoc, emodb_batches, emodb_queue_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
@@ -138,7 +138,7 @@ class EmoDoor:
 
     def prepare_archive(self, names: Iterable[str], archive: bool | None) -> Callable[[], None]:
         """Check ``archive=`` before anything is written; returns what creates the missing queues."""
-        return emodb_settings.prepare_archive(self.services.store(), names, archive, self.kind,
+        return emodb_queue_settings.prepare_archive(self.services.store(), names, archive, self.kind,
                                               "dedupq" if self.dedup else "queue")
 
     # --- views --------------------------------------------------------------------------
@@ -389,14 +389,14 @@ class EmoDoor:
 
     def get_settings(self, queue: str) -> Response:
         self.authorize("get_status", queue)
-        return _json(emodb_settings.settings_json(self.services.store(), self.store_name(queue)))
+        return _json(emodb_queue_settings.settings_json(self.services.store(), self.store_name(queue)))
 
     def update_settings(self, queue: str) -> Response:
         self.require_json_body()
         who = self.authorize(manage_action(queue), queue)
         changes = self.body()
         name = self.store_name(queue)
-        return _json(emodb_settings.change_settings(self.services.store(), who, name, changes))
+        return _json(emodb_queue_settings.change_settings(self.services.store(), who, name, changes))
 
 # --- blueprint -----------------------------------------------------------------------------
 
