@@ -45,7 +45,7 @@ def trivial_server(port: int, workers: int, threads: int) -> None:
     from flask import Flask
 
     from spoolq.http.server import SpoolqApplication, gunicorn_options
-    from spoolq.settings import Settings
+    from spoolq.server_settings import Settings
 
     app = Flask("trivial")
 

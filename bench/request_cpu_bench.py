@@ -467,7 +467,7 @@ def main() -> None:
     sys.path.insert(0, str(args.service.resolve()))
     try:
         from spoolq.http.app import create_app
-        from spoolq.settings import Settings
+        from spoolq.server_settings import Settings
 
         durable = {"fsync": True, "flush": args.flush, "force_flush": True} if args.flush else {"fsync": False}
         app = create_app(Settings(root=tmp / "root", node_id="bench", **durable))

@@ -10,7 +10,7 @@ here is gunicorn's own: it stops the old workers before the new ones serve.)
 
 from spoolq.auth import Authenticator, check_listen_policy
 from spoolq.http.server import gunicorn_options, raise_open_file_limit
-from spoolq.settings import load_settings
+from spoolq.server_settings import load_settings
 
 _settings = load_settings()
 check_listen_policy(_settings, Authenticator.from_settings(_settings))

@@ -58,7 +58,7 @@ from typing import Any
 
 import yaml
 
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 
 ACTIONS = ("post", "poll", "get_status", "admin")
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -55,7 +55,7 @@ from spoolq.queue_settings import (
     parse_duration,
     queue_defaults,
 )
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spoolq.errors import InvalidArgument
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_DELAY,

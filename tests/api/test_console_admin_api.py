@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from spoolq.http.app import create_app
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import OutgoingMessage, QueueKind
 from tests.conftest import tree

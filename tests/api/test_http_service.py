@@ -9,7 +9,7 @@ from flask.testing import FlaskClient
 
 from spoolq.auth import Authenticator, Permission, check_listen_policy, hash_key
 from spoolq.http.app import create_app
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 from tests.api.fakes import FakeStore
 
 

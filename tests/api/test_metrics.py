@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from spoolq.http.app import create_app
 from spoolq.metrics import Metrics
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
 from tests.inside import core_of

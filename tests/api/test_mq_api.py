@@ -6,7 +6,7 @@ from flask.testing import FlaskClient
 
 from spoolq.errors import StorageUnavailable
 from spoolq.http.app import create_app
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from tests.api.fakes import FakeStore
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spoolq.auth import Permission
-from spoolq.settings import SettingsError
+from spoolq.server_settings import SettingsError
 from spoolq.store.filesystems import ext4_without_journal
 from tests.cli.run import CHECKOUT, spoolq
 from tests.e2e.spoolq_server import free_port

@@ -12,7 +12,7 @@ from spoolq.auth import hash_key
 from spoolq.cli import main
 from spoolq.cli.serve import SERVE
 from spoolq.http.server import gunicorn_options
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 
 
 def test_serve_refuses_open_mode_on_a_network_address(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from spoolq.declared_queues import (
     apply_declarations,
     parse_declarations,
 )
-from spoolq.settings import load_settings
+from spoolq.server_settings import load_settings
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from tests.e2e.spoolq_server import running_server
 

@@ -200,7 +200,7 @@ def test_the_gunicorn_config_gives_what_serve_gives(tmp_path: Path, monkeypatch:
     import runpy
 
     from spoolq.http.server import gunicorn_options
-    from spoolq.settings import load_settings
+    from spoolq.server_settings import load_settings
 
     monkeypatch.setenv("SPOOLQ_ROOT", str(tmp_path))
     monkeypatch.setenv("SPOOLQ_PORT", "18480")

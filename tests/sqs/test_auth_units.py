@@ -21,7 +21,7 @@ from spoolq.cli import main
 from spoolq.http.app import create_app
 from spoolq.http.sqs import sigv4
 from spoolq.http.sqs.moves import task_id
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 from spoolq.store import FileStore
 from tests.conftest import tree
 

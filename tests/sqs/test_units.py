@@ -20,7 +20,7 @@ from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
 from spoolq.http.sqs.errors import ReceiptHandleIsInvalid
 from spoolq.http.sqs.wire import parse_query
 from spoolq.metrics import Metrics
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.store import FileStore
 
 pytestmark = pytest.mark.timeout(60)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spoolq.cli.command import CliError, Command
-from spoolq.settings import load_settings
+from spoolq.server_settings import load_settings
 
 #: directories of the root that a backup holds (the rest is rebuilt or swept)
 KEPT = ("queues", "archive", "moves", "corrupt")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from spoolq.cli.command import Command
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.settings import Settings, SettingsError, load_settings
+from spoolq.server_settings import Settings, SettingsError, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
 

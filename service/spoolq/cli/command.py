@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from spoolq.settings import SettingsError
+from spoolq.server_settings import SettingsError
 
 
 class CliError(Exception):

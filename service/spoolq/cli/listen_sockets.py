@@ -28,7 +28,7 @@ import socket
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from spoolq.settings import Settings, SettingsError
+from spoolq.server_settings import Settings, SettingsError
 
 #: the first file descriptor systemd passes
 SD_LISTEN_FDS_START = 3

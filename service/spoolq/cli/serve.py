@@ -14,7 +14,7 @@ from pathlib import Path
 
 from spoolq.cli.command import Command
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.settings import DEFAULT_PORT, load_settings
+from spoolq.server_settings import DEFAULT_PORT, load_settings
 
 SERVE_DESCRIPTION = """\
 Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the

@@ -23,7 +23,7 @@ from spoolq.disque.blocking import Dispatcher
 from spoolq.disque.jobs import JobCommands
 from spoolq.disque.protocol import OK, Error, Map, Status, Verbatim
 from spoolq.disque.session import Session
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.store.contract import QueueStore
 
 

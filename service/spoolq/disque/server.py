@@ -55,8 +55,8 @@ from spoolq.disque.supervisor import GRACEFUL_SECONDS, die_with_parent, settings
 from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.metrics import Metrics
 from spoolq.rates import RateHistory
+from spoolq.server_settings import Settings
 from spoolq.serving import open_store
-from spoolq.settings import Settings
 from spoolq.store.contract import QueueStore
 from spoolq.tls import HANDSHAKE_SECONDS, server_context
 

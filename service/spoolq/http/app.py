@@ -50,7 +50,7 @@ from spoolq.http.context import Services
 from spoolq.http.overview import StoreCollector
 from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from spoolq.metrics import Metrics
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.store.contract import QueueStore
 
 log = logging.getLogger("spoolq.http")

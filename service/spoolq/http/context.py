@@ -27,8 +27,8 @@ from spoolq.errors import StorageUnavailable
 from spoolq.http import framing, longpoll
 from spoolq.http.overview import Overview
 from spoolq.metrics import Metrics
+from spoolq.server_settings import Settings
 from spoolq.serving import open_store
-from spoolq.settings import Settings
 from spoolq.store.batches import BatchClaims
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import Delivery, QueueRef

@@ -34,7 +34,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from spoolq.http.arbiter import report_ready
 from spoolq.http.gworker import SpoolqThreadWorker
-from spoolq.settings import Settings
+from spoolq.server_settings import Settings
 from spoolq.tls import gunicorn_tls_options
 
 __all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "remove_metrics_dir", "serve"]
@@ -109,7 +109,7 @@ def on_reload(arbiter: Any) -> None:
     """gunicorn hook (master, on SIGHUP, before the new workers start): apply the config file's
     declared queues again (:mod:`spoolq.declared_queues`)."""
     from spoolq.declared_queues import apply_from_settings
-    from spoolq.settings import load_settings
+    from spoolq.server_settings import load_settings
 
     settings = getattr(arbiter.app, "settings", None)  # plain gunicorn: from the environment
     apply_from_settings(settings if isinstance(settings, Settings) else load_settings(), arbiter.log.info)

@@ -1,4 +1,4 @@
-"""One frozen :class:`Settings`, built from CLI flags and environment, validated at start-up.
+"""The server's settings: one frozen :class:`Settings` from CLI flags and environment, checked at start.
 
 Every component receives the settings explicitly; nothing reads the environment later.
 Environment variables are ``SPOOLQ_<FIELD>`` in upper case (``SPOOLQ_ROOT``,
@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-#: The checkout this package runs from (``service/spoolq/settings.py`` -> checkout root).
+#: The checkout this package runs from (``service/spoolq/server_settings.py`` -> checkout root).
 CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = CHECKOUT_ROOT / "data"
 DEFAULT_PORT = 8480
