@@ -256,3 +256,29 @@ def test_an_upgrade_in_place_keeps_both_tls_doors(tmp_path: Path, pki: Pki) -> N
         pong = subprocess.run([REDIS_CLI, "--tls", "--cacert", str(pki.ca), "-p", str(port), "--no-auth-warning",
                                "-a", API_KEY, "PING"], capture_output=True, text=True, timeout=30)
         assert pong.stdout.strip() == "PONG", pong
+
+
+def test_long_polls_over_tls_wait_and_may_be_abandoned(served: tuple[Server, int], pki: Pki) -> None:
+    """A long poll over TLS waits without a thread and gets its empty answer at its deadline; one
+    whose client leaves while it waits is answered at once, and the worker serves on."""
+    server, _ = served
+    workers = set(server.worker_pids())
+    headers = {"X-BV-API-Key": API_KEY}
+    started = time.monotonic()
+    r = requests.get(f"{server.url}/queue/1/tls-wait/poll?wait=1", headers=headers, verify=str(pki.ca), timeout=20)
+    assert r.json() == [] and 0.9 < time.monotonic() - started < 10
+    ctx = ssl.create_default_context(cafile=str(pki.ca))
+    for _ in range(3):  # the client goes away while its poll waits
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(f"GET /queue/1/tls-wait/poll?wait=10 HTTP/1.1\r\nHost: x\r\nX-BV-API-Key: {API_KEY}\r\n\r\n"
+                      .encode())
+            time.sleep(0.5)
+    time.sleep(1.0)
+    sent = requests.post(f"{server.url}/queue/1/tls-wait/send", json="after", headers=headers, verify=str(pki.ca),
+                         timeout=20)
+    assert sent.status_code == 200
+    got = requests.get(f"{server.url}/queue/1/tls-wait/poll?wait=5", headers=headers, verify=str(pki.ca), timeout=20)
+    assert [m["payload"] for m in got.json()] == ["after"]  # not claimed for a client that had left
+    assert set(server.worker_pids()) == workers, "a worker died"
+    assert "Traceback" not in server.log.read_text()

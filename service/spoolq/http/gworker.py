@@ -46,8 +46,10 @@ import heapq
 import io
 import itertools
 import json
+import os
 import selectors
 import socket
+import ssl
 import sys
 import time
 from collections import deque
@@ -88,6 +90,26 @@ def _refuse_clear_text(sock: Any) -> None:
         sock.settimeout(2.0)
         sock.sendall(head + body)
     gunicorn_util.close_graceful(sock)
+
+
+def _peek(sock: Any) -> bytes | None:
+    """The next byte the client sent, left unread (``b""``: end of stream or a broken connection;
+    ``None``: nothing yet). On a TLS socket (which takes no ``MSG_PEEK``) the raw, encrypted
+    bytes are looked at, through a second descriptor of the same socket."""
+    raw = sock
+    if isinstance(sock, ssl.SSLSocket):
+        if sock.pending():
+            return b"?"  # decrypted bytes wait in the TLS layer
+        raw = socket.socket(fileno=os.dup(sock.fileno()))
+    try:
+        return bytes(raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        return b""
+    finally:
+        if raw is not sock:
+            raw.close()
 
 
 def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
@@ -384,12 +406,14 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         fut.add_done_callback(lambda f: self.method_queue.defer(self.finish_request, conn, f))
 
     def _on_parked_readable(self, rec: _Parked, sock: Any) -> None:
-        try:
-            data = sock.recv(1, socket.MSG_PEEK)
-        except (BlockingIOError, InterruptedError):
+        data = _peek(sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
+        if data and isinstance(sock, ssl.SSLSocket):
+            # encrypted bytes: a TLS client's close (its close_notify alert) cannot be told from
+            # a pipelined request without reading it, so the waiting poll is answered (empty) now
+            self._answer(rec)
+            return
         if data:  # a pipelined request: it is read after this answer
             rec.registered = False
             self.poller.unregister(sock)
@@ -439,13 +463,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
     @staticmethod
     def _unread(conn: Any) -> bool:
         """Whether the client sent more than the request (bytes wait on the socket)."""
-        try:
-            conn.sock.setblocking(False)
-            return bool(conn.sock.recv(1, socket.MSG_PEEK))
-        except (BlockingIOError, InterruptedError):
-            return False
-        except OSError:
-            return False
+        return bool(_peek(conn.sock))
 
     def _next_timer(self) -> float | None:
         at = self._deadlines[0][0] if self._deadlines else None
