@@ -10,6 +10,9 @@ import pytest
 
 from spoolq.store import FileStore
 
+#: the HTTP doors' Flask test-client fixtures (app, client, file_store, root)
+pytest_plugins = ["tests.http_fixtures"]
+
 #: Markers of the tiers that are not the fast one; a test with none of them is marked ``fast``.
 TIER_MARKERS = frozenset({"slow", "spark", "multinode", "browser", "powercut", "packaging", "container"})
 

@@ -1,6 +1,6 @@
 """Export the OpenAPI contract (``openapi.yaml`` at the top of the checkout) from the code.
 
-``scripts/export-openapi`` writes it; ``tests/api/test_http_openapi.py`` fails when the
+``scripts/export-openapi`` writes it; ``tests/http/test_http_openapi.py`` fails when the
 checked-in file differs from what the code produces.
 """
 

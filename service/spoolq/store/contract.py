@@ -2,7 +2,7 @@
 
 Every front door (EmoDB REST, MQ, SQS, Disque, the web console) calls only what
 :class:`QueueStore` declares. :class:`~spoolq.store.filestore.FileStore` implements it on files;
-``tests/api/fakes.py`` implements it in memory for fast tests of the doors. Both declare the
+``tests/http/fakes.py`` implements it in memory for fast tests of the doors. Both declare the
 protocol as a base class, so ``mypy --strict`` checks every signature of both against this one.
 
 Rules that hold for every method:

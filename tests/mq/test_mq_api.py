@@ -7,7 +7,7 @@ from flask.testing import FlaskClient
 from spoolq.errors import StorageUnavailable
 from spoolq.http.app import create_app
 from spoolq.server_settings import Settings
-from tests.api.fakes import FakeStore
+from tests.http.fakes import FakeStore
 
 
 def test_lifecycle(client: FlaskClient) -> None:

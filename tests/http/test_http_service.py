@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 from spoolq.auth import Authenticator, Permission, check_listen_policy, hash_key
 from spoolq.http.app import create_app
 from spoolq.server_settings import Settings, SettingsError
-from tests.api.fakes import FakeStore
+from tests.http.fakes import FakeStore
 
 
 @pytest.mark.parametrize(("perm", "wanted", "ok"), [

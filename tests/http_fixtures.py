@@ -1,4 +1,5 @@
-"""Fixtures for Flask test-client tests of the HTTP doors (real FileStore, fsync off)."""
+"""Fixtures for Flask test-client tests of the HTTP doors (real FileStore, fsync off): a plugin of
+the root conftest, so the tests of every door (tests/emodb, tests/mq, tests/console, tests/http) share them."""
 
 from __future__ import annotations
 
