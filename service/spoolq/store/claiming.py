@@ -183,7 +183,7 @@ class Claiming:
             return None  # another poller won it
         cpath = f"{cdir}/{cname}"
         try:
-            meta, body = decode_message(read_file(cpath))
+            meta, body = decode_message(read_file(cpath, message=True))
         except FileNotFoundError:
             return None
         except CorruptMessage:
@@ -362,11 +362,16 @@ class Claiming:
         from before that claim goes too (one ``stat``, no listing). Such a copy is what a crash
         between the two halves of a claim on a shared file system, or a raw copy of a live root
         taken while a poll claimed the message, leaves in ``ready/``."""
-        p = L.parse_claimed(os.path.basename(claimed))
+        directory, _, name = claimed.rpartition("/")
+        p = L.parse_claimed(name)
         if p is None or p.rc < 1:
             return
-        bucket = q.ready_bucket(p.id, os.path.basename(os.path.dirname(claimed)))
-        before = f"{q.ready_dir(bucket)}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
+        if q.kind is QueueKind.FIFO:
+            ready_dir = q.ready_dir(directory[directory.rfind("/") + 1:])  # the shard is the group
+        else:
+            bucket = L.std_bucket(L.id_time_ms(p.id))
+            ready_dir = f"{q.path}/ready/{bucket[:8]}/{bucket}"  # q.ready_dir(bucket)
+        before = f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
         if os.path.exists(before):
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(before)

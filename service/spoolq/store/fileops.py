@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import struct
 import threading
 import time
 from collections.abc import Mapping
@@ -20,33 +21,45 @@ from pathlib import Path
 from typing import Any
 
 
-def read_file(path: str, *, replaced: bool = False) -> bytes:
+def read_file(path: str, *, replaced: bool = False, message: bool = False) -> bytes:
     """The whole file. ESTALE at any step (GlusterFS may report it on open, read or even close
     when another mount replaced or removed the file; see ``GONE``) is FileNotFoundError: the
     file this name led to is gone, which every caller already handles as a race it lost.
 
     ``replaced``: the name is of a small record that writers replace whole (by rename) rather
     than remove, so after ESTALE the name most likely leads to a newer version: looked up again
-    over :data:`_STALE_WAITS` before it counts as gone."""
+    over :data:`_STALE_WAITS` before it counts as gone.
+
+    ``message``: a message file (:mod:`spoolq.store.codec`), whose header says how long it is: a
+    first read that returns all of that is the whole file (no second read to meet its end)."""
     for pause in _STALE_WAITS if replaced else (0.0,):
         if pause:
             time.sleep(pause)
         try:
-            return _read_whole(path)
+            return _read_whole(path, message)
         except OSError as e:
             if e.errno != errno.ESTALE:
                 raise
     raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path)
 
 
-def _read_whole(path: str) -> bytes:
+_READ_SIZE = 1 << 20
+#: a message file's header: magic, meta length, body length, crc (spoolq.store.codec)
+_MESSAGE_HEADER = struct.Struct(">4sIII")
+
+
+def _read_whole(path: str, message: bool = False) -> bytes:
     fd = os.open(path, os.O_RDONLY)
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, _READ_SIZE)
             if not chunk:
                 break
+            if message and not chunks and len(chunk) >= _MESSAGE_HEADER.size:
+                _magic, meta_len, body_len, _crc = _MESSAGE_HEADER.unpack_from(chunk)
+                if len(chunk) == _MESSAGE_HEADER.size + meta_len + body_len < _READ_SIZE:
+                    return chunk  # fewer bytes than asked for, as many as the file holds: all of it
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

@@ -63,7 +63,7 @@ class Jobs:
 
     def _view(self, q: QueueHandle, path: str, p: L.MessageName, state: str, until_ms: int | None) -> JobView | None:
         try:
-            meta, body = decode_message(read_file(path))
+            meta, body = decode_message(read_file(path, message=True))
         except (FileNotFoundError, CorruptMessage):
             return None
         msg = self.core.message(p.id, meta, body, p.rc, p.frt)

@@ -371,7 +371,7 @@ class MoveRunner:
         meta: dict[str, Any] = {}
         if dst.kind in (QueueKind.FIFO, QueueKind.DEDUP):
             try:
-                meta, body = decode_message(read_file(path))
+                meta, body = decode_message(read_file(path, message=True))
             except FileNotFoundError:
                 return False
             except CorruptMessage:

@@ -535,7 +535,7 @@ class StoreCore:
             if len(out) >= limit:
                 break
             try:
-                meta, body = decode_message(read_file(path))
+                meta, body = decode_message(read_file(path, message=True))
             except FileNotFoundError:
                 continue
             except CorruptMessage:

@@ -19,10 +19,15 @@ import os
 import threading
 from pathlib import Path
 
+from spoolq.store import process
+
+#: acked files waiting for their unlink that wake the trash thread before its next second
+WAKE_AT = 64
+
 
 class Trash:
     """Acked files go to ``<root>/trash/`` (one rename: the ack) and are unlinked in batches by a
-    background thread of this process.
+    background thread of this process: every second, or at once when :data:`WAKE_AT` are waiting.
 
     Crash rules: a file in ``trash/`` is no longer in any queue, so a crash before its unlink
     changes nothing a client can see; maintenance (``sweep_trash``, also run at start-up by the
@@ -46,7 +51,7 @@ class Trash:
         """Rename ``path`` into the trash (FileNotFoundError if it is gone) and queue its unlink."""
         with self._lock:
             self._n += 1
-            dst = f"{self._dir}/{self._prefix}{os.getpid()}-{self._n}"
+            dst = f"{self._dir}/{self._prefix}{process.pid()}-{self._n}"
         try:
             os.rename(path, dst)
         except OSError as e:
@@ -54,12 +59,12 @@ class Trash:
                 raise FileNotFoundError(errno.ENOENT, "renamed or removed by someone else", path) from e
             raise
         with self._lock:
-            first = not self._pending
             self._pending.append(dst)
-            if self._pid != os.getpid():  # first use, or first use after a fork
-                self._pid = os.getpid()
+            wake = len(self._pending) == WAKE_AT  # the thread drains the whole list: one wake-up per batch
+            if self._pid != process.pid():  # first use, or first use after a fork
+                self._pid = process.pid()
                 threading.Thread(target=self._run, name="spoolq-trash", daemon=True).start()
-        if first:  # the thread drains the whole list: one wake-up per batch, not per file
+        if wake:
             self._wake.set()
 
     def _run(self) -> None:
