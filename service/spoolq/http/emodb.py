@@ -67,8 +67,10 @@ class EmoDoor:
 
     # --- request pieces ---------------------------------------------------------------
 
-    def require_json_body(self) -> None:
-        if request.environ.get("CONTENT_TYPE") == JSON:  # the common case, without parsing the header
+    def require_json_body(self, environ: dict[str, Any] | None = None) -> None:
+        """415 unless the body is JSON; ``environ``: the request's, when the view has it already
+        (``flask.request`` is a context lookup per use)."""
+        if (request.environ if environ is None else environ).get("CONTENT_TYPE") == JSON:  # the common case
             return
         mimetype = request.mimetype or ""
         if not (mimetype == JSON or (mimetype.startswith("application/") and mimetype.endswith("+json"))):
@@ -89,13 +91,15 @@ class EmoDoor:
         return queue if self.dedup else permission_name(queue)
 
     def authorize(self, action: str, queue: str) -> Principal:
+        if self.services.auth.open:  # open mode: everyone may do everything
+            return OPEN
         who = self.principal()
         if not who.can(action, self.permission(queue)):
             raise wire.not_authorized()
         return who
 
-    def body(self) -> Any:
-        data = framing.body_of(request.environ)
+    def body(self, environ: dict[str, Any] | None = None) -> Any:
+        data = framing.body_of(request.environ if environ is None else environ)
         return wire.parse_body(request.get_data(cache=False) if data is None else data)
 
     def store_name(self, queue: str) -> str:
@@ -112,9 +116,9 @@ class EmoDoor:
                 raise wire.illegal_argument(wire.QUEUE_NAME_TEXT) from None
             return queue
 
-    def send_options(self) -> Callable[[bytes], OutgoingMessage]:
+    def send_options(self, environ: dict[str, Any] | None = None) -> Callable[[bytes], OutgoingMessage]:
         """Extension parameters on send: ``delay``, ``ttl``, ``atMostOnce``."""
-        if not request.environ.get("QUERY_STRING"):
+        if not (request.environ if environ is None else environ).get("QUERY_STRING"):
             return _plain_message
         args = request.args
         delay = wire.float_param(args, "delay", None)
@@ -129,10 +133,11 @@ class EmoDoor:
             return OutgoingMessage(body=body, delay=delay, ttl=ttl, at_most_once=at_most_once)
         return make
 
-    def archive_option(self) -> bool | None:
+    def archive_option(self, environ: dict[str, Any] | None = None) -> bool | None:
         """Extension parameter on send: ``archive=true|false``, the archive setting the queues sent
         to must have (None: not given)."""
-        if not request.environ.get("QUERY_STRING") or "archive" not in request.args:
+        if not (request.environ if environ is None else environ).get("QUERY_STRING") \
+                or "archive" not in request.args:
             return None
         return wire.bool_param(request.args, "archive")
 
@@ -144,27 +149,31 @@ class EmoDoor:
     # --- views --------------------------------------------------------------------------
 
     def send(self, queue: str) -> Response:
-        self.require_json_body()
+        environ = framing.current_request().environ
+        self.require_json_body(environ)
         self.authorize("post", queue)
-        make = self.send_options()
-        archive = self.archive_option()
-        value = self.body()
+        make = self.send_options(environ)
+        archive = self.archive_option(environ)
+        value = self.body(environ)
         name = self.store_name(queue)
         data = wire.message_bytes(value)
-        self.prepare_archive([name], archive)()
+        if archive is not None:
+            self.prepare_archive([name], archive)()
         self.services.store().send(name, make(data), create=self.kind)
         return success()
 
     def send_batch(self, queue: str) -> Response:
-        self.require_json_body()
+        environ = framing.current_request().environ
+        self.require_json_body(environ)
         self.authorize("post", queue)
-        make = self.send_options()
-        archive = self.archive_option()
-        values = wire.message_list(self.body())
+        make = self.send_options(environ)
+        archive = self.archive_option(environ)
+        values = wire.message_list(self.body(environ))
         name = self.store_name(queue)
         messages = [make(wire.message_bytes(v)) for v in values]
         if messages:
-            self.prepare_archive([name], archive)()
+            if archive is not None:
+                self.prepare_archive([name], archive)()
             self.services.store().send_batch(name, messages, create=self.kind)
         return success()
 
@@ -264,10 +273,13 @@ class EmoDoor:
         return success()
 
     def ack(self, queue: str) -> Response:
-        self.require_json_body()
+        req = framing.current_request()
+        environ = req.environ
+        self.require_json_body(environ)
         self.authorize("poll", queue)
-        wire.bool_param(request.args, "partitioned")
-        ids = wire.id_list(self.body())
+        if environ.get("QUERY_STRING"):
+            wire.bool_param(req.args, "partitioned")
+        ids = wire.id_list(self.body(environ))
         name = self.store_name(queue)
         if ids:
             self.services.store().ack(name, ids)

@@ -117,21 +117,23 @@ def create_blueprint(services: Services) -> SqsBlueprint:
     bp.record_once(_register_region_converter)
 
     def dispatch(path_queue_url: str | None) -> Response:
-        g.sqs_request_id = wire.new_request_id()
-        g.sqs_protocol = wire.guess_protocol(request)
-        principal = sigv4.verify(request, authenticator)
+        http = framing.current_request()  # the request and g taken once: each proxy use is a lookup
+        state = g._get_current_object()
+        state.sqs_request_id = request_id = wire.new_request_id()
+        state.sqs_protocol = wire.guess_protocol(http)
+        principal = sigv4.verify(http, authenticator)
         if path_queue_url is not None and not _names_action():
-            return wire.render_unknown_operation(g.sqs_request_id)
-        req = wire.parse_request(request, g.sqs_request_id)
-        g.sqs_protocol = req.protocol
+            return wire.render_unknown_operation(request_id)
+        req = wire.parse_request(http, request_id)
+        state.sqs_protocol = req.protocol
         action = ACTIONS.get(req.action)
-        request.environ[framing.OPERATION_KEY] = req.action if action is not None else "unknown"  # metrics label
+        http.environ[framing.OPERATION_KEY] = req.action if action is not None else "unknown"  # metrics label
         if action is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
             raise InvalidAction(f"The action {req.action} is not valid for this endpoint.")
         params = req.params
         if path_queue_url is not None and "QueueUrl" not in params:
             params = {**params, "QueueUrl": path_queue_url}
-        caller = caller_of(request, settings, principal.name if principal is not None else None)
+        caller = caller_of(http, settings, principal.name if principal is not None else None)
         access.authorize(principal, req.action, action.permission, params, caller)
         env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
         return wire.render(req, action.handler(env, params))
