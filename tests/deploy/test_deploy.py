@@ -174,9 +174,10 @@ def test_systemd_keeps_the_sockets_across_restarts_and_reloads_with_hup(tmp_path
     unit.read_string(text)
     svc = unit["Service"]
     assert svc["ExecReload"] == "/bin/kill -HUP $MAINPID" and svc["KillMode"] == "mixed"
-    assert svc["Sockets"].split() == ["spoolq-http.socket", "spoolq-disque.socket"]
+    assert svc["Sockets"].split() == ["spoolq-http.socket", "spoolq-disque.socket", "spoolq-disque-tls.socket"]
     assert int(svc["TimeoutStopSec"]) > 30  # more than the graceful stop
-    for name, fd_name in (("spoolq-http.socket", "http"), ("spoolq-disque.socket", "disque")):
+    for name, fd_name in (("spoolq-http.socket", "http"), ("spoolq-disque.socket", "disque"),
+                          ("spoolq-disque-tls.socket", "disque-tls")):
         sock = configparser.ConfigParser(strict=False, interpolation=None)
         sock.optionxform = str  # type: ignore[assignment,method-assign]
         sock.read_string((DEPLOY / name).read_text())
@@ -185,12 +186,12 @@ def test_systemd_keeps_the_sockets_across_restarts_and_reloads_with_hup(tmp_path
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze missing")
-    for name in ("spoolq.service", "spoolq-http.socket", "spoolq-disque.socket"):
+    for name in ("spoolq.service", "spoolq-http.socket", "spoolq-disque.socket", "spoolq-disque-tls.socket"):
         content = (DEPLOY / name).read_text().replace("/opt/spoolq/venv/bin/spoolq", "/bin/true")
         (tmp_path / name).write_text(content)
     done = subprocess.run([analyze, "verify", "--man=no", *(str(tmp_path / n) for n in
                                                             ("spoolq.service", "spoolq-http.socket",
-                                                             "spoolq-disque.socket"))],
+                                                             "spoolq-disque.socket", "spoolq-disque-tls.socket"))],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and not done.stderr.strip(), done.stderr
 

@@ -282,3 +282,53 @@ def test_long_polls_over_tls_wait_and_may_be_abandoned(served: tuple[Server, int
     assert [m["payload"] for m in got.json()] == ["after"]  # not claimed for a client that had left
     assert set(server.worker_pids()) == workers, "a worker died"
     assert "Traceback" not in server.log.read_text()
+
+
+@needs_redis_cli
+def test_sockets_from_systemd_with_a_disque_tls_socket(tmp_path: Path, pki: Pki) -> None:
+    """Socket activation as ``spoolq-http.socket`` and ``spoolq-disque-tls.socket`` give it: the
+    socket named ``disque-tls`` serves Disque over TLS, the HTTP one HTTPS."""
+    import signal
+
+    assert REDIS_CLI is not None
+    listeners = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(64)
+        listeners.append(s)
+    http_port, tls_port = (int(s.getsockname()[1]) for s in listeners)
+    config = tmp_path / "spoolq.yaml"
+    config.write_text(CONFIG)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPOOLQ_", "LISTEN_"))} | {
+        "LISTEN_FDS": "2", "LISTEN_FDNAMES": "http:disque-tls", "SPOOLQ_CERTFILE": str(pki.cert),
+        "SPOOLQ_KEYFILE": str(pki.key), "SPOOLQ_CONFIG": str(config)}
+    fds = [s.fileno() for s in listeners]
+
+    def onto_3_and_4() -> None:
+        for target, fd in zip((3, 4), [os.dup(fd) for fd in fds], strict=True):
+            os.dup2(fd, target)
+
+    with open(tmp_path / "server.log", "wb") as log:
+        proc = subprocess.Popen(["sh", "-c", 'LISTEN_PID=$$ exec "$@"', "sh", sys.executable, "-m", "spoolq.cli",
+                                 "serve", "--root", str(tmp_path / "root"), "--workers", "1", "--threads", "4"],
+                                pass_fds=(3, 4), preexec_fn=onto_3_and_4, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        url = f"https://127.0.0.1:{http_port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{url}/readyz", verify=str(pki.ca), timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        pong = subprocess.run([REDIS_CLI, "--tls", "--cacert", str(pki.ca), "-p", str(tls_port), "--no-auth-warning",
+                               "-a", API_KEY, "PING"], capture_output=True, text=True, timeout=30)
+        assert pong.stdout.strip() == "PONG", (pong, (tmp_path / "server.log").read_text()[-2000:])
+        assert "(sockets from systemd)" in (tmp_path / "server.log").read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        for s in listeners:
+            s.close()
