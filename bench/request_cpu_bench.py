@@ -467,7 +467,10 @@ def main() -> None:
     sys.path.insert(0, str(args.service.resolve()))
     try:
         from spoolq.http.app import create_app
-        from spoolq.server_settings import Settings
+        try:
+            from spoolq.server_settings import Settings
+        except ImportError:  # a checkout from before the settings module got its name (--service)
+            from spoolq.settings import Settings  # type: ignore[no-redef]
 
         durable = {"fsync": True, "flush": args.flush, "force_flush": True} if args.flush else {"fsync": False}
         app = create_app(Settings(root=tmp / "root", node_id="bench", **durable))
