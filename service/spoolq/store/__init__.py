@@ -4,6 +4,7 @@ from spoolq.store.contract import QueueStore, Wakeups
 from spoolq.store.filestore import FileStore
 from spoolq.store.model import (
     DeadLetterPolicy,
+    DedupScope,
     Delivery,
     Message,
     MoveState,
@@ -18,6 +19,7 @@ from spoolq.store.model import (
 
 __all__ = [
     "DeadLetterPolicy",
+    "DedupScope",
     "Delivery",
     "FileStore",
     "Message",

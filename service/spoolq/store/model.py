@@ -96,6 +96,14 @@ def message_id_of(ref: object, queue: str) -> str:
     return check_message_id(ref, queue)
 
 
+class DedupScope(enum.StrEnum):
+    """What a FIFO queue deduplicates within: the whole queue, or each message group (SQS's
+    ``DeduplicationScope``): with ``MESSAGE_GROUP`` one deduplication id may be used once per group."""
+
+    QUEUE = "queue"
+    MESSAGE_GROUP = "messageGroup"
+
+
 class QueueKind(enum.StrEnum):
     STANDARD = "standard"
     DEDUP = "dedup"  # EmoDB DedupQueueService: identical pending, unsurfaced payloads collapse
@@ -128,6 +136,7 @@ class QueueConfig:
     archive: bool = False  # keep acknowledged messages in archive segments
     archive_retention: float = 30 * 86_400.0
     content_based_dedup: bool = False  # FIFO: dedup id defaults to SHA-256 of the body
+    dedup_scope: DedupScope = DedupScope.QUEUE  # FIFO: deduplicate in the queue, or per message group
     #: front-door attributes the store keeps but does not interpret (SQS Policy, KMS, ...)
     extra: Mapping[str, str] = field(default_factory=dict)
 

@@ -15,6 +15,7 @@ from spoolq.store.model import (
     MAX_DELAY,
     MAX_WAIT,
     DeadLetterPolicy,
+    DedupScope,
     QueueConfig,
     QueueKind,
 )
@@ -31,6 +32,9 @@ def config_from_json(data: Mapping[str, Any]) -> QueueConfig:
     dl = values.get("dead_letter")
     values["dead_letter"] = DeadLetterPolicy(**dl) if isinstance(dl, dict) else None
     values["extra"] = dict(values.get("extra") or {})
+    # meta.json written before the scope had a field of its own kept it where the SQS door put it
+    scope = values.get("dedup_scope") or values["extra"].get("DeduplicationScope") or DedupScope.QUEUE
+    values["dedup_scope"] = DedupScope(scope) if scope in DedupScope._value2member_map_ else DedupScope.QUEUE
     known = set(QueueConfig.__dataclass_fields__)
     return QueueConfig(**{k: v for k, v in values.items() if k in known})
 
@@ -69,6 +73,8 @@ def validate_config(config: QueueConfig) -> QueueConfig:
     if config.dead_letter is not None:
         L.check_queue_name(config.dead_letter.queue)
         check_int("max_receives", config.dead_letter.max_receives, 1, 1_000_000)
+    if not isinstance(config.dedup_scope, DedupScope):
+        raise InvalidArgument(f"dedup_scope must be one of {', '.join(s.value for s in DedupScope)}")
     for k, v in config.extra.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise InvalidArgument("queue extra attributes must map strings to strings")

@@ -4,7 +4,7 @@ Standard queues write and flush. Dedup queues skip a message whose identical bod
 still pending and unsurfaced (``dedup/<sha256>`` names it); the check, the write and the flush run
 under the marker's record lock (``dedup.lock``, see markerlock.py). FIFO queues take the queue's
 flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
-seen in the last five minutes.
+seen in the last five minutes (in its message group, when the queue's ``dedup_scope`` says so).
 
 :class:`Sending` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
 """
@@ -38,6 +38,7 @@ from spoolq.store.model import (
     FIFO_DEDUP_WINDOW,
     MAX_BATCH,
     MAX_DELAY,
+    DedupScope,
     OutgoingMessage,
     QueueInfo,
     QueueKind,
@@ -337,14 +338,16 @@ class Sending:
             last = None
         except OSError as e:
             raise storage_error(e, "reading the FIFO sequence") from e
-        scope_group = q.info.config.extra.get("DeduplicationScope") == "messageGroup"
+        by_group = q.info.config.dedup_scope is DedupScope.MESSAGE_GROUP
         results: list[SendResult | None] = []
         to_write: list[tuple[_Prepared, str]] = []
         markers: list[tuple[str, str]] = []
         seen_in_batch: dict[str, str] = {}
         for p in prepared:
             dedup = p.message.dedup_id or hashlib.sha256(p.message.body).hexdigest()
-            key = (p.meta["g"] + "\0" + dedup) if scope_group else dedup
+            if by_group:  # the id within its group (the same digest the SQS door made before the store did)
+                dedup = hashlib.sha256(f"{p.meta['g']}\n{dedup}".encode()).hexdigest()
+            key = (p.meta["g"] + "\0" + dedup) if by_group else dedup
             digest = hashlib.sha256(key.encode()).hexdigest()
             marker = q.sub(f"dedup/{digest}")
             earlier = seen_in_batch.get(digest) or self._recent_fifo_marker(marker, now_ms)

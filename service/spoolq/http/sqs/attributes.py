@@ -49,7 +49,7 @@ from spoolq.http.sqs.errors import (
     InvalidParameterValue,
     QueueDoesNotExist,
 )
-from spoolq.store.model import DeadLetterPolicy, QueueConfig, QueueCounts, QueueInfo, QueueKind
+from spoolq.store.model import DeadLetterPolicy, DedupScope, QueueConfig, QueueCounts, QueueInfo, QueueKind
 
 #: integer attributes: (QueueConfig field, low, high)
 INT_ATTRIBUTES: dict[str, tuple[str, int, int]] = {
@@ -81,14 +81,15 @@ DEFAULT_RETENTION = 345_600
 PURGE_KEY = "spoolq:last_purge"
 #: AWS keeps deduplicating a FIFO queue by the DeduplicationScope it was created with when the
 #: attribute is changed later (recorded: test_fifo_change_to_high_throughput_after_creation,
-#: test_fifo_change_to_regular_throughput_after_creation): ``extra["DeduplicationScope"]``, which
-#: the store deduplicates by, keeps the created scope, and a later value is kept here to be shown
+#: test_fifo_change_to_regular_throughput_after_creation): ``extra["DeduplicationScope"]`` and the
+#: config's ``dedup_scope`` (what the store deduplicates by) keep the created scope, and a later
+#: value is kept here to be shown
 SHOWN_DEDUP_SCOPE_KEY = "spoolq:dedup_scope_shown"
 
 
 def dedup_scope(config: QueueConfig) -> str:
     """The scope a FIFO queue deduplicates in: the one it was created with."""
-    return config.extra.get("DeduplicationScope") or "queue"
+    return config.dedup_scope.value
 
 
 def keep_created_dedup_scope(before: QueueConfig, after: QueueConfig) -> QueueConfig:
@@ -100,7 +101,7 @@ def keep_created_dedup_scope(before: QueueConfig, after: QueueConfig) -> QueueCo
         extra.pop(SHOWN_DEDUP_SCOPE_KEY, None)
     else:
         extra[SHOWN_DEDUP_SCOPE_KEY] = wanted
-    return replace(after, extra=extra)
+    return replace(after, extra=extra, dedup_scope=DedupScope(created))
 
 DlqLookup = Callable[[str], QueueInfo]
 
@@ -268,7 +269,8 @@ def apply(attributes: Mapping[str, str], config: QueueConfig, kind: QueueKind, s
     if fifo and extra.get("FifoThroughputLimit") == "perMessageGroupId" and shown_scope != "messageGroup":
         raise InvalidAttributeValue("FifoThroughputLimit",
                                     "perMessageGroupId requires DeduplicationScope messageGroup.")
-    return replace(config, extra=extra, **changes)
+    scope = extra.get("DeduplicationScope") or "queue"
+    return replace(config, extra=extra, dedup_scope=DedupScope(scope) if fifo else DedupScope.QUEUE, **changes)
 
 
 def redrive_policy_text(policy: DeadLetterPolicy) -> str:

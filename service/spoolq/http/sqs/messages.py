@@ -7,7 +7,8 @@ What a message keeps in the store's opaque ``attributes``::
      "sa": {"AWSTraceHeader": {...}},                                # MessageSystemAttributes
      "sender": "<caller's identity id>",                             # SenderId
      "src": "<store queue it was sent to>",                          # DeadLetterQueueSourceArn
-     "dd": "<dedup id as the client gave it>"}                       # only with messageGroup scope
+     "dd": "<dedup id as the client gave it>"}                       # messages sent with messageGroup
+                                                                     # scope before the store scoped ids
 
 MessageId is the store id in AWS's form: a UUID derived from it (:func:`message_id`), so a
 send and every receive of the message agree without keeping a second id; the store id itself
@@ -28,7 +29,7 @@ from flask import has_request_context, request
 
 from spoolq.errors import SpoolqError
 from spoolq.http import parking
-from spoolq.http.sqs import attributes, checks
+from spoolq.http.sqs import checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
 from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt
 from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body, md5_of_bytes
@@ -117,9 +118,6 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[st
             if not info.config.content_based_dedup:
                 raise InvalidParameterValue(NO_DEDUP_ID)
             dedup = hashlib.sha256(raw).hexdigest()
-        if attributes.dedup_scope(info.config) == "messageGroup":
-            stored = {**stored, "dd": dedup}
-            dedup = hashlib.sha256(f"{group}\n{dedup}".encode()).hexdigest()
     elif dedup is not None:
         raise invalid_value("MessageDeduplicationId", dedup, NOT_FOR_QUEUE_TYPE)
     if attrs:
