@@ -1,13 +1,13 @@
 """What every node of a cluster was doing when a multinode test failed, for the test report.
 
 A multinode failure is most often a wait: a request that never returns because a node's threads
-sit in a system call on the GlusterFS mount (a lock, a rename the volume does not answer) or in a
+sit in a system call on the shared mount (a lock, a rename the volume does not answer) or in a
 Python lock. The report alone shows only the client's timeout. So, for every node: whether its
 gunicorn master and workers are alive, whether its mount answers a ``stat``, each process's
 Python stacks (``py-spy dump``, which reads a live process from outside, as root, without
 stopping it for long), the kernel's wait channel of every thread that is blocked in the kernel,
-and the tail of the node's log. Then the volume's
-state as ``scripts/gluster status`` sees it. Each part is bounded in time and size, and a part
+and the tail of the node's log. Then the file system's
+state as ``scripts/gluster status`` or ``scripts/ceph status`` sees it. Each part is bounded in time and size, and a part
 that cannot be read says why instead of failing the report.
 """
 
@@ -35,10 +35,11 @@ _THREAD_START = frozenset({"Thread.run", "Thread._bootstrap_inner", "Thread._boo
 def describe(cluster: Cluster) -> str:
     """Several hundred lines at most: every node's processes, stacks and log tail, then GlusterFS."""
     parts = [_node(node) for node in cluster.nodes]
+    script = "scripts/ceph" if gl.file_system(cluster.volume) == "cephfs" else "scripts/gluster"
     try:
-        parts.append("scripts/gluster status:\n" + gl.gluster("status"))
+        parts.append(f"{script} status:\n" + gl.status(cluster.volume))
     except (RuntimeError, subprocess.TimeoutExpired) as e:
-        parts.append(f"scripts/gluster status: {e}")
+        parts.append(f"{script} status: {e}")
     return "\n".join(parts)
 
 

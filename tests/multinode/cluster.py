@@ -1,12 +1,18 @@
-"""Several spoolq nodes on one GlusterFS volume, each through its own FUSE mount.
+"""Several spoolq nodes on one shared file system, each through its own FUSE mount.
 
-``scripts/gluster up`` builds the file system (see that script: a network namespace with a
-veth pair, glusterd inside it, a replica-2 volume ``spq-rep`` and a distributed-replicate
-2x2 volume ``spq-dist``, each FUSE-mounted ``MOUNTS`` times). A :class:`Cluster` starts one
-``spoolq serve`` (its own gunicorn, free port, ``--node-id``, ``--flush fsync``) per mount of
-one volume, all serving the same data directory. A :class:`Node` can be crashed the hard way
-(``kill -9`` of its gunicorn *and* of its FUSE client, as a machine crash would) and brought
-back (remount, restart).
+Two file systems, each built by a script inside a network namespace the script makes (traffic
+only to loopback and that namespace):
+
+* GlusterFS, ``scripts/gluster up``: glusterd, a replica-2 volume ``spq-rep`` and a
+  distributed-replicate 2x2 volume ``spq-dist``, each FUSE-mounted ``MOUNTS`` times;
+* CephFS, ``scripts/ceph up``: one monitor, one manager, two BlueStore OSDs (pools of size 2),
+  an active and a standby MDS, and ``MOUNTS`` ``ceph-fuse`` mounts of the file system ``cephfs``.
+
+The tier names a file system by its volume (``VOLUMES``: ``spq-rep``, ``spq-dist``, ``cephfs``).
+A :class:`Cluster` starts one ``spoolq serve`` (its own gunicorn, free port, ``--node-id``,
+``--flush fsync``) per mount of one volume, all serving the same data directory. A :class:`Node`
+can be crashed the hard way (``kill -9`` of its gunicorn *and* of its FUSE client, as a machine
+crash would) and brought back (remount, restart).
 
 Used by the ``multinode`` test tier (``tests/multinode``) and by ``bench/scaleout_bench.py``.
 """
@@ -29,29 +35,47 @@ from tests.e2e.spoolq_server import Server, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 GLUSTER = REPO / "scripts" / "gluster"
+CEPH = REPO / "scripts" / "ceph"
 SYSTEM_DEPS = REPO / "scripts" / "system-deps"
-VOLUMES = ("spq-rep", "spq-dist")
+GLUSTER_VOLUMES = ("spq-rep", "spq-dist")
+CEPHFS = "cephfs"
+VOLUMES = (*GLUSTER_VOLUMES, CEPHFS)
 MOUNTS = 3
 LOCK = Path("/tmp/spoolq-gluster.lock")
+CEPH_LOCK = Path("/tmp/spoolq-ceph.lock")
+#: the FUSE client programs, by file system
+FUSE_CLIENTS = (b"glusterfs", b"ceph-fuse")
 
 
 def gluster_dir() -> Path:
     return Path(os.environ.get("SPOOLQ_GLUSTER_DIR", "/tmp/spoolq-gluster"))
 
 
+def ceph_dir() -> Path:
+    return Path(os.environ.get("SPOOLQ_CEPH_DIR", "/tmp/spoolq-ceph"))
+
+
+def file_system(volume: str) -> str:
+    """``cephfs`` or ``glusterfs``: which file system (and session fixture) serves ``volume``."""
+    return "cephfs" if volume == CEPHFS else "glusterfs"
+
+
 def mount_path(volume: str, index: int) -> Path:
+    if volume == CEPHFS:
+        return ceph_dir() / "mnt" / str(index)
     return gluster_dir() / "mnt" / volume / str(index)
 
 
-def unavailable() -> str | None:
-    """Why GlusterFS cannot be brought up here, or None if it can."""
+def unavailable(fs: str = "glusterfs") -> str | None:
+    """Why ``fs`` (``glusterfs`` or ``cephfs``) cannot be brought up here, or None if it can."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "multinode tier needs root (network namespace, FUSE mounts, glusterd)"
+        return "multinode tier needs root (network namespace, FUSE mounts, file system daemons)"
     if not os.path.exists("/dev/fuse"):
         return "multinode tier needs FUSE: /dev/fuse is missing"
-    deps = subprocess.run([str(SYSTEM_DEPS), "glusterfs"], capture_output=True, text=True)
+    group = "ceph" if fs == "cephfs" else "glusterfs"
+    deps = subprocess.run([str(SYSTEM_DEPS), group], capture_output=True, text=True)
     if deps.returncode != 0:
-        return f"multinode tier needs GlusterFS: {deps.stderr.strip() or 'scripts/system-deps glusterfs failed'}"
+        return f"multinode tier needs {fs}: {deps.stderr.strip() or f'scripts/system-deps {group} failed'}"
     if shutil.which("ip") is None:
         return "multinode tier needs iproute2 (ip netns)"
     probe = f"spqprobe{os.getpid()}"
@@ -63,9 +87,10 @@ def unavailable() -> str | None:
 
 
 @contextlib.contextmanager
-def gluster_lock(timeout: float = 900.0) -> Iterator[None]:
-    """One GlusterFS per machine: a second test session or bench waits for the first to finish."""
-    fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+def gluster_lock(timeout: float = 900.0, lock: Path = LOCK) -> Iterator[None]:
+    """One GlusterFS (``lock``: one CephFS) per machine: a second test session or bench waits for
+    the first to finish."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -74,7 +99,7 @@ def gluster_lock(timeout: float = 900.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"another session holds {LOCK}") from None
+                    raise TimeoutError(f"another session holds {lock}") from None
                 time.sleep(1.0)
         yield
     finally:
@@ -88,6 +113,26 @@ def gluster(*args: str) -> str:
     return done.stdout
 
 
+def ceph(*args: str, timeout: float = 400) -> str:
+    done = subprocess.run([str(CEPH), *args], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"scripts/ceph {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout
+
+
+def remount(volume: str, index: int) -> None:
+    """Unmount mount ``index`` of ``volume`` (even if its FUSE client was killed) and mount it again."""
+    if volume == CEPHFS:
+        ceph("remount", str(index))
+    else:
+        gluster("remount", volume, str(index))
+
+
+def status(volume: str) -> str:
+    """What the file system serving ``volume`` says about itself (for failure reports)."""
+    return ceph("status", timeout=60) if volume == CEPHFS else gluster("status")
+
+
 @contextlib.contextmanager
 def running_gluster(mounts: int = MOUNTS) -> Iterator[Path]:
     """Bring GlusterFS up (cleaning any stale earlier run first), yield its directory, tear it down."""
@@ -99,8 +144,23 @@ def running_gluster(mounts: int = MOUNTS) -> Iterator[Path]:
             gluster("down")
 
 
+@contextlib.contextmanager
+def running_ceph(mounts: int = MOUNTS, keep_logs: Path | None = None) -> Iterator[Path]:
+    """Bring CephFS up (cleaning any stale earlier run first), yield its directory, tear it down.
+    With ``keep_logs``, the daemons' logs are copied there before the teardown deletes them."""
+    with gluster_lock(lock=CEPH_LOCK):
+        try:
+            ceph("up", str(mounts))
+            yield ceph_dir()
+        finally:
+            if keep_logs is not None:
+                with contextlib.suppress(OSError):
+                    shutil.copytree(ceph_dir() / "log", keep_logs, dirs_exist_ok=True)
+            ceph("down")
+
+
 def fuse_client_pid(mount: Path) -> int | None:
-    """The glusterfs FUSE client process serving ``mount``."""
+    """The FUSE client process (glusterfs or ceph-fuse) serving ``mount``."""
     want = str(mount).encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -109,7 +169,7 @@ def fuse_client_pid(mount: Path) -> int | None:
             argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv and argv[0].endswith(b"glusterfs") and want in argv:
+        if argv and argv[0].endswith(FUSE_CLIENTS) and want in argv:
             return int(entry)
     return None
 
@@ -154,7 +214,7 @@ class Node:
 
     def revive(self) -> None:
         """Remount (the FUSE client may be dead) and start the node again on the same data."""
-        gluster("remount", self.volume, str(self.index))
+        remount(self.volume, self.index)
         self.start()
 
 

@@ -1,38 +1,58 @@
-"""Fixtures of the multinode tier: one GlusterFS per session, one cluster of nodes per volume.
+"""Fixtures of the multinode tier: one GlusterFS and one CephFS per session, brought up only when a
+test asks for them, and one cluster of nodes per volume.
 
-The session fixture skips the whole tier, with the reason, where GlusterFS cannot run (not root,
-no FUSE, no network namespaces, packages missing and not installable); a failure to bring it up
-where it can run is an error, not a skip. Teardown (nodes, mounts, glusterd, namespace) runs
-even when tests fail. A failed test's report ends with what every node of its cluster was doing
-(``autopsy.py``: threads, Python stacks, whether the mount answers, the log's tail).
+The session fixtures skip, with the reason, where a file system cannot run (not root, no FUSE, no
+network namespaces, packages missing and not installable); a failure to bring it up where it can
+run is an error, not a skip. Teardown (nodes, mounts, daemons, namespace) runs even when tests
+fail; when any test of the session failed, the Ceph daemons' logs are kept in a temporary
+directory whose path the session prints. A failed test's report ends with what every node of its
+cluster was doing (``autopsy.py``: threads, Python stacks, whether the mount answers, the log's
+tail, the file system's status).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.multinode import autopsy
-from tests.multinode.cluster import VOLUMES, Cluster, running_gluster, unavailable
+from tests.multinode.cluster import VOLUMES, Cluster, file_system, running_ceph, running_gluster, unavailable
 
 
 @pytest.fixture(scope="session")
 def gluster() -> Iterator[Path]:
-    reason = unavailable()
+    reason = unavailable("glusterfs")
     if reason is not None:
         pytest.skip(reason)
     with running_gluster() as directory:
         yield directory
 
 
+@pytest.fixture(scope="session")
+def cephfs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    reason = unavailable("cephfs")
+    if reason is not None:
+        pytest.skip(reason)
+    with running_ceph() as directory:
+        try:
+            yield directory
+        finally:
+            if request.session.testsfailed:
+                kept = tmp_path_factory.mktemp("ceph-logs")
+                shutil.copytree(directory / "log", kept, dirs_exist_ok=True)
+                print(f"\nCeph's logs of this session (tests failed): {kept}")
+
+
 @pytest.fixture(scope="module", params=VOLUMES)
-def cluster(request: pytest.FixtureRequest, gluster: Path,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """Three nodes (gunicorn each, ``--flush fsync --peers 5``) on one volume's three mounts."""
-    logs = tmp_path_factory.mktemp(f"multinode-{request.param}")
-    nodes = Cluster.start(request.param, logs, extra_args=("--peers", "5"))
+    volume: str = request.param
+    request.getfixturevalue("cephfs" if file_system(volume) == "cephfs" else "gluster")
+    logs = tmp_path_factory.mktemp(f"multinode-{volume}")
+    nodes = Cluster.start(volume, logs, extra_args=("--peers", "5"))
     try:
         yield nodes
     finally:

@@ -1,15 +1,22 @@
-"""Faults across nodes on GlusterFS: one node cut off from the bricks, a brick killed, mid-storm.
+"""Faults across nodes, mid-storm: one node cut off from the file system's servers, then a server
+killed (GlusterFS: a brick; CephFS: an OSD, then the active MDS).
 
-Three nodes serve one replica-2 volume; node 3's mount goes through a network namespace of its own
-(``scripts/gluster isolable``), so its network to glusterd and the bricks can be cut and restored
-while the others keep theirs. The volume's ``network.ping-timeout`` is 5 s for the test (Gluster's
-default is 42 s), so a request stuck behind a dead connection fails within seconds.
+Three nodes serve one file system (the GlusterFS replica-2 volume, or CephFS); node 3's mount goes
+through a network namespace of its own (``scripts/gluster isolable``, ``scripts/ceph isolable``), so
+its network to the servers can be cut and restored while the others keep theirs. On GlusterFS the
+volume's ``network.ping-timeout`` is 5 s for the test (Gluster's default is 42 s), so a request
+stuck behind a dead connection fails within seconds. On CephFS the OSDs and MDSs notice a dead
+peer within about 5 s (``scripts/ceph``: heartbeat and beacon graces); a cut-off client simply
+waits, and carries on when the network is back (10 s is well inside its 30 s session timeout).
 
-While senders on every node send without pause, the storm cuts node 3's network for 10 s, then
-kills the first brick's process for 10 s (with replica 2 the volume loses quorum: read-only), then
-starts it again. Every send must answer 200 or 503 with ``Retry-After``: nothing else, no hang.
-After the storm and the heal every acknowledged message is delivered, and no message is handed out
-twice while claimed (one claim of 600 s covers the whole drain).
+While senders on every node send without pause, the storm cuts node 3's network for 10 s, heals
+it, then on GlusterFS kills the first brick's process for 10 s (with replica 2 the volume loses
+quorum: read-only) and starts it again; on CephFS it kills OSD 0 for 10 s (the pools keep size 2,
+min_size 1: writes go on, degraded) and starts it again, then kills the active MDS (the standby
+takes over after the beacon grace and replays the journal) and starts it again as the new standby.
+Every send must answer 200 or 503 with ``Retry-After``: nothing else, no hang. After the storm and
+the heal every acknowledged message is delivered, and no message is handed out twice while claimed
+(one claim of 600 s covers the whole drain).
 """
 
 from __future__ import annotations
@@ -18,8 +25,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -35,19 +41,28 @@ ISOLATED = 3  # the node whose network is cut
 CLAIM = 600
 
 
-@pytest.fixture(scope="module")
-def nodes(gluster: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    gl.gluster("isolable", VOLUME, str(ISOLATED))
-    gl.gluster("set", VOLUME, "network.ping-timeout", "5")
-    cluster = Cluster.start(VOLUME, tmp_path_factory.mktemp("faults"), extra_args=("--peers", "5"))
+@pytest.fixture(scope="module", params=[VOLUME, gl.CEPHFS])
+def nodes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    volume: str = request.param
+    cephfs = volume == gl.CEPHFS
+    request.getfixturevalue("cephfs" if cephfs else "gluster")
+    if cephfs:
+        gl.ceph("isolable", str(ISOLATED))
+        restore = [("heal", str(ISOLATED)), ("start-osd", "0"), ("wait-healthy", "120"),
+                   ("remount", str(ISOLATED))]
+    else:
+        gl.gluster("isolable", VOLUME, str(ISOLATED))
+        gl.gluster("set", VOLUME, "network.ping-timeout", "5")
+        restore = [("heal", VOLUME, str(ISOLATED)), ("start-bricks", VOLUME),
+                   ("reset", VOLUME, "network.ping-timeout"), ("remount", VOLUME, str(ISOLATED))]
+    cluster = Cluster.start(volume, tmp_path_factory.mktemp("faults"), extra_args=("--peers", "5"))
     try:
         yield cluster
     finally:
         cluster.stop()
-        for args in (("heal", VOLUME, str(ISOLATED)), ("start-bricks", VOLUME),
-                     ("reset", VOLUME, "network.ping-timeout"), ("remount", VOLUME, str(ISOLATED))):
+        for args in restore:
             try:
-                gl.gluster(*args)
+                gl.ceph(*args) if cephfs else gl.gluster(*args)
             except RuntimeError as e:
                 print(f"teardown: {e}")
 
@@ -123,8 +138,52 @@ def _drain(urls: list[str], queue: str, deadline: float = 300.0) -> list[tuple[s
     return out
 
 
+def _gluster_faults(mark: Callable[[str], None]) -> None:
+    gl.gluster("partition", VOLUME, str(ISOLATED))
+    time.sleep(10)
+    mark("node 3 cut off")
+    gl.gluster("heal", VOLUME, str(ISOLATED))
+    time.sleep(8)
+    mark("healed")
+    gl.gluster("kill-brick", VOLUME, "1")
+    time.sleep(10)
+    mark("brick 1 killed")
+    gl.gluster("start-bricks", VOLUME)
+    time.sleep(10)
+    mark("brick 1 back")
+
+
+def _ceph_faults(mark: Callable[[str], None]) -> None:
+    gl.ceph("partition", str(ISOLATED))
+    time.sleep(10)
+    mark("node 3 cut off")
+    gl.ceph("heal", str(ISOLATED))
+    time.sleep(8)
+    mark("healed")
+    gl.ceph("kill-osd", "0")
+    time.sleep(10)
+    mark("osd.0 killed")
+    gl.ceph("start-osd", "0")
+    time.sleep(8)
+    mark("osd.0 back")
+    active = gl.ceph("active-mds").strip()
+    gl.ceph("kill-mds", active)
+    failed_at = time.monotonic()
+    while time.monotonic() - failed_at < 60:
+        try:
+            if gl.ceph("active-mds", timeout=30).strip() not in ("", active):
+                break
+        except RuntimeError:
+            pass
+        time.sleep(0.5)
+    mark(f"mds.{active} killed, standby active after {time.monotonic() - failed_at:.1f} s")
+    gl.ceph("start-mds", active)
+    time.sleep(8)
+    mark(f"mds.{active} back as standby")
+
+
 @pytest.mark.timeout(900)
-def test_a_partitioned_node_and_a_killed_brick_lose_nothing(nodes: Cluster) -> None:
+def test_a_partitioned_node_and_a_killed_server_lose_nothing(nodes: Cluster) -> None:
     queue = f"faults-{uuid.uuid4().hex[:8]}"
     storm = Storm(nodes.urls, queue)
     phases: list[tuple[str, int, Counter[str]]] = []
@@ -138,18 +197,7 @@ def test_a_partitioned_node_and_a_killed_brick_lose_nothing(nodes: Cluster) -> N
     try:
         time.sleep(5)
         mark("before")
-        gl.gluster("partition", VOLUME, str(ISOLATED))
-        time.sleep(10)
-        mark("node 3 cut off")
-        gl.gluster("heal", VOLUME, str(ISOLATED))
-        time.sleep(8)
-        mark("healed")
-        gl.gluster("kill-brick", VOLUME, "1")
-        time.sleep(10)
-        mark("brick 1 killed")
-        gl.gluster("start-bricks", VOLUME)
-        time.sleep(10)
-        mark("brick 1 back")
+        (_ceph_faults if nodes.volume == gl.CEPHFS else _gluster_faults)(mark)
     finally:
         storm.stop.set()
         for t in storm.threads:

@@ -1,8 +1,8 @@
-"""The store's guarantees across nodes on real GlusterFS, through the nodes' HTTP doors.
+"""The store's guarantees across nodes on real GlusterFS and CephFS, through the nodes' HTTP doors.
 
-Each test runs once per volume (replica-2 ``spq-rep``, distributed-replicate 2x2 ``spq-dist``)
-against three nodes, one per FUSE mount, all serving the same data directory (see
-``cluster.py``). Claims are taken with a long ttl, so any second delivery of a message is a
+Each test runs once per volume (GlusterFS replica-2 ``spq-rep``, GlusterFS distributed-replicate
+2x2 ``spq-dist``, ``cephfs`` through ``ceph-fuse``) against three nodes, one per FUSE mount, all
+serving the same data directory (see ``cluster.py``). Claims are taken with a long ttl, so any second delivery of a message is a
 double delivery within a claim, never a legitimate redelivery.
 """
 
