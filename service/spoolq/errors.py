@@ -14,6 +14,7 @@ raised ``from`` the original error.
 from __future__ import annotations
 
 import errno
+import os
 from typing import ClassVar
 
 
@@ -133,4 +134,21 @@ def storage_error(exc: OSError, doing: str) -> StorageUnavailable:
     """Wrap an ``OSError`` met while ``doing`` something into a :class:`StorageUnavailable`."""
     reason = errno.errorcode.get(exc.errno or 0, "EUNKNOWN")
     retry = 30 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 5
-    return StorageUnavailable(f"storage unavailable while {doing}: {reason} ({exc.strerror})", retry)
+    strerror = exc.strerror
+    if exc.errno == errno.ENOSPC and _out_of_inodes(exc.filename):
+        strerror = "no free inodes: the file system holds no more files, whatever bytes it has left"
+    return StorageUnavailable(f"storage unavailable while {doing}: {reason} ({strerror})", retry)
+
+
+def _out_of_inodes(path: object) -> bool:
+    """Whether the file system of ``path`` (or of its parent, for a file not made) has no inode left:
+    ext4 answers a create with ENOSPC for that as for a full disk (one message is one inode)."""
+    if not isinstance(path, str | bytes):
+        return False
+    for where in (path, os.path.dirname(path)):
+        try:
+            st = os.statvfs(where)
+        except (OSError, ValueError):
+            continue
+        return st.f_files > 0 and st.f_favail == 0
+    return False

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import errno
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -217,10 +216,13 @@ def check_root(root: Path) -> Iterator[Check]:
             yield Check("FAILED", f"root {root} does not exist and cannot be created: {e.strerror or e}", EXIT_ROOT)
             return
         yield Check("ok", f"root {root} created")
+    from spoolq.store.filesystems import ext4_without_journal, headroom
+
     problem = _write_problem(root)
     if problem == errno.ENOSPC:
-        free = shutil.disk_usage(root).free
-        yield Check("warning", f"root {root}: no space left on its file system ({free} bytes free): sends answer "
+        room = headroom(root)
+        what = "no free inodes" if room.free_inodes == 0 else "no space left"
+        yield Check("warning", f"root {root}: {what} on its file system ({room.describe()}): sends answer "
                                "503 until space is freed; peeks, polls and acks work")
         return
     if problem is not None:
@@ -231,20 +233,23 @@ def check_root(root: Path) -> Iterator[Check]:
         if d.exists() and not (d.is_dir() and os.access(d, os.W_OK | os.X_OK)):
             yield Check("FAILED", f"root {root}: {name}/ is not a writable directory", EXIT_ROOT)
             return
-    from spoolq.store.filesystems import ext4_without_journal
-
     device = ext4_without_journal(root)
     if device is not None:
         yield Check("warning", f"root {root}: its file system ({device}) is ext4 without a journal: a rename is not "
                                "atomic across a power cut until fsck has run, and after many deletes each new "
                                "message file costs far more CPU; use ext4 with its journal (mkfs.ext4's default), "
                                "XFS or btrfs")
-    free = shutil.disk_usage(root).free
-    if free == 0:
+    room = headroom(root)
+    if room.free_bytes == 0:
         yield Check("warning", f"root {root}: no space left on its file system: sends answer 503 until "
                                "space is freed; peeks, polls and acks work")
         return
-    yield Check("ok", f"root {root} is writable ({free / 2**30:.1f} GiB free)")
+    if room.inodes_short:
+        yield Check("warning", f"root {root}: {room.describe()}: fewer than 5% of its inodes are left, and sends "
+                               "answer 503 when none is; make the file system with more inodes (mkfs.ext4 -i) "
+                               "or use XFS or btrfs")
+        return
+    yield Check("ok", f"root {root} is writable ({room.describe()})")
 
 
 def _write_problem(root: Path) -> int | None:

@@ -109,9 +109,11 @@ def unknown_move(ref: str) -> EmoHttpError:
                       {"X-BV-Exception": UNKNOWN_MOVE_EXC})
 
 
-def unavailable(retry_after: int) -> EmoHttpError:
-    body = {"message": "Service unavailable, try again later", "retryAfterSeconds": retry_after,
-            "suppressed": []}
+def unavailable(retry_after: int, reason: str | None = None) -> EmoHttpError:
+    """503 with Dropwizard's body; ``reason`` (what the storage said: a full disk, no free inodes)
+    follows the usual message."""
+    message = "Service unavailable, try again later" + (f" ({reason})" if reason else "")
+    body = {"message": message, "retryAfterSeconds": retry_after, "suppressed": []}
     return json_error(503, body, {"X-BV-Exception": UNAVAILABLE_EXC, "Retry-After": str(retry_after)})
 
 
@@ -478,7 +480,7 @@ def render(exc: BaseException) -> tuple[EmoHttpError, str | None]:
     if isinstance(exc, errors.UnknownMove):
         return unknown_move(exc.ref), None
     if isinstance(exc, errors.StorageUnavailable):
-        return unavailable(exc.retry_after), None
+        return unavailable(exc.retry_after, exc.message), None
     if isinstance(exc, errors.InvalidArgument):
         return illegal_argument(exc.message), None
     if isinstance(exc, errors.SpoolqError):

@@ -15,7 +15,8 @@ costs nothing; concurrent callers share one refresh.
 ``spoolq_queue_ready|claimed|delayed{queue,door,name}``, ``spoolq_queue_oldest_message_seconds``,
 ``spoolq_queue_dead_letter_messages`` (ready messages in the queue's dead-letter queue),
 ``spoolq_move_moved{ref,source,destination}``, ``spoolq_moves_in_progress``,
-``spoolq_store_free_bytes``, ``spoolq_store_up`` (the store can be read: the snapshot
+``spoolq_store_free_bytes``, ``spoolq_store_free_inodes`` and ``spoolq_store_inodes`` (one message
+is one inode; both 0 where the file system has no fixed inode count), ``spoolq_store_up`` (the store can be read: the snapshot
 succeeded) and ``spoolq_store_writable`` (the store's probe file could be written: 0 on a full
 or read-only file system, while reads still work).
 """
@@ -23,7 +24,7 @@ or read-only file system, while reads still work).
 from __future__ import annotations
 
 import contextlib
-import shutil
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,7 +121,9 @@ class Overview:
             health = dict(store.health())
             if "free_bytes" not in health and self._root is not None:
                 with contextlib.suppress(OSError):  # a full disk fails the probe write, not statvfs
-                    health["free_bytes"] = shutil.disk_usage(self._root).free
+                    st = os.statvfs(self._root)
+                    health.update(free_bytes=st.f_bavail * st.f_frsize, free_inodes=st.f_favail if st.f_files else None,
+                                  inodes=st.f_files or None)
         except SpoolqError as e:
             return Snapshot(taken, {}, [], {"ok": False}, error=str(e))
         except OSError as e:
@@ -170,6 +173,12 @@ class StoreCollector(Collector):
         free = snap.health.get("free_bytes")
         yield GaugeMetricFamily("spoolq_store_free_bytes", "Free bytes on the root's file system",
                                 value=float(free) if isinstance(free, int) else 0.0)
+        for key, name, what in (("free_inodes", "spoolq_store_free_inodes", "Free inodes"),
+                                ("inodes", "spoolq_store_inodes", "Inodes")):
+            count = snap.health.get(key)
+            yield GaugeMetricFamily(name, f"{what} on the root's file system (one message is one inode; 0 "
+                                    "where the file system has no fixed inode count)",
+                                    value=float(count) if isinstance(count, int) else 0.0)
         yield GaugeMetricFamily("spoolq_store_up", "1 when the store can be read (the last snapshot of every "
                                 "queue succeeded)", value=1.0 if snap.error is None else 0.0)
         writable = snap.error is None and bool(snap.health.get("ok"))

@@ -281,6 +281,7 @@ class FileStore(QueueStore):
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
         return {"ok": True, "root": str(core.root), "node": core.node_id,
                 "free_bytes": st.f_bavail * st.f_frsize, "fsync": core.fsync,
+                "free_inodes": st.f_favail if st.f_files else None, "inodes": st.f_files or None,
                 "flushes": core.commit.flushes + (core.commit.journal.flushes if core.commit.journal else 0)}
 
     def flush(self) -> bool:

@@ -153,3 +153,36 @@ def choose_flush(root: Path | str, requested: str | None = None, force: bool = F
             f"where syncfs may return before the data reached the servers (an acknowledged send could be "
             f"lost in a power failure). Use --flush fsync (the default there), or --force-flush to insist.")
     return FlushChoice(requested, fs_type, network, chosen=False)
+
+
+#: below this share of the file system's inodes left, the headroom is reported as short (one message
+#: is one inode: ext4 fixes its inodes at mkfs, one per 16 KiB by default, whatever the files' size)
+INODES_SHORT = 0.05
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """What the root's file system can still take: bytes, and files (one message is one file)."""
+
+    free_bytes: int
+    free_inodes: int | None  # None: the file system reports no inode limit (btrfs makes them as it goes)
+    inodes: int | None
+
+    @property
+    def inodes_short(self) -> bool:
+        return self.inodes is not None and self.free_inodes is not None and \
+            self.free_inodes < INODES_SHORT * self.inodes
+
+    def describe(self) -> str:
+        files = ("no fixed inode limit" if self.inodes is None or self.free_inodes is None
+                 else f"{self.free_inodes} free inodes of {self.inodes} (one per message)")
+        size = (f"{self.free_bytes / 2**30:.1f} GiB" if self.free_bytes >= 2**30
+                else f"{self.free_bytes / 2**20:.1f} MiB")
+        return f"{size} free, {files}"
+
+
+def headroom(path: Path | str) -> Headroom:
+    """The free bytes and free inodes (as an unprivileged writer may use them) of ``path``'s file system."""
+    st = os.statvfs(path)
+    limited = st.f_files > 0
+    return Headroom(st.f_bavail * st.f_frsize, st.f_favail if limited else None, st.f_files if limited else None)
