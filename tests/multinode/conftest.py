@@ -4,8 +4,8 @@ test asks for them, and one cluster of nodes per volume.
 The session fixtures skip, with the reason, where a file system cannot run (not root, no FUSE, no
 network namespaces, packages missing and not installable); a failure to bring it up where it can
 run is an error, not a skip. Teardown (nodes, mounts, daemons, namespace) runs even when tests
-fail; when any test of the session failed, the Ceph daemons' logs are kept in a temporary
-directory whose path the session prints. A failed test's report ends with what every node of its
+fail; when any test of the session failed, the Ceph daemons' logs are kept in
+``/tmp/spoolq-ceph-failed-logs`` (the session prints it). A failed test's report ends with what every node of its
 cluster was doing (``autopsy.py``: threads, Python stacks, whether the mount answers, the log's
 tail, the file system's status).
 """
@@ -31,8 +31,12 @@ def gluster() -> Iterator[Path]:
         yield directory
 
 
+#: where a failed session's Ceph logs are kept (until the next failed session)
+KEPT_CEPH_LOGS = Path("/tmp/spoolq-ceph-failed-logs")
+
+
 @pytest.fixture(scope="session")
-def cephfs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def cephfs(request: pytest.FixtureRequest) -> Iterator[Path]:
     reason = unavailable("cephfs")
     if reason is not None:
         pytest.skip(reason)
@@ -41,9 +45,9 @@ def cephfs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             yield directory
         finally:
             if request.session.testsfailed:
-                kept = tmp_path_factory.mktemp("ceph-logs")
-                shutil.copytree(directory / "log", kept, dirs_exist_ok=True)
-                print(f"\nCeph's logs of this session (tests failed): {kept}")
+                shutil.rmtree(KEPT_CEPH_LOGS, ignore_errors=True)
+                shutil.copytree(directory / "log", KEPT_CEPH_LOGS)
+                print(f"\nCeph's logs of this session (tests failed): {KEPT_CEPH_LOGS}")
 
 
 @pytest.fixture(scope="module", params=VOLUMES)

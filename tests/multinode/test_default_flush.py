@@ -93,13 +93,14 @@ def test_cephfs_fsync_outlives_the_client_and_the_active_mds(cephfs: Path,
                     acked.update(keys)
 
     threads = [threading.Thread(target=storm, args=(f"t{t}",)) for t in range(4)]
+    active = ""
     try:
         for t in threads:
             t.start()
         time.sleep(5)
         active = ceph("active-mds").strip()
         victim.crash()  # gunicorn and ceph-fuse, kill -9
-        ceph("kill-mds", active)
+        ceph("fail-mds", active)
         running.clear()
         for t in threads:
             t.join()
@@ -120,6 +121,7 @@ def test_cephfs_fsync_outlives_the_client_and_the_active_mds(cephfs: Path,
     finally:
         running.clear()
         cluster.stop()
-        ceph("start-mds", active) if "active" in locals() else None
+        if active:
+            ceph("start-mds", active)
         victim.revive()
         victim.stop()

@@ -12,8 +12,9 @@ waits, and carries on when the network is back (10 s is well inside its 30 s ses
 While senders on every node send without pause, the storm cuts node 3's network for 10 s, heals
 it, then on GlusterFS kills the first brick's process for 10 s (with replica 2 the volume loses
 quorum: read-only) and starts it again; on CephFS it kills OSD 0 for 10 s (the pools keep size 2,
-min_size 1: writes go on, degraded) and starts it again, then kills the active MDS (the standby
-takes over after the beacon grace and replays the journal) and starts it again as the new standby.
+min_size 1: writes go on, degraded) and starts it again, then kills the active MDS and fails it in
+the monitor as an orchestrator would (the standby replays the journal, the clients reconnect and
+replay their unfinished requests) and starts it again as the new standby.
 Every send must answer 200 or 503 with ``Retry-After``: nothing else, no hang. After the storm and
 the heal every acknowledged message is delivered, and no message is handed out twice while claimed
 (one claim of 600 s covers the whole drain).
@@ -167,7 +168,7 @@ def _ceph_faults(mark: Callable[[str], None]) -> None:
     time.sleep(8)
     mark("osd.0 back")
     active = gl.ceph("active-mds").strip()
-    gl.ceph("kill-mds", active)
+    gl.ceph("fail-mds", active)
     failed_at = time.monotonic()
     while time.monotonic() - failed_at < 60:
         try:
