@@ -1,14 +1,16 @@
 #!/usr/bin/env python
-"""Scale-out benchmark: 1, 2 and 3 spoolq nodes on one GlusterFS volume, side by side with the
-volume's raw durable-create rate through one mount.
+"""Scale-out benchmark: 1, 2 and 3 spoolq nodes on one shared file system (CephFS, a GlusterFS
+volume), side by side with the same mount's raw durable-create rate.
 
 Run it as root (never from pytest)::
 
-    python bench/scaleout_bench.py                       # replica-2 volume, ~5 minutes
-    python bench/scaleout_bench.py --volume spq-dist     # the distributed-replicate 2x2 volume
+    python bench/scaleout_bench.py                             # CephFS, then the replica-2 volume
+    python bench/scaleout_bench.py --volume spq-dist           # the distributed-replicate 2x2 volume
+    python bench/scaleout_bench.py --volume cephfs --no-collisions
 
-It brings GlusterFS up with ``scripts/gluster`` (a test-made network namespace; see that script),
-runs everything in one go, prints a table and tears GlusterFS down. What it measures:
+It brings each file system up with ``scripts/ceph`` or ``scripts/gluster`` (test-made network
+namespaces; see those scripts), runs everything in one go, prints a table and tears it down. What
+it measures, per file system:
 
 1. anchor: raw durable creates/s through one mount (create + write 1 KiB + fsync + rename +
    directory fsync, one file per op), 1 thread and 8 threads;
@@ -42,7 +44,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
 
-from tests.multinode.cluster import Cluster, mount_path, running_gluster, unavailable
+from tests.multinode.cluster import (
+    CEPHFS,
+    VOLUMES,
+    Cluster,
+    file_system,
+    mount_path,
+    running_ceph,
+    running_gluster,
+    unavailable,
+)
 
 QUEUE_BATCH = 50
 
@@ -214,49 +225,64 @@ def wake_latency(a: str, b: str, rounds: int = 15) -> list[float]:
     return out
 
 
+def bench(volume: str, args: argparse.Namespace, row: Any) -> None:
+    """Every measure on ``volume``, whose file system is up."""
+    with tempfile.TemporaryDirectory() as logs:
+        raw1 = raw_creates(mount_path(volume, 1) / "raw1", 1, args.seconds)
+        row(f"{volume}: raw durable creates/s, 1 thread (anchor)", f"{raw1:.0f}")
+        raw8 = raw_creates(mount_path(volume, 1) / "raw8", 8, args.seconds)
+        row(f"{volume}: raw durable creates/s, 8 threads", f"{raw8:.0f}")
+        for n in (1, 2, 3):
+            cluster = Cluster.start(volume, Path(logs), count=n, extra_args=("--peers", str(2 * n)))
+            try:
+                q = f"tp-{uuid.uuid4().hex[:8]}"
+                s = send_rate(cluster.urls, q, args.messages)
+                row(f"{volume}: {n} node(s): durable send msgs/s (x raw 1-thread / 8-thread)",
+                    f"{s:.0f} ({s / raw1:.1f}x / {s / raw8:.1f}x)")
+                d = drain_rate(cluster.urls, q)
+                row(f"{volume}: {n} node(s): poll+ack msgs/s", f"{d:.0f}")
+                if n == 2:
+                    lat = sorted(wake_latency(cluster.urls[0], cluster.urls[1]))
+                    row(f"{volume}: send on node A -> delivery on node B (long poll), p50 / max s",
+                        f"{statistics.median(lat):.2f} / {lat[-1]:.2f}")
+            finally:
+                cluster.stop()
+    if args.collisions:
+        for n in (1, 2, 3):
+            for peers in (0, 2 * n):
+                c = collisions(volume, n, peers, 600)
+                row(f"{volume}: {n} node process(es) x 4 pollers, --peers {peers}: lost claims / 1,000 polls",
+                    f"{c:.0f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--volume", default="spq-rep", choices=["spq-rep", "spq-dist"])
+    ap.add_argument("--volume", action="append", choices=VOLUMES,
+                    help=f"a volume to measure (repeatable; default {CEPHFS} and spq-rep)")
     ap.add_argument("--messages", type=int, default=1200, help="messages sent per node count")
     ap.add_argument("--seconds", type=float, default=10.0, help="length of each raw-create cell")
+    ap.add_argument("--no-collisions", dest="collisions", action="store_false",
+                    help="skip the claim-collision cells (the longest part)")
     args = ap.parse_args()
-    reason = unavailable()
-    if reason is not None:
-        print(f"scaleout_bench: {reason}", file=sys.stderr)
-        return 2
+    volumes = args.volume or [CEPHFS, "spq-rep"]
+    for volume in volumes:
+        reason = unavailable(file_system(volume))
+        if reason is not None:
+            print(f"scaleout_bench: {reason}", file=sys.stderr)
+            return 2
     rows: list[tuple[str, str]] = []
 
     def row(name: str, value: str) -> None:
         rows.append((name, value))
-        print(f"{name:<58} {value}  (load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"{name:<70} {value}  (load {os.getloadavg()[0]:.1f})", flush=True)
 
-    with running_gluster() as _gdir, tempfile.TemporaryDirectory() as logs:
-        raw1 = raw_creates(mount_path(args.volume, 1) / "raw1", 1, args.seconds)
-        row("raw durable creates/s, 1 thread (anchor)", f"{raw1:.0f}")
-        raw8 = raw_creates(mount_path(args.volume, 1) / "raw8", 8, args.seconds)
-        row("raw durable creates/s, 8 threads", f"{raw8:.0f}")
-        for n in (1, 2, 3):
-            cluster = Cluster.start(args.volume, Path(logs), count=n, extra_args=("--peers", str(2 * n)))
-            try:
-                q = f"tp-{uuid.uuid4().hex[:8]}"
-                s = send_rate(cluster.urls, q, args.messages)
-                row(f"{n} node(s): durable send msgs/s (x raw 1-thread)", f"{s:.0f} ({s / raw1:.1f}x)")
-                d = drain_rate(cluster.urls, q)
-                row(f"{n} node(s): poll+ack msgs/s", f"{d:.0f}")
-                if n == 2:
-                    lat = sorted(wake_latency(*cluster.urls[:2]))
-                    row("send on node A -> delivery on node B (long poll), p50 / max s",
-                        f"{statistics.median(lat):.2f} / {lat[-1]:.2f}")
-            finally:
-                cluster.stop()
-        for n in (1, 2, 3):
-            for peers in (0, 2 * n):
-                c = collisions(args.volume, n, peers, 600)
-                row(f"{n} node process(es) x 4 pollers, --peers {peers}: lost claims / 1,000 polls", f"{c:.0f}")
+    for volume in volumes:
+        with running_ceph() if volume == CEPHFS else running_gluster():
+            bench(volume, args, row)
     print("\n| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
-    print(f"\nvolume {args.volume}; {os.cpu_count()} CPUs; load average {os.getloadavg()}")
+    print(f"\nvolumes {', '.join(volumes)}; {os.cpu_count()} CPUs; load average {os.getloadavg()}")
     return 0
 
 

@@ -7,10 +7,13 @@ NFS, CIFS, CephFS, 9p and GlusterFS mounts as the kernel prints them.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
+from spoolq import errors as errors_module
 from spoolq.cli import main
 from spoolq.store import FileStore
 from spoolq.store import filesystems as fs
@@ -131,3 +134,30 @@ def test_ext4_without_a_journal_is_told_from_one_with(tmp_path: Path, monkeypatc
     (tmp_path / "none").mkdir()
     unknown = _ext4_tree(tmp_path / "none", {})
     assert fs.ext4_without_journal("/var/lib/spoolq", **unknown) is None  # nothing to tell from: no warning
+
+
+def _statvfs(files: int, favail: int) -> os.statvfs_result:
+    # f_bsize, f_frsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_favail, f_flag, f_namemax
+    return os.statvfs_result((4096, 4096, 1000, 900, 800, files, favail, favail, 0, 255))
+
+
+def test_headroom_reports_inodes_where_the_file_system_counts_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fs.os, "statvfs", lambda path: _statvfs(1000, 40))
+    room = fs.headroom("/srv/spoolq")
+    assert (room.free_bytes, room.free_inodes, room.inodes, room.inodes_short) == (800 * 4096, 40, 1000, True)
+    assert room.describe() == "3.1 MiB free, 40 free inodes of 1000 (one per message)"
+    monkeypatch.setattr(fs.os, "statvfs", lambda path: _statvfs(0, 0))  # btrfs: no fixed count
+    room = fs.headroom("/srv/spoolq")
+    assert (room.free_inodes, room.inodes, room.inodes_short) == (None, None, False)
+    assert room.describe().endswith("no fixed inode limit")
+
+
+@pytest.mark.parametrize(("files", "favail", "says_inodes"), [(1000, 0, True), (1000, 5, False), (0, 0, False)])
+def test_enospc_says_when_it_is_the_inodes(monkeypatch: pytest.MonkeyPatch, files: int, favail: int,
+                                          says_inodes: bool) -> None:
+    monkeypatch.setattr(errors_module.os, "statvfs", lambda path: _statvfs(files, favail))
+    err = errors_module.storage_error(OSError(errno.ENOSPC, "No space left on device", "/srv/spoolq/queues/q/x"),
+                                      "writing a message")
+    assert err.retry_after == 30
+    assert ("no free inodes" in err.message) is says_inodes
+    assert ("No space left on device" in err.message) is not says_inodes
