@@ -7,9 +7,10 @@ status it can answer with, so a contract checker can hold the server to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from flask_smorest import Blueprint
 from marshmallow import Schema
 
 from spoolq.http import schemas as s
@@ -118,3 +119,13 @@ def operation(operation_id: str, summary: str, *, ok: Mapping[str, Any], query: 
 
 def ok_json(schema: SchemaRef, description: str = "success") -> dict[str, Any]:
     return {"200": {"description": description, "content": json_content(schema)}}
+
+
+def documented(view: Callable[..., Any], **doc: Any) -> Callable[..., Any]:
+    """``Blueprint.doc(**doc)(view)`` without the wrapper it puts around the view: flask-smorest
+    reads the documentation from ``_apidoc``, and the view Flask calls is ``view`` itself (the
+    wrapper only looked the app up and asked it, on every request, whether ``view`` is a
+    coroutine)."""
+    wrapper = Blueprint.doc(**doc)(view)
+    view._apidoc = wrapper._apidoc  # type: ignore[attr-defined]
+    return view

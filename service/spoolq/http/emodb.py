@@ -485,7 +485,7 @@ def create_blueprint(services: Services, *, dedup: bool) -> Blueprint:
         if "<ref>" in rule:
             parameters.append({"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}})
         doc = apidoc.operation(prefix + view, summary, **kw)
-        func = blp.doc(**doc)(_bind(door, view))
+        func = apidoc.documented(_bind(door, view), **doc)
         blp.route(rule, methods=[method], parameters=parameters, endpoint=view)(func)
     return blp
 

@@ -82,8 +82,9 @@ def _store_name(queue: str) -> str:
     return PREFIX + queue
 
 
-def _seconds(name: str, low: float, high: float) -> float | None:
-    if not request.environ.get("QUERY_STRING"):
+def _seconds(name: str, low: float, high: float, environ: dict[str, Any] | None = None) -> float | None:
+    """A query parameter in seconds; ``environ``: the request's, when the view has it already."""
+    if not (request.environ if environ is None else environ).get("QUERY_STRING"):
         return None
     raw = request.args.get(name)
     if raw is None:
@@ -144,10 +145,11 @@ class MqDoor:
     def add(self, queue: str) -> Response:
         self.authorize("post", queue)
         name = _store_name(queue)
-        delay = _seconds("delay", 0.0, MAX_DELAY)
-        ttl = _seconds("ttl", MIN_TTL, MAX_DELAY)
+        environ = framing.current_request().environ
+        delay = _seconds("delay", 0.0, MAX_DELAY, environ)
+        ttl = _seconds("ttl", MIN_TTL, MAX_DELAY, environ)
         try:
-            buffered = framing.body_of(request.environ)
+            buffered = framing.body_of(environ)
             body = request.get_data(cache=False) if buffered is None else buffered
         except RequestEntityTooLarge:
             raise
@@ -225,5 +227,5 @@ def create_blueprint(services: Services) -> Blueprint:
             return _bound(**kwargs)  # type: ignore[operator,no-any-return]
         endpoint.__name__ = view
         endpoint.__doc__ = None
-        blp.route(rule, methods=[method], parameters=params, endpoint=view)(blp.doc(**doc)(endpoint))
+        blp.route(rule, methods=[method], parameters=params, endpoint=view)(apidoc.documented(endpoint, **doc))
     return blp

@@ -14,8 +14,9 @@ to list its shard (below) removes every claimed copy it finds there, and mainten
 expired claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
 
 An ack by id (EmoDB, Disque) does not know the claimed file's name: a claim made by this process
-is remembered (the id's latest claimed file, a bounded table), and its ack renames that file
-without listing anything; an id claimed elsewhere, renewed since (the renewal renamed it), or
+is remembered (the id's latest claimed file and the ready file it was claimed from, a bounded
+table), and its ack renames that file without listing anything (and looks for a ready copy under
+that remembered name); an id claimed elsewhere, renewed since (the renewal renamed it), or
 not remembered, is looked for in one listing of its claim shard. A second claimed copy of a
 remembered id (only a raw copy of a live root makes one: a poll drops a second copy it claims)
 then outlives the ack until its claim expires and is delivered once more: a duplicate, never a
@@ -82,8 +83,9 @@ class Claiming:
     def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
         self.core = core
         self.maintain = maintain
-        #: message id -> the claimed file this process last made for it (see the module doc)
-        self._claimed_here: dict[str, str] = {}
+        #: message id -> (the claimed file this process last made for it, the ready file it was
+        #: made from: the name a second copy would have, see the module doc)
+        self._claimed_here: dict[str, tuple[str, str]] = {}
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -209,6 +211,10 @@ class Claiming:
             core.commit.note_paths(cdir)
             core.commit.flush()
         msg = core.message(parsed.id, meta, body, rc, frt)
+        claimed_here = self._claimed_here
+        if len(claimed_here) >= REMEMBERED_CLAIMS:
+            claimed_here.clear()
+        claimed_here[parsed.id] = (cpath, f"{src_dir}/{name}")
         return Delivery(message=msg, receipt=f"{shard}:{cname}", claimed_until=exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
@@ -259,18 +265,13 @@ class Claiming:
         message present twice (a raw copy of a live root put in place, a crash between two renames
         on a shared file system) is delivered once: the second copy, just claimed, is dropped."""
         if d.message.id in ids:
+            self._claimed_here.pop(d.message.id, None)  # it names the copy dropped here: list on ack
             shard, _, cname = d.receipt.partition(":")
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(q.sub(f"claimed/{shard}/{cname}"))
             return
         ids.add(d.message.id)
         out.append(d)
-        if d.receipt:
-            claimed_here = self._claimed_here
-            if len(claimed_here) >= REMEMBERED_CLAIMS:
-                claimed_here.clear()
-            shard, _, cname = d.receipt.partition(":")
-            claimed_here[d.message.id] = f"{q.path}/claimed/{shard}/{cname}"
 
     def _dead_letter(self, q: QueueHandle, path: str, parsed: L.ReadyName, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
@@ -319,6 +320,11 @@ class Claiming:
         return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))[0]
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
+        if ref.claimed_name is None:  # by id: the claim made here first (see the module doc)
+            known = self._claimed_here.pop(ref.id, None)
+            if known is not None and known[0].startswith(q.path + "/claimed/") and self._finish(q, known[0]):
+                self._drop_copy(known[1])  # its name before that claim: what _drop_ready_copy works out
+                return True
         acked, claims = self._ack_files(q, ref, released_too)
         for path in claims:
             self._drop_ready_copy(q, path)
@@ -331,10 +337,7 @@ class Claiming:
             path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
             if self._finish(q, path):
                 return True, [path]  # the receipt names the file: no lookup first (the common case)
-        if ref.claimed_name is None:  # by id: the claim made here, else one listing of its shard
-            known = self._claimed_here.pop(ref.id, None)
-            if known is not None and known.startswith(q.path + "/claimed/") and self._finish(q, known):
-                return True, [known]
+        if ref.claimed_name is None:  # by id, not claimed here: one listing of its shard
             done = [path for path in self._claimed_copies(q, ref.id) if self._finish(q, path)]
             if done:
                 return True, done
@@ -371,7 +374,9 @@ class Claiming:
         else:
             bucket = L.std_bucket(L.id_time_ms(p.id))
             ready_dir = f"{q.path}/ready/{bucket[:8]}/{bucket}"  # q.ready_dir(bucket)
-        before = f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
+        self._drop_copy(f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}")
+
+    def _drop_copy(self, before: str) -> None:
         if os.path.exists(before):
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(before)

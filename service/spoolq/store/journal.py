@@ -450,13 +450,13 @@ class _Checkpointer:
         self._untimed = False  # waiting with no idle checkpoint due: an append must wake it
 
     def _ensure_thread(self) -> None:
-        if self._pid != os.getpid():
+        if self._pid != process.pid():
             with _START_LOCK:
-                if self._pid != os.getpid():
+                if self._pid != process.pid():
                     self._fresh()
                     self.thread = threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True)
                     self.thread.start()
-                    self._pid = os.getpid()
+                    self._pid = process.pid()
 
     def submit(self, files: list[tuple[str, int]], wake: bool = True) -> None:
         self._ensure_thread()
@@ -474,14 +474,14 @@ class _Checkpointer:
 
     def stop(self) -> None:
         """End the thread once nothing is pending (the store is closing)."""
-        if self._pid == os.getpid():
+        if self._pid == process.pid():
             with self._cond:
                 self._stopped = True
                 self._cond.notify()
 
     def take(self) -> list[tuple[str, int]]:
         """Every pending file, once no checkpoint is running (for a synchronous checkpoint)."""
-        if self._pid != os.getpid():
+        if self._pid != process.pid():
             return []
         with self._running, self._cond:
             pending, self._pending = self._pending, []

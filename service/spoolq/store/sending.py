@@ -18,8 +18,7 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from spoolq.errors import (
     InvalidArgument,
@@ -30,6 +29,7 @@ from spoolq.errors import (
     storage_error,
 )
 from spoolq.store import layout as L
+from spoolq.store import process
 from spoolq.store.codec import encode_message, encode_meta
 from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
@@ -59,13 +59,12 @@ def _pool() -> ThreadPoolExecutor:
     """This process's writer pool (a forked child builds its own)."""
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="spoolq-write"))
+        if _POOL is None or _POOL[0] != process.pid():
+            _POOL = (process.pid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="spoolq-write"))
         return _POOL[1]
 
 
-@dataclass(frozen=True)
-class _Prepared:
+class _Prepared(NamedTuple):  # a tuple: made once per message sent, cheaper than a frozen dataclass
     message: OutgoingMessage
     meta: dict[str, Any]
     due_ms: int  # 0 = ready now
@@ -90,6 +89,17 @@ class Sending:
         ``encoded``, kept by the caller for one batch: the JSON of each ``attributes`` object met
         so far, by identity (a door that gives every message of a batch the same attributes
         object has them encoded once, not once per message)."""
+        if (type(m) is OutgoingMessage and type(m.body) is bytes and m.delay is None and m.ttl is None
+                and m.max_receives is None and not m.at_most_once and m.group_id is None and m.dedup_id is None
+                and not m.attributes and info.kind is not QueueKind.FIFO):
+            # a plain message (the common case): only its size to check, its metadata its send time
+            config = info.config
+            if len(m.body) > config.max_message_bytes:
+                raise MessageTooLarge(
+                    f"message of {len(m.body)} bytes is over the limit of {config.max_message_bytes} bytes")
+            delay = config.delay
+            return _Prepared(m, {"t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
+                             b'{"t":%d}' % now_ms)  # as encode_meta({"t": now_ms})
         if not isinstance(m, OutgoingMessage):
             raise InvalidArgument("each message must be an OutgoingMessage")
         if not isinstance(m.body, (bytes, bytearray)):
