@@ -78,6 +78,13 @@ MaintainQueue = Callable[[QueueHandle, float], bool]
 #: claims this process remembers for acks by id (the table starts over when it is full)
 REMEMBERED_CLAIMS = 65_536
 
+#: How far a directory's mtime may lag the clock message ids are made from, in ms. The kernel
+#: stamps a directory change from its coarse clock, up to one tick (4 ms measured here, 10 ms at
+#: HZ=100) behind ``time.time()``; a FIFO group's last claim, release or delete is taken at the
+#: latest instant it may have happened, so a group released after another group's head was sent
+#: never sorts before it.
+DIRECTORY_CLOCK_LAG_MS = 10
+
 
 class Claiming:
     def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
@@ -246,7 +253,8 @@ class Claiming:
             names = sorted(n for n in names if first_in_flight is None or n[:40] < first_in_flight)
             if not names:
                 continue  # empty, or blocked by its head in flight (idle groups: remove_idle_groups)
-            available = max(L.id_time_ms(names[0][:40]), touched or 0)
+            available = max(L.id_time_ms(names[0][:40]),
+                            touched + DIRECTORY_CLOCK_LAG_MS if touched is not None else 0)
             heads.append((available, names[0], group, names))
         heads.sort()
         out: list[Delivery] = []
