@@ -161,3 +161,10 @@ def test_enospc_says_when_it_is_the_inodes(monkeypatch: pytest.MonkeyPatch, file
     assert err.retry_after == 30
     assert ("no free inodes" in err.message) is says_inodes
     assert ("No space left on device" in err.message) is not says_inodes
+
+
+def test_inode_counts_where_the_file_system_has_a_fixed_count_and_where_it_has_none() -> None:
+    assert fs.inode_counts(_statvfs(1000, 40)) == (40, 1000)  # ext4: fixed at mkfs
+    assert fs.inode_counts(_statvfs(0, 0)) == (None, None)  # btrfs: made as it goes
+    assert fs.inode_counts(_statvfs(1038, -1)) == (None, None)  # ceph-fuse: the files it holds, -1 free
+    assert fs.inode_counts(_statvfs(1038, 2**64 - 1)) == (None, None)  # the same, read as unsigned

@@ -38,6 +38,7 @@ from prometheus_client.registry import Collector
 from spoolq.errors import QueueNotFound, SpoolqError
 from spoolq.queue_names import door_and_name
 from spoolq.store.contract import QueueStore
+from spoolq.store.filesystems import inode_counts
 from spoolq.store.model import MoveState, MoveStatus, QueueConfig
 
 #: ready messages counted exactly per queue; beyond, estimated from directory sizes
@@ -122,8 +123,8 @@ class Overview:
             if "free_bytes" not in health and self._root is not None:
                 with contextlib.suppress(OSError):  # a full disk fails the probe write, not statvfs
                     st = os.statvfs(self._root)
-                    health.update(free_bytes=st.f_bavail * st.f_frsize, free_inodes=st.f_favail if st.f_files else None,
-                                  inodes=st.f_files or None)
+                    free_inodes, inodes = inode_counts(st)
+                    health.update(free_bytes=st.f_bavail * st.f_frsize, free_inodes=free_inodes, inodes=inodes)
         except SpoolqError as e:
             return Snapshot(taken, {}, [], {"ok": False}, error=str(e))
         except OSError as e:

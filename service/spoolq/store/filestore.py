@@ -66,6 +66,7 @@ from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
+from spoolq.store.filesystems import inode_counts
 from spoolq.store.jobs import Jobs
 from spoolq.store.maintenance import maintain_all, maybe_maintain
 from spoolq.store.model import (
@@ -279,9 +280,10 @@ class FileStore(QueueStore):
             st = os.statvfs(probe)
         except OSError as e:
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
+        free_inodes, inodes = inode_counts(st)
         return {"ok": True, "root": str(core.root), "node": core.node_id,
                 "free_bytes": st.f_bavail * st.f_frsize, "fsync": core.fsync,
-                "free_inodes": st.f_favail if st.f_files else None, "inodes": st.f_files or None,
+                "free_inodes": free_inodes, "inodes": inodes,
                 "flushes": core.commit.flushes + (core.commit.journal.flushes if core.commit.journal else 0)}
 
     def flush(self) -> bool:

@@ -181,8 +181,16 @@ class Headroom:
         return f"{size} free, {files}"
 
 
+def inode_counts(st: os.statvfs_result) -> tuple[int | None, int | None]:
+    """(free inodes an unprivileged writer may use, inodes) from ``statvfs``, or ``(None, None)`` where
+    the file system has no fixed inode count: btrfs reports 0 inodes, and CephFS (``ceph-fuse``)
+    reports the files it holds with -1 free."""
+    if st.f_files <= 0 or not 0 <= st.f_favail <= st.f_files:
+        return None, None
+    return st.f_favail, st.f_files
+
+
 def headroom(path: Path | str) -> Headroom:
     """The free bytes and free inodes (as an unprivileged writer may use them) of ``path``'s file system."""
     st = os.statvfs(path)
-    limited = st.f_files > 0
-    return Headroom(st.f_bavail * st.f_frsize, st.f_favail if limited else None, st.f_files if limited else None)
+    return Headroom(st.f_bavail * st.f_frsize, *inode_counts(st))
