@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from spoolq import queue_names
+from spoolq.http import framing
 
 IAE = "java.lang.IllegalArgumentException"
 UNAUTHORIZED_EXC = "com.bazaarvoice.emodb.common.api.UnauthorizedException"
@@ -311,22 +312,6 @@ def compact(value: Any) -> bytes:
     return b"".join(out)
 
 
-def _without_floats(value: Any) -> bool:
-    """Whether a value of the fast parse holds no float anywhere (orjson reads an integer beyond 64
-    bits as a float, where the exact parse keeps it an integer: such a document is parsed again)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is dict:
-            pending.extend(item.values())
-        elif kind is list:
-            pending.extend(item)
-        elif kind is float:
-            return False
-    return True
-
-
 def parse_body(raw: bytes) -> Any:
     """Parse a request body into a JSON value.
 
@@ -342,7 +327,7 @@ def parse_body(raw: bytes) -> Any:
     except orjson.JSONDecodeError:
         pass
     else:
-        if fast is not None and _without_floats(fast):
+        if fast is not None and framing.holds_no_float(fast):
             return fast
     return parse_body_exactly(raw)
 

@@ -110,3 +110,20 @@ def current_request() -> Request:
     """The current request object itself: ``flask.request`` is a proxy that looks the request
     context up again on every attribute read; hooks that read several attributes take it once."""
     return cast(Request, cast(Any, request)._get_current_object())
+
+
+def holds_no_float(value: Any) -> bool:
+    """Whether a JSON value read by orjson holds no float anywhere. orjson reads an integer beyond 64
+    bits as a float where Python's ``json`` keeps it an integer, so the doors take orjson's value
+    only when this holds, and parse a document with floats again the exact way."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            pending.extend(item.values())
+        elif kind is list:
+            pending.extend(item)
+        elif kind is float:
+            return False
+    return True

@@ -106,20 +106,6 @@ def new_request_id() -> str:
     return str(uuid.uuid4())
 
 
-def _holds_no_float(value: Any) -> bool:
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is dict:
-            pending.extend(item.values())
-        elif kind is list:
-            pending.extend(item)
-        elif kind is float:
-            return False
-    return True
-
-
 def _load_json(raw: bytes) -> Any:
     """``json.loads(raw)``, read by orjson where that gives the same value: a document orjson
     reads (strict JSON in UTF-8) without floats (orjson reads an integer beyond 64 bits as a float,
@@ -128,7 +114,7 @@ def _load_json(raw: bytes) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return json.loads(raw)
-    return value if _holds_no_float(value) else json.loads(raw)
+    return value if framing.holds_no_float(value) else json.loads(raw)
 
 
 #: the JSON protocol's replies: compact, ASCII (as ``json.dumps(..., separators=(",", ":"))``), one
