@@ -159,7 +159,7 @@ def documented_commands() -> set[str]:
     client's and the pipelines' own commands)."""
     names: set[str] = set()
     pattern = re.compile(r"(?<![\w/.@:-])(?<!-[a-z] )(?:spoolq|spoolq-client|python3? -m spoolq_client) +"
-                         r"(?=([a-z][a-z-]*))")
+                         r"(?=([a-z][a-z-]*)(?![\w.]))")  # not `ceph fs authorize spoolq client.spoolq`
     for doc in DOCUMENTS:
         text = doc.read_text()
         fenced = re.findall(r"```.*?```", text, re.S)

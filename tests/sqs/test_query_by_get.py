@@ -5,6 +5,7 @@ an SQS ``<ErrorResponse>``, never a foreign format. Real gunicorn (``spoolq.test
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import socket
 from collections.abc import Iterator
@@ -36,6 +37,13 @@ async def _send_all(server: RunningSpoolq, bodies: list[str]) -> list[dict[str, 
         return list(await asyncio.gather(*(client.send_message(queue_url=url, message_body=b) for b in bodies)))
 
 
+def _send_all_in_a_thread(server: RunningSpoolq, bodies: list[str]) -> list[dict[str, str]]:
+    """:func:`_send_all` on an event loop of its own thread: a Playwright session of the browser tests,
+    still open in this process, keeps an event loop running in the main thread."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _send_all(server, bodies)).result()
+
+
 def _drain(server: RunningSpoolq) -> dict[str, str]:
     sqs = server.sqs_client()
     url = server.queue_url("big")
@@ -51,7 +59,7 @@ def _drain(server: RunningSpoolq) -> dict[str, str]:
 
 def test_64_kib_bodies_by_get_are_sent_several_at_once(server: RunningSpoolq) -> None:
     bodies = [(f"{i:02d}é" + "x" * 65_536)[:65_536] for i in range(8)]  # a 2-byte character: %C3%A9 in the URL
-    sent = asyncio.run(_send_all(server, bodies))
+    sent = _send_all_in_a_thread(server, bodies)
     for body, answer in zip(bodies, sent, strict=True):
         assert answer["MD5OfMessageBody"] == hashlib.md5(body.encode()).hexdigest()
     received = _drain(server)
@@ -60,7 +68,7 @@ def test_64_kib_bodies_by_get_are_sent_several_at_once(server: RunningSpoolq) ->
 
 def test_a_1_mib_message_by_get(server: RunningSpoolq) -> None:
     body = "é" * (1_048_576 // 2 - 8)  # 1 MiB less a little, every byte percent-encoded: a 3 MiB request line
-    [answer] = asyncio.run(_send_all(server, [body]))
+    [answer] = _send_all_in_a_thread(server, [body])
     assert answer["MD5OfMessageBody"] == hashlib.md5(body.encode()).hexdigest()
     assert list(_drain(server).values()) == [body]
 
