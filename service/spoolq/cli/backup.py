@@ -21,7 +21,9 @@ that misses it (renamed from a directory not yet copied into one already copied)
    :data:`CATCH_UP_SCANS` per queue, then one scan of every queue). A message is only missed if
    it changes state twice, both times into a directory already scanned, within one scan of its
    queue; and it is never linked twice.
-3. *Copy* the snapshot to ``DEST`` (file by file, each fsync'd, directories too), then remove it.
+3. *Copy* the snapshot to ``DEST``, then remove it. The copy is flushed by one ``syncfs`` of
+   ``DEST``'s file system, or, on a network or FUSE file system, by an fsync of every file and
+   directory (:func:`spoolq.store.filesystems.sync_local_file_system`).
 
 ``tmp/`` (partial writes), ``trash/`` and ``journal/`` are left out. The journal is the running
 node's power-failure log: the message files it protects are in the snapshot already (read
@@ -203,7 +205,12 @@ def _listdir(path: Path) -> list[str]:
 
 
 def _copy_tree(src: Path, dest: Path, report: BackupReport | None = None) -> None:
-    """Copy ``src`` into ``dest`` (created), every file and directory fsync'd."""
+    """Copy ``src`` into ``dest`` (created), durable when this returns: on a local file system the
+    files are written and then one ``syncfs`` of ``dest``'s file system flushes them all (an fsync
+    of each file costs a journal commit each: hours for millions of messages); on a network or FUSE
+    file system, whose syncfs may not reach the servers, every file and directory is fsync'd."""
+    from spoolq.store.filesystems import sync_local_file_system
+
     dest.mkdir(parents=True, exist_ok=True)
     for dirpath, dirnames, filenames in os.walk(src):
         rel = os.path.relpath(dirpath, src)
@@ -212,19 +219,22 @@ def _copy_tree(src: Path, dest: Path, report: BackupReport | None = None) -> Non
             (out / d).mkdir(exist_ok=True)
         for name in filenames:
             shutil.copy2(Path(dirpath) / name, out / name)
-            fd = os.open(out / name, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-                if report is not None:
-                    report.bytes += os.fstat(fd).st_size
-            finally:
-                os.close(fd)
-    for dirpath, _dirnames, _filenames in os.walk(dest, topdown=False):
-        fd = os.open(dirpath, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            if report is not None:
+                report.bytes += os.lstat(out / name).st_size
+    if sync_local_file_system(dest):
+        return
+    for dirpath, _dirnames, filenames in os.walk(dest, topdown=False):
+        for name in filenames:
+            _fsync(os.path.join(dirpath, name), os.O_RDONLY)
+        _fsync(dirpath, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _fsync(path: str, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # ------------------------------------------------------------------ restore
