@@ -15,6 +15,7 @@ from flask import Blueprint, Flask
 from spoolq.auth import Authenticator
 from spoolq.http.context import Services
 from spoolq.http.sqs import create_blueprint
+from spoolq.http.sqs import queues as sqs_queues
 from spoolq.http.sqs.context import Caller, store_name_of_arn, unwrap_receipt, wrap_receipt
 from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
 from spoolq.http.sqs.errors import ReceiptHandleIsInvalid
@@ -22,6 +23,7 @@ from spoolq.http.sqs.wire import parse_query
 from spoolq.metrics import Metrics
 from spoolq.server_settings import Settings
 from spoolq.store import FileStore
+from spoolq.store.model import OutgoingMessage, QueueCounts
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -117,3 +119,42 @@ def test_error_body_and_header(tmp_path: Path) -> None:
     assert json.loads(reply.data) == {"__type": "com.amazonaws.sqs#QueueDoesNotExist",
                           "message": "The specified queue does not exist."}
     assert reply.headers["x-amzn-query-error"] == "AWS.SimpleQueueService.NonExistentQueue;Sender"
+
+
+def test_queue_attributes_at_depth_count_what_they_must_and_estimate_the_rest(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exact count lists every message file: seconds for millions. ApproximateNumberOfMessages
+    reads up to a bound and estimates the rest from the buckets it read."""
+    monkeypatch.setattr(sqs_queues, "APPROXIMATE_COUNT_LIMIT", 1000, raising=False)  # 10,000 served: shorter
+    sent = 0
+    store = FileStore(tmp_path / "root", fsync=False, clock=lambda: 1_700_000_000 + sent // 100)
+    app = Flask("t")
+    app.register_blueprint(_blueprint(Settings(root=tmp_path / "root"), store))
+    client = app.test_client()
+    headers = {"Content-Type": "application/x-amz-json-1.0"}
+
+    def call(action: str, body: dict[str, Any]) -> Any:
+        reply = client.post("/", data=json.dumps(body), headers={**headers, "X-Amz-Target": f"AmazonSQS.{action}"})
+        assert reply.status_code == 200, reply.data
+        return json.loads(reply.data)
+
+    url = call("CreateQueue", {"QueueName": "deep"})["QueueUrl"]
+    name = "sqs:123456789012:us-east-1:deep"
+    depth = 3000
+    while sent < depth:  # 100 a second: 30 one-second buckets
+        store.send_batch(name, [OutgoingMessage(body=b"x" * 100)] * 100)
+        sent += 100
+    limits: list[int | None] = []
+    real_counts = store.counts
+
+    def recording_counts(queue: str, limit: int | None = None) -> QueueCounts:
+        limits.append(limit)
+        return real_counts(queue, limit)
+
+    monkeypatch.setattr(store, "counts", recording_counts)
+    attrs = call("GetQueueAttributes", {"QueueUrl": url, "AttributeNames": ["All"]})["Attributes"]
+    assert limits == [1000]
+    assert abs(int(attrs["ApproximateNumberOfMessages"]) - depth) <= depth // 10
+    store.poll(name, limit=7, claim_ttl=60)
+    attrs = call("GetQueueAttributes", {"QueueUrl": url, "AttributeNames": ["ApproximateNumberOfMessagesNotVisible"]})
+    assert attrs == {"Attributes": {"ApproximateNumberOfMessagesNotVisible": "7"}}
