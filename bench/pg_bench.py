@@ -15,7 +15,8 @@ Cells, each a set of client *processes* (fork) working for ``--seconds``, 1 KiB 
 clients on both sides:
 
 * ``enqueue``: durable single sends. store: ``FileStore.send`` with each ``--flush``
-  (``syncfs``, the default, ``journal`` and ``fsync``); PostgreSQL: ``INSERT`` with
+  (``syncfs``, ``journal`` and ``fsync``; which is the default depends on the file system,
+  ``spoolq check-config`` names it); PostgreSQL: ``INSERT`` with
   ``synchronous_commit=on``, autocommit. Next to them the file-floor cells of
   ``file_floor.py`` (the same processes doing only the file-system work of a message, no store
   code): the way the store makes its files (``tmpfile``: made in place) and the way it made them
@@ -24,7 +25,8 @@ clients on both sides:
 * ``batch``: durable sends of ``BATCH`` messages at a time, 8 processes. store:
   ``FileStore.send_batch``; PostgreSQL: one ``INSERT ... VALUES (...), (...), ...`` of ``BATCH``
   rows per commit; the floor of ``BATCH`` files per flush. And *coalesced*: 8 processes of
-  ``--threads`` threads each calling ``FileStore.send`` one message at a time, as a server's
+  ``--threads`` threads each calling ``FileStore.send`` one message at a time (the default flush of
+  the data dir's file system, as ``send_batch`` and poll+ack), as a server's
   request threads do: concurrent sends of a process share one flush.
 * ``poll+ack``: 8 consumers, batch 10, on a pre-filled queue. store: ``poll(limit=10)`` +
   ``ack``; PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
@@ -139,8 +141,9 @@ class Postgres:
 
 
 def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
-    if kind.startswith("store-flush-"):
-        store = FileStore(p["root"], flush=kind.rsplit("-", 1)[1])
+    if kind.startswith("store-flush-"):  # store-flush-MODE, or store-flush-default: the file system's default
+        mode = kind.rsplit("-", 1)[1]
+        store = FileStore(p["root"], flush=None if mode == "default" else mode)
         msg = OutgoingMessage(body=BODY)
         return lambda: (store.send("q", msg), 1)[1]
     if kind == "pg-insert":
@@ -314,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="delete each cell's data right after it (default: all at the end, so no cell pays for "
                          "another's delete)")
     ap.add_argument("--settle", type=float, default=1.0, help="with --delete-each: pause after each delete")
+    ap.add_argument("--no-floors", dest="floors", action="store_false",
+                    help="leave out the floor cells (the file-system work alone), for a shorter run")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--one-cell", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -383,9 +388,10 @@ def main(argv: list[str] | None = None) -> int:
             g: list[Cell] = [(f"enqueue {n}: PostgreSQL INSERT", "pg-insert", n, pg_fresh, None)]
             for f in flushes:
                 g.append((f"enqueue {n}: store --flush {f}", f"store-flush-{f}", n, store_root, None))
-                g.append((f"enqueue {n}: floor tmpfile-{f} (made in place)", f"file-tmpfile-{f}", n, store_root,
-                          None))
-                g.append((f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root, None))
+                if args.floors:
+                    g.append((f"enqueue {n}: floor tmpfile-{f} (made in place)", f"file-tmpfile-{f}", n, store_root,
+                              None))
+                    g.append((f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root, None))
             if args.compare:
                 g.append((f"enqueue {n}: compared store --flush syncfs", "store-flush-syncfs", n, store_root,
                           args.compare))
@@ -394,9 +400,9 @@ def main(argv: list[str] | None = None) -> int:
             threaded = lambda: store_root(threads=args.threads)  # noqa: E731
             g = [(f"batch of {BATCH}, 8: store send_batch", "store-batch", 8, store_root, None),
                  (f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows", "pg-insert-batch", 8, pg_fresh, None),
-                 (f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}", f"file-tmpfile-syncfs-b{BATCH}", 8,
-                  store_root, None),
-                 (f"coalesced, 8 x {args.threads} threads: store send", "store-flush-syncfs", 8, threaded, None)]
+                 *([(f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}", f"file-tmpfile-syncfs-b{BATCH}", 8,
+                     store_root, None)] if args.floors else []),
+                 (f"coalesced, 8 x {args.threads} threads: store send", "store-flush-default", 8, threaded, None)]
             if args.compare:
                 g.append((f"coalesced, 8 x {args.threads} threads: compared store send", "store-flush-syncfs", 8,
                           threaded, args.compare))
@@ -406,8 +412,8 @@ def main(argv: list[str] | None = None) -> int:
             g = [(f"poll+ack batch {BATCH}, {c}: store", "store-consume", c, filled, None),
                  (f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED", "pg-consume", c,
                   lambda: pg_fresh(args.fill), None),
-                 (f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", "floor-consume", c, filled,
-                  None)]
+                 *([(f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", "floor-consume", c, filled,
+                     None)] if args.floors else [])]
             if args.compare:
                 g.append((f"poll+ack batch {BATCH}, {c}: compared store", "store-consume", c, filled, args.compare))
             groups.append(g)

@@ -1,4 +1,4 @@
-"""boto3 against spoolq, LocalStack's SQS, moto_server and a canned-reply server, side by side.
+"""boto3 against spoolq, LocalStack's SQS, MiniStack, moto_server and a canned-reply server, side by side.
 
 Usage::
 
@@ -19,6 +19,9 @@ Targets, all on 127.0.0.1, all started before the first cell and kept up to the 
   also the ``spoolq`` of another checkout's ``service/`` (before/after in one run);
 * LocalStack's SQS run on the host by ``bench/localstack-sqs`` (which installs it into a venv
   outside the checkout on first use; Python 3.12 or newer needed), in memory;
+* MiniStack (a free LocalStack replacement from the package index) run by ``bench/ministack-sqs``
+  (a venv of its own outside the checkout, made on first use), ``SERVICES=sqs``, account
+  ``000000000000``, in memory;
 * ``moto_server`` (in memory);
 * ``ceiling``: a trivial HTTP/1.1 server returning canned replies, in its own process: the most
   boto3 itself gets through.
@@ -237,8 +240,11 @@ def main() -> None:
     parser.add_argument("--compare", default=None,
                         help="another service/ dir served next to --service (same modes), as 'compared'")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated: " + ", ".join(WORKLOADS))
-    parser.add_argument("--flush", default=None, help="spoolq's --flush for its durable modes (default: its own)")
-    parser.add_argument("--skip", default="", help="comma-separated targets to leave out: localstack, moto, ceiling")
+    parser.add_argument("--flush", default=None,
+                        help="spoolq's --flush for its durable modes, comma-separated for one server each "
+                             "(default: the one it chooses for the data dir's file system)")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated targets to leave out: localstack, ministack, moto, ceiling")
     parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
     parser.add_argument("--small-prefill", type=int, default=2_000,
                         help="the same for moto, whose receive scans its whole queue")
@@ -262,22 +268,30 @@ def main() -> None:
         services = {"spoolq": args.service, **({"compared": args.compare} if args.compare else {})}
         for label, service in services.items():
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([service, os.environ.get("PYTHONPATH", "")])}
-            for mode in args.spoolq_fsync.split(","):
+            for mode, flush in [(m, f) for m in args.spoolq_fsync.split(",")
+                                for f in ((args.flush or "").split(",") if m != "never" else [""])]:
                 port = _free_port()
-                root = tmpdir / f"root-{label}-{mode}"
+                name = f"{label} fsync={mode}" + (f" flush={flush}" if flush else "")
+                root = tmpdir / f"root-{label}-{mode}-{flush}"
                 root.mkdir()
                 pgid = servers.enter_context(_process(
                     [sys.executable, "-c", "import sys; from spoolq.cli import main; sys.exit(main())", "serve",
                      "--root", str(root), "--port", str(port), "--workers", str(args.workers), "--fsync", mode]
-                    + (["--flush", args.flush] if args.flush and mode != "never" else []),
-                    f"http://127.0.0.1:{port}/healthz", tmpdir / f"{label}-{mode}.log", env=env))
-                targets[f"{label} fsync={mode}"] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
+                    + (["--flush", flush] if flush else []),
+                    f"http://127.0.0.1:{port}/healthz", tmpdir / f"{label}-{mode}-{flush}.log", env=env))
+                targets[name] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
         if "localstack" not in skip:
             port = _free_port()
             pgid = servers.enter_context(_process(
                 [str(CHECKOUT / "bench" / "localstack-sqs"), "serve", str(port), str(tmpdir / "localstack")],
                 f"http://127.0.0.1:{port}/_localstack/health", tmpdir / "localstack.log", timeout=300))
             targets["localstack"] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
+        if "ministack" not in skip:
+            port = _free_port()
+            pgid = servers.enter_context(_process(
+                [str(CHECKOUT / "bench" / "ministack-sqs"), "serve", str(port)],
+                f"http://127.0.0.1:{port}/_ministack/health", tmpdir / "ministack.log", timeout=300))
+            targets["ministack"] = (f"http://127.0.0.1:{port}", args.prefill, pgid)
         if "moto" not in skip:
             port = _free_port()
             pgid = servers.enter_context(_process([str(bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
@@ -313,7 +327,7 @@ def main() -> None:
     for name in names:
         if not name.startswith("spoolq"):
             continue
-        for other in ("localstack", "moto", "ceiling", name.replace("spoolq", "compared")):
+        for other in ("localstack", "ministack", "moto", "ceiling", name.replace("spoolq", "compared")):
             if other in targets:
                 print(f"| {name} / {other} | "
                       + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in workloads) + " |")
