@@ -145,6 +145,8 @@ def _drain(urls: list[str], queue: str, deadline: float = 300.0) -> list[tuple[s
             except requests.RequestException as e:  # a node stuck in its file system: the others go on
                 print(f"drain: {url} gave up: {type(e).__name__}: {e}")
                 return
+            if r.status_code != 200:
+                print(f"drain: {url} poll answered {r.status_code}: {r.text[:300]}")
             got: list[dict[str, Any]] = r.json() if r.status_code == 200 else []
             if not got:
                 quiet += 1

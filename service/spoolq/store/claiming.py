@@ -163,15 +163,22 @@ class Claiming:
 
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
-        while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
-            candidates = q.cursor.take(keep_recent, limit - len(out), self.core.peers, keep_from)
-            if not candidates:
-                break
-            budget -= len(candidates)
-            for directory, name in candidates:
-                d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
-                if d is not None:
-                    self._add_once(q, out, d, ids)
+        try:
+            while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
+                candidates = q.cursor.take(keep_recent, limit - len(out), self.core.peers, keep_from)
+                if not candidates:
+                    break
+                budget -= len(candidates)
+                for directory, name in candidates:
+                    d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
+                    if d is not None:
+                        self._add_once(q, out, d, ids)
+        except OSError:
+            # a storage error after some claims (a file system stalling or failing over) ends the
+            # poll with what it claimed: an error answer would leave those claimed for nobody, out
+            # of sight until their claims expire
+            if not out:
+                raise
         if q.kind is QueueKind.DEDUP:
             out.sort(key=lambda d: d.message.body)
         return out
@@ -198,6 +205,10 @@ class Claiming:
         except CorruptMessage:
             core.quarantine(cpath, q)
             return None
+        except OSError:
+            with contextlib.suppress(OSError):  # unread: put back for the next poll, not left claimed
+                rename_into(cpath, src_dir, name, base=q.path)
+            raise
         expire = meta.get("x")
         if isinstance(expire, int) and expire <= now_ms:
             with contextlib.suppress(FileNotFoundError):
