@@ -60,6 +60,8 @@ KEPT = ("queues", "archive", "moves", "corrupt")
 SNAPSHOT_DIR = "backup-snapshot"
 #: catch-up scans of one queue before going on (each usually finds nothing)
 CATCH_UP_SCANS = 5
+#: bytes read and written at a time when copying a file
+COPY_CHUNK = 1 << 20
 #: a message file's name: its 40-hex id, then ``~`` and the state's fields
 _MESSAGE = re.compile(r"^([0-9a-f]{40})~")
 _STATES = ("ready", "delayed", "claimed")
@@ -130,12 +132,12 @@ def _snapshot(root: Path, snap: Path, report: BackupReport) -> None:
     for top in KEPT:
         if top == "queues":
             continue
-        for rel in _files(root, top):
-            _link(root, snap, rel, report, held)
+        for rel, inode in _files(root, top):
+            _link(root, snap, rel, report, held, inode)
     for qdir in sorted(_listdir(root / "queues")):
         queue = f"queues/{qdir}"
-        for rel in _files(root, queue):
-            _link(root, snap, rel, report, held)
+        for rel, inode in _files(root, queue):
+            _link(root, snap, rel, report, held, inode)
         for _ in range(CATCH_UP_SCANS):
             if not _catch_up(root, snap, queue, report, held):
                 break
@@ -147,8 +149,9 @@ def _catch_up(root: Path, snap: Path, queue: str, report: BackupReport, held: se
     """Link the message files of ``queue`` whose inode the snapshot does not hold."""
     linked = 0
     for state in _STATES:
-        for rel in _files(root, f"{queue}/{state}"):
-            if _MESSAGE.match(os.path.basename(rel)) and _link(root, snap, rel, report, held):
+        for rel, inode in _files(root, f"{queue}/{state}"):
+            if inode not in held and _MESSAGE.match(os.path.basename(rel)) and \
+                    _link(root, snap, rel, report, held, inode):
                 linked += 1
     report.caught_up += linked
     return linked
@@ -158,25 +161,21 @@ def _is_message(rel: str) -> bool:
     return bool(_MESSAGE.match(os.path.basename(rel))) and any(f"/{s}/" in rel for s in _STATES)
 
 
-def _link(root: Path, snap: Path, rel: str, report: BackupReport, held: set[int]) -> bool:
-    """Link ``root/rel`` into the snapshot; a message file only if its inode is not there yet."""
+def _link(root: Path, snap: Path, rel: str, report: BackupReport, held: set[int], inode: int) -> bool:
+    """Link ``root/rel`` (inode ``inode``) into the snapshot; a message file only if its inode is
+    not there yet."""
     message = _is_message(rel)
-    if message:
-        try:
-            inode = os.lstat(root / rel).st_ino
-        except FileNotFoundError:
-            return False  # renamed meanwhile: a later walk or scan sees it where it went
-        if inode in held:
-            return False  # met again under its next state's name
-    target = snap / rel
+    if message and inode in held:
+        return False  # met again under its next state's name
+    source, target = f"{root}/{rel}", f"{snap}/{rel}"
     try:
-        os.link(root / rel, target)
+        os.link(source, target)
     except FileNotFoundError:
-        if not (root / rel).exists():
-            return False  # renamed or removed since it was listed
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(source):
+            return False  # renamed or removed since it was listed: a later scan sees it where it went
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
-            os.link(root / rel, target)
+            os.link(source, target)
         except FileNotFoundError:
             return False
     except FileExistsError:
@@ -188,13 +187,23 @@ def _link(root: Path, snap: Path, rel: str, report: BackupReport, held: set[int]
     return True
 
 
-def _files(root: Path, top: str) -> Iterator[str]:
-    """Every regular file under ``root/top``, relative to ``root``."""
-    for dirpath, dirnames, filenames in os.walk(root / top):
-        dirnames.sort()
-        base = os.path.relpath(dirpath, root)
-        for name in sorted(filenames):
-            yield f"{base}/{name}"
+def _files(root: Path, top: str) -> Iterator[tuple[str, int]]:
+    """(path relative to ``root``, inode number) of every regular file under ``root/top``, each
+    directory in name order. The inode comes with the directory listing (no ``stat`` per file: a
+    name always names the same message file, which is never rewritten)."""
+    try:
+        with os.scandir(f"{root}/{top}") as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    subdirectories = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            subdirectories.append(entry.name)
+        elif entry.is_file(follow_symlinks=False):
+            yield f"{top}/{entry.name}", entry.inode()
+    for name in subdirectories:
+        yield from _files(root, f"{top}/{name}")
 
 
 def _listdir(path: Path) -> list[str]:
@@ -214,19 +223,39 @@ def _copy_tree(src: Path, dest: Path, report: BackupReport | None = None) -> Non
     dest.mkdir(parents=True, exist_ok=True)
     for dirpath, dirnames, filenames in os.walk(src):
         rel = os.path.relpath(dirpath, src)
-        out = dest / rel if rel != "." else dest
+        out = f"{dest}/{rel}" if rel != "." else str(dest)
         for d in dirnames:
-            (out / d).mkdir(exist_ok=True)
+            os.mkdir(f"{out}/{d}")
         for name in filenames:
-            shutil.copy2(Path(dirpath) / name, out / name)
+            copied = _copy_file(f"{dirpath}/{name}", f"{out}/{name}")
             if report is not None:
-                report.bytes += os.lstat(out / name).st_size
+                report.bytes += copied
     if sync_local_file_system(dest):
         return
     for dirpath, _dirnames, filenames in os.walk(dest, topdown=False):
         for name in filenames:
             _fsync(os.path.join(dirpath, name), os.O_RDONLY)
         _fsync(dirpath, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _copy_file(source: str, target: str) -> int:
+    """Copy one file with its permission bits and times (a FIFO queue's dedup window reads a
+    record's mtime); the bytes copied."""
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, st.st_mode & 0o7777)
+        try:
+            while chunk := os.read(fd, COPY_CHUNK):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return st.st_size
 
 
 def _fsync(path: str, flags: int) -> None:
