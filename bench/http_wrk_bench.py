@@ -5,6 +5,7 @@ Flask endpoint on the same gunicorn settings, side by side in one run (never fro
     python bench/http_wrk_bench.py                       # 8 and 64 connections, 5 s each
     python bench/http_wrk_bench.py --seconds 3 --conns 8 # shorter
     python bench/http_wrk_bench.py --compare OLD/service # before/after: both served, cells back to back
+    python bench/http_wrk_bench.py --runs 3 --modes default --doors EmoDB --conns 64 --root /mnt/x
 
 Needs ``wrk`` (``scripts/system-deps wrk``; the script calls it). Starts, on free 127.0.0.1 ports:
 the trivial app (``POST /hello`` answering ``{"success":true}``) and one ``spoolq serve`` per mode (``--modes``:
@@ -24,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -105,6 +107,7 @@ def _door_request(door: str, url: str) -> tuple[str, str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--runs", type=int, default=1, help="passes over every cell (the table then has medians)")
     ap.add_argument("--conns", default="8,64")
     ap.add_argument("--modes", default="journal,syncfs,never",
                     help="servers to run: journal / syncfs / fsync (--flush with fsync always), "
@@ -125,6 +128,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")}
     procs: list[subprocess.Popen[bytes]] = []
     rows: list[str] = []
+    ratios: dict[tuple[str, str, str, int], list[float]] = {}  # (door, version, mode, conns) -> per run
     try:
         tport = free_port()
         procs.append(subprocess.Popen([sys.executable, str(CHECKOUT / "bench/http_bench.py"), "--trivial-server",
@@ -159,20 +163,22 @@ def main() -> int:
         rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | "
                     "server CPU µs/req | trivial's | CPU ratio | load |")
         rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for conns in (int(c) for c in args.conns.split(",")):
-            for mode in args.modes.split(","):
-                for door in args.doors.split(","):
-                    t_rps, _, _, _, t_cpu = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp,
-                                                procs[0].pid)
-                    for version in versions:
-                        target, script = _door_request(door, servers[(version, mode)])
-                        rps, p50, p99, bad, cpu = wrk(target, script, conns, args.seconds, tmp,
-                                                      groups[(version, mode)])
-                        note = f" ({bad} non-2xx)" if bad else ""
-                        rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
-                                    f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {cpu:,.0f} | {t_cpu:,.0f} | "
-                                    f"{t_cpu / cpu:.2f} | {load()} |")
-                        print(rows[-1], file=sys.stderr, flush=True)
+        for _run in range(args.runs):
+            for conns in (int(c) for c in args.conns.split(",")):
+                for mode in args.modes.split(","):
+                    for door in args.doors.split(","):
+                        t_rps, _, _, _, t_cpu = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp,
+                                                    procs[0].pid)
+                        for version in versions:
+                            target, script = _door_request(door, servers[(version, mode)])
+                            rps, p50, p99, bad, cpu = wrk(target, script, conns, args.seconds, tmp,
+                                                          groups[(version, mode)])
+                            note = f" ({bad} non-2xx)" if bad else ""
+                            rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
+                                        f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {cpu:,.0f} | {t_cpu:,.0f} | "
+                                        f"{t_cpu / cpu:.2f} | {load()} |")
+                            ratios.setdefault((door, version, mode, conns), []).append(rps / t_rps)
+                            print(rows[-1], file=sys.stderr, flush=True)
     finally:
         for p in procs:
             p.terminate()
@@ -185,6 +191,11 @@ def main() -> int:
     print(f"\n## http_wrk_bench: wrk -t2, {args.seconds:.0f} s per cell, gunicorn {args.workers} workers x "
           f"{args.threads} threads, 1 KiB bodies; {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("\n".join(rows))
+    if args.runs > 1:
+        print("\n| door | version | mode | conns | median ratio to trivial | runs |\n|---|---|---|---|---|---|")
+        for (door, version, mode, conns), rs in ratios.items():
+            print(f"| {door} | {version} | {mode} | {conns} | {statistics.median(rs):.2f} | "
+                  f"{' / '.join(f'{r:.2f}' for r in rs)} |")
     return 0
 
 

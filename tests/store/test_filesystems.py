@@ -136,6 +136,49 @@ def test_ext4_without_a_journal_is_told_from_one_with(tmp_path: Path, monkeypatc
     assert fs.ext4_without_journal("/var/lib/spoolq", **unknown) is None  # nothing to tell from: no warning
 
 
+def _journaled_ext4_and_xfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root's file system as :func:`_ext4_tree` has it: ext4 without a journal at /, ext4 with one
+    at /srv/j, XFS at /srv/x."""
+    paths = _ext4_tree(tmp_path, {"vda": "rw bsddf discard delalloc nojournal_checksum barrier commit=5",
+                                  "loop0": "rw bsddf nodiscard delalloc journal_checksum data=ordered commit=5"})
+    real_type, real_journal = fs._mount_type, fs.ext4_without_journal
+    monkeypatch.setattr(fs, "_existing", lambda path: path)
+    monkeypatch.setattr(fs, "_mount_type", lambda path: real_type(path, paths["mountinfo"]))
+    monkeypatch.setattr(fs, "ext4_without_journal", lambda root: real_journal(root, **paths))
+
+
+@pytest.mark.parametrize(("root", "mode", "why"), [
+    ("/srv/j/spoolq", "journal", "measured fastest on ext4 for single and HTTP sends"),
+    ("/srv/x/spoolq", "syncfs", "measured fastest on XFS for single, batched and HTTP sends"),
+    ("/var/lib/spoolq", "syncfs", "ext4 made without a journal, where the modes were not measured"),
+])
+def test_each_local_file_system_gets_the_flush_measured_fastest_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str, mode: str, why: str) -> None:
+    _journaled_ext4_and_xfs(tmp_path, monkeypatch)
+    choice = fs.choose_flush(root)
+    assert (choice.mode, choice.chosen) == (mode, True)
+    assert why in choice.why and choice.describe().endswith("; --flush overrides)")
+    for asked in fs.FLUSH_MODES:  # an explicit --flush wins over the measured default
+        assert fs.choose_flush(root, asked) == fs.FlushChoice(asked, choice.fs_type, False, chosen=False)
+
+
+def test_the_store_and_check_config_use_the_measured_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(fs, "file_system_of", lambda root: ("ext4", False))
+    monkeypatch.setattr(fs, "ext4_without_journal", lambda root: None)  # ext4 with its journal
+    store = FileStore(tmp_path / "root")
+    assert core_of(store).flush_mode == "journal" and core_of(store).commit.journal is not None
+    store.close()
+    store = FileStore(tmp_path / "root", flush="syncfs")
+    assert core_of(store).flush_mode == "syncfs" and core_of(store).commit.journal is None
+    store.close()
+    assert main(["check-config", "--root", str(tmp_path / "root")]) == 0
+    assert ("ok: flush=journal (chosen for ext4: measured fastest on ext4 for single and HTTP sends"
+            in capsys.readouterr().out)
+    assert main(["check-config", "--root", str(tmp_path / "root"), "--flush", "syncfs"]) == 0
+    assert "ok: flush=syncfs (as asked, on ext4)\n" in capsys.readouterr().out
+
+
 def _statvfs(files: int, favail: int) -> os.statvfs_result:
     # f_bsize, f_frsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_favail, f_flag, f_namemax
     return os.statvfs_result((4096, 4096, 1000, 900, 800, files, favail, favail, 0, 255))

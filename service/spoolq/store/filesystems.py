@@ -6,8 +6,10 @@ only holds a client: ``syncfs`` may return before anything reached the servers (
 never asked to flush; an NFS or CIFS client writes back but commits nothing), while ``fsync(2)`` of
 each file and directory is passed on to the server by every one of them. So:
 
-* the root on a local disk (ext4, XFS, btrfs, ...): the default is ``syncfs``, measured fastest
-  there (docs/performance.md);
+* the root on a local disk: the default is the mode measured fastest on that file system
+  (:data:`MEASURED_DEFAULTS`: ext4 with its journal and XFS, by ``bench/flush_bench.py``, whose table
+  is in docs/performance.md), and ``syncfs`` on every other one (btrfs, tmpfs, ext4 made without a
+  journal, ...), where no mode was measured ahead of it;
 * the root on FUSE (GlusterFS, sshfs, any ``fuse.*``), NFS, CIFS/SMB, CephFS, 9p, AFS, Lustre,
   GFS2, OCFS2 and other network or cluster file systems: the default is ``fsync``, and
   ``syncfs`` or ``journal`` are refused with the reason unless the caller insists (``force``).
@@ -29,8 +31,17 @@ from typing import Any
 from spoolq.errors import InvalidArgument
 
 FLUSH_MODES = ("syncfs", "journal", "fsync")
-#: the default on local disks
+#: the default on a local file system with no measured default
 LOCAL_DEFAULT = "syncfs"
+#: the default of each local file system where the three modes were measured side by side
+#: (``bench/flush_bench.py``: 8 processes sending one at a time, 8 x 8 threads, batches of 10 and HTTP,
+#: idle and beside a busy writer), and why; ext4 only with its journal (``data=`` among its options)
+MEASURED_DEFAULTS: dict[str, tuple[str, str]] = {
+    "ext4": ("journal", "measured fastest on ext4 for single and HTTP sends, idle and beside a busy writer, "
+                        "where syncfs also writes whatever else is dirty (docs/performance.md)"),
+    "xfs": ("syncfs", "measured fastest on XFS for single, batched and HTTP sends, idle and beside a busy writer "
+                       "(docs/performance.md)"),
+}
 
 #: mount-table type names (before any ``.subtype``) of file systems whose syncfs may not reach stable storage
 NETWORK_TYPES = frozenset({
@@ -56,10 +67,12 @@ class FlushChoice:
     fs_type: str  # as the mount table names it (``fuse.glusterfs``, ``nfs4``, ``ext4``), or ``unknown``
     network: bool  # syncfs may not reach stable storage there
     chosen: bool  # True: the default for this file system; False: asked for
+    why: str = ""  # why this default (a local file system's; empty when asked for)
 
     def describe(self) -> str:
         how = "chosen for" if self.chosen else "as asked, on"
-        return f"flush={self.mode} ({how} {self.fs_type}{', a network/FUSE file system' if self.network else ''})"
+        return (f"flush={self.mode} ({how} {self.fs_type}{', a network/FUSE file system' if self.network else ''}"
+                f"{': ' + self.why if self.why else ''})")
 
 
 def _existing(path: Path) -> Path:
@@ -171,6 +184,16 @@ def sync_local_file_system(path: Path | str) -> bool:
     return True
 
 
+def local_default(root: Path | str, fs_type: str) -> tuple[str, str]:
+    """(mode, why) of the default flush on the local file system ``fs_type`` holding ``root``."""
+    measured = MEASURED_DEFAULTS.get(fs_type)
+    if measured is None:
+        return LOCAL_DEFAULT, "no other mode measured faster on this file system; --flush overrides"
+    if fs_type == "ext4" and ext4_without_journal(root) is not None:
+        return LOCAL_DEFAULT, "ext4 made without a journal, where the modes were not measured; --flush overrides"
+    return measured[0], f"{measured[1]}; --flush overrides"
+
+
 def choose_flush(root: Path | str, requested: str | None = None, force: bool = False) -> FlushChoice:
     """The flush for a store at ``root``: ``requested`` if given (refused with :class:`UnsafeFlush`
     when it may not reach stable storage there, unless ``force``), else this file system's default."""
@@ -178,7 +201,10 @@ def choose_flush(root: Path | str, requested: str | None = None, force: bool = F
         raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {requested!r}")
     fs_type, network = file_system_of(root)
     if requested is None:
-        return FlushChoice("fsync" if network else LOCAL_DEFAULT, fs_type, network, chosen=True)
+        if network:
+            return FlushChoice("fsync", fs_type, network, chosen=True)
+        mode, why = local_default(root, fs_type)
+        return FlushChoice(mode, fs_type, network, chosen=True, why=why)
     if network and requested != "fsync" and not force:
         raise UnsafeFlush(
             f"--flush {requested} refused: the root {root} is on {fs_type}, a network or FUSE file system, "

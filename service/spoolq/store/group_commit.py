@@ -37,7 +37,8 @@ inode number, so a bucket removed and made again is flushed again, while a bucke
 keeps writing into costs one extra fsync in its life). Buckets are per second and ksec
 directories per 1000 s, so that is about one parent fsync a second per busy queue.
 
-With ``flush="journal"`` (where syncfs and a boot id exist; not the default), standard-queue
+With ``flush="journal"`` (where syncfs and a boot id exist; the default on ext4 with its journal,
+:mod:`spoolq.store.filesystems`), standard-queue
 sends do not wait for a syncfs: each message is also appended to this process's commit
 journal, and one ``fdatasync`` of the journal makes a group of sends durable (see
 :mod:`spoolq.store.journal`: replay after a power failure, checkpoints). Everything else
