@@ -211,3 +211,25 @@ def test_inode_counts_where_the_file_system_has_a_fixed_count_and_where_it_has_n
     assert fs.inode_counts(_statvfs(0, 0)) == (None, None)  # btrfs: made as it goes
     assert fs.inode_counts(_statvfs(1038, -1)) == (None, None)  # ceph-fuse: the files it holds, -1 free
     assert fs.inode_counts(_statvfs(1038, 2**64 - 1)) == (None, None)  # the same, read as unsigned
+
+
+def test_sync_local_file_system_flushes_local_disks_only_and_reports_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``spoolq backup`` relies on to call its copy durable."""
+    calls: list[int] = []
+
+    def fake_syncfs(fd: int) -> int:  # the real one would flush every dirty file of this shared disk
+        calls.append(fd)
+        return 0
+
+    monkeypatch.setattr(fs, "_SYNCFS", fake_syncfs)
+    monkeypatch.setattr(fs, "file_system_of", lambda path: ("xfs", False))
+    assert fs.sync_local_file_system(tmp_path) is True and len(calls) == 1
+    monkeypatch.setattr(fs, "file_system_of", lambda path: ("fuse.glusterfs", True))
+    assert fs.sync_local_file_system(tmp_path) is False and len(calls) == 1
+    monkeypatch.setattr(fs, "file_system_of", lambda path: ("ext4", False))
+    monkeypatch.setattr(fs, "_SYNCFS", lambda fd: -1)
+    monkeypatch.setattr(fs.ctypes, "get_errno", lambda: errno.EIO)
+    with pytest.raises(OSError) as failed:
+        fs.sync_local_file_system(tmp_path)
+    assert failed.value.errno == errno.EIO
