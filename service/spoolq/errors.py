@@ -13,6 +13,7 @@ raised ``from`` the original error.
 
 from __future__ import annotations
 
+import enum
 import errno
 import os
 from typing import ClassVar
@@ -50,8 +51,34 @@ class MessageIdChecksumMismatch(InvalidMessageId):
     """A well-formed message id that belongs to another queue."""
 
 
-class MessageTooLarge(InvalidArgument):
-    """A message body (or batch) over the configured limit."""
+class MessageRule(enum.StrEnum):
+    """The rules the store holds every message to (:class:`MessageRefused` names the one broken)."""
+
+    SIZE = "size"  # body (plus what the door counts, ``extra_bytes``) over the queue's max_message_bytes
+    GROUP_ID = "group_id"  # a group id that is not 1 to 128 printable ASCII characters
+    DEDUP_ID = "dedup_id"  # a deduplication id that is not 1 to 128 printable ASCII characters
+    GROUP_ID_MISSING = "group_id_missing"  # a FIFO queue's message without a group id
+    DEDUP_ID_MISSING = "dedup_id_missing"  # ... without a deduplication id and no content-based deduplication
+    DEDUP_ID_NOT_FIFO = "dedup_id_not_fifo"  # a deduplication id for a queue that is not FIFO
+
+
+class MessageRefused(InvalidArgument):
+    """A message the store will not take: ``rule`` is the rule it breaks, ``limit`` that rule's
+    bound (bytes, characters; ``None`` for a presence rule) and ``value`` what broke it (the size, the
+    id). A door words the refusal its own way from these; the message is the store's wording."""
+
+    def __init__(self, rule: MessageRule, message: str, limit: int | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.limit = limit
+        self.value = value
+
+
+class MessageTooLarge(MessageRefused):
+    """A message over its queue's size limit (``value`` its size, ``limit`` the limit)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(MessageRule.SIZE, f"message of {size} bytes is over the limit of {limit} bytes", limit, size)
 
 
 class QueueNotFound(SpoolqError):
@@ -92,8 +119,10 @@ class QueueNotEmpty(SpoolqError):
         self.name = name
 
 
-class QueueKindMismatch(InvalidArgument):
-    """An operation that the queue's kind does not support (e.g. no group id on a FIFO queue)."""
+class QueueKindMismatch(MessageRefused):
+    """A message the queue's kind does not take (no group id for a FIFO queue, a deduplication id
+    for a queue that is not FIFO). In :meth:`send_each <spoolq.store.contract.QueueStore.send_each>`
+    a FIFO queue's missing id refuses the whole batch: its caller does not know the queue's kind."""
 
 
 class UnknownMove(SpoolqError):

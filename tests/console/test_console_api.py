@@ -214,3 +214,21 @@ def test_a_test_send_is_json_unless_the_user_chose_text(keyed: Flask, root: Path
     assert [m.body for m in file_store.peek("work")] == [b'{"broken": ']
     assert [m.body for m in file_store.peek("mq:raw")] == [b'{\n  "a": 1\n}']
     assert [m.body for m in file_store.peek("__dedupq:events")] == [b'{"event":"signup"}']
+
+
+def test_a_test_send_to_a_fifo_queue_is_held_to_the_store_s_rules(keyed: Flask, root: Path,
+                                                                   file_store: FileStore) -> None:
+    """The store decides a message's rules; the console words the one a user meets most (no group)."""
+    file_store.create_queue("sqs:123456789012:us-east-1:jobs.fifo", QueueKind.FIFO)
+    path = "/queues/sqs:123456789012:us-east-1:jobs.fifo/messages"
+    before = tree(root)
+    for group in (None, "", "two words", "g" * 129):
+        r = call(keyed, "POST", path, json={"body": '{"n": 1}', **({} if group is None else {"group_id": group})})
+        assert r.status_code == 400, (group, r.get_json())
+        if not group:
+            assert r.get_json()["message"] == "a FIFO queue needs a message group id"
+        else:
+            assert "group_id" in r.get_json()["message"], r.get_json()
+    assert tree(root) == before
+    assert call(keyed, "POST", path, json={"body": '{"n": 1}', "group_id": "orders-7"}).status_code == 200
+    assert [m.group_id for m in file_store.peek("sqs:123456789012:us-east-1:jobs.fifo")] == ["orders-7"]

@@ -24,6 +24,7 @@ from typing import Any, final
 from spoolq.errors import (
     InvalidMessageId,
     MessageIdChecksumMismatch,
+    MessageRefused,
     QueueNotEmpty,
     QueueNotFound,
     UnknownMove,
@@ -204,6 +205,9 @@ class FakeStore(QueueStore):
         self.wakeups.notify(queue)
         self.listeners.messages(MessageEvent.SENT, queue, len(out))
         return out
+
+    def send_each(self, queue: QueueRef, messages: Sequence[OutgoingMessage]) -> list[SendResult | MessageRefused]:
+        return list(self.send_batch(queue, messages))  # the fake holds messages to no rule
 
     def _view(self, m: _Msg) -> Message:
         return Message(m.id, m.body, m.sent_at, m.receives, None, {})

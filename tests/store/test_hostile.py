@@ -21,6 +21,7 @@ from spoolq.errors import (
     InvalidMessageId,
     InvalidQueueName,
     MessageIdChecksumMismatch,
+    MessageRefused,
     MessageTooLarge,
     QueueKindMismatch,
     SpoolqError,
@@ -259,14 +260,14 @@ def test_payloads_over_the_limit_are_rejected_and_change_nothing(ctx: Ctx) -> No
          InvalidArgument, "JSON"),
         ("send(attributes not a mapping)", lambda: ctx.store.send("good", M(body=b"x", attributes=["a"])),  # type: ignore[arg-type]
          InvalidArgument, "mapping"),
-        ("send(group_id empty)", lambda: ctx.store.send("good", M(body=b"x", group_id="")), InvalidArgument,
+        ("send(group_id empty)", lambda: ctx.store.send("good", M(body=b"x", group_id="")), MessageRefused,
          "group_id"),
         ("send(group_id 129)", lambda: ctx.store.send("good", M(body=b"x", group_id="g" * 129)),
-         InvalidArgument, "group_id"),
-        ("send(group_id int)", lambda: ctx.store.send("good", M(body=b"x", group_id=5)), InvalidArgument,  # type: ignore[arg-type]
+         MessageRefused, "group_id"),
+        ("send(group_id int)", lambda: ctx.store.send("good", M(body=b"x", group_id=5)), MessageRefused,  # type: ignore[arg-type]
          "group_id"),
         ("send(dedup_id 129)", lambda: ctx.store.send("ff.fifo", M(body=b"x", group_id="g", dedup_id="d" * 129)),
-         InvalidArgument, "dedup_id"),
+         MessageRefused, "dedup_id"),
     ])
 
 

@@ -29,6 +29,7 @@ from spoolq.store import layout as L
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
 from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import QueueKind
+from spoolq.store.sending import _check
 from tests.inside import core_of, sending_of
 
 
@@ -201,8 +202,9 @@ def test_store_send_to_a_deleted_queue_is_queue_not_found(root: Path) -> None:
     q = core_of(store).require("q")
     shutil.rmtree(q.path)  # deleted by another process after the lookup
     with pytest.raises(Exception) as e:
-        sending_of(store)._write(q, [(sending_of(store)._prepare(q.info, OutgoingMessage(body=b"x"), core_of(store).now_ms()),
-                                  core_of(store).ids.new_id("q", core_of(store).now_ms()))])
+        now_ms = core_of(store).now_ms()
+        sending_of(store)._store(q, q.kind, [_check(q.info, OutgoingMessage(body=b"x"), now_ms)],
+                                 [core_of(store).ids.new_id("q", now_ms)])
     assert type(e.value).__name__ == "QueueNotFound"
     assert not Path(q.path).exists()
 

@@ -9,8 +9,11 @@ Rules that hold for every method:
 
 * **Validated first.** Every argument is checked before anything changes: a bad queue name,
   message, id, receipt or number raises :class:`~spoolq.errors.InvalidArgument` (or one of its
-  subclasses: ``InvalidQueueName``, ``InvalidMessageId``, ``MessageIdChecksumMismatch``,
-  ``MessageTooLarge``, ``QueueKindMismatch``) and the store is as it was.
+  subclasses: ``InvalidQueueName``, ``InvalidMessageId``, ``MessageIdChecksumMismatch``, and
+  ``MessageRefused`` for a message that breaks one of the store's rules: its ``rule``, a
+  :class:`~spoolq.errors.MessageRule`, and its ``limit``) and the store is as it was. The store
+  is the one place a message's rules (its size, its group and deduplication ids, what its
+  queue's kind needs) are decided; a door translates the refusal into its own wording.
 * **Missing queues.** A read of a queue that does not exist answers as an empty queue (``[]``,
   ``0``, ``None``, all ``False``); a write to it raises :class:`~spoolq.errors.QueueNotFound`
   unless the call may create it (``create=``; EmoDB and Disque create queues on first send).
@@ -41,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from spoolq.errors import MessageRefused
 from spoolq.store.events import StoreListener
 from spoolq.store.model import (
     Delivery,
@@ -160,6 +164,16 @@ class QueueStore(Protocol):
         group id (and a dedup id unless content-based deduplication is on), give increasing
         sequence numbers and drop a dedup id seen in the last five minutes. On
         :class:`~spoolq.errors.StorageUnavailable` none of the batch was stored."""
+        ...
+
+    def send_each(self, queue: QueueRef, messages: Sequence[OutgoingMessage]) -> list[SendResult | MessageRefused]:
+        """:meth:`send_batch` to an existing queue where a message the store refuses fails alone:
+        its place in the list holds the :class:`~spoolq.errors.MessageRefused` (its ``rule`` and
+        ``limit``: a door words it its own way) and every other message is stored as
+        :meth:`send_batch` stores it. A FIFO queue's message without a group id (or without a
+        deduplication id, content-based deduplication off) still refuses the whole batch with
+        :class:`~spoolq.errors.QueueKindMismatch`, and so does anything that is not a message's
+        own fault (not a message, too many, a missing queue, storage trouble)."""
         ...
 
     # ------------------------------------------------------------ claims

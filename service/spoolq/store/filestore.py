@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spoolq.errors import StorageUnavailable, storage_error
+from spoolq.errors import MessageRefused, StorageUnavailable, storage_error
 from spoolq.store import deleting, recovery
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
@@ -157,8 +157,8 @@ class FileStore(QueueStore):
     # ------------------------------------------------------------ messages
 
     def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
-        result = self._sending.send(queue, message, create)
-        self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), 1)
+        result = self._sending.send_batch(queue, (message,), create)[0]
+        self._listeners.messages(MessageEvent.SENT, queue if isinstance(queue, str) else queue.name, 1)
         return result
 
     def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
@@ -166,6 +166,13 @@ class FileStore(QueueStore):
         results = self._sending.send_batch(queue, messages, create)
         self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), len(results))
         return results
+
+    def send_each(self, queue: QueueRef, messages: Sequence[OutgoingMessage]) -> list[SendResult | MessageRefused]:
+        outcomes = self._sending.send_batch(queue, messages, None, True)
+        sent = sum(1 for o in outcomes if type(o) is SendResult)
+        if sent:
+            self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), sent)
+        return outcomes
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:

@@ -52,6 +52,8 @@ QUEUE_NAME_RE = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,400}$")
 #: a message id: 40 lowercase hex digits (the last four a checksum bound to its queue)
 ID_RE = re.compile(r"^[0-9a-f]{40}$")
 HEX_ID_RE = re.compile(r"^[0-9a-f]+$")
+#: a message group id or deduplication id: 1 to 128 printable ASCII characters, no space (SQS's rule)
+MESSAGE_KEY_RE = re.compile(r"^[!-~]{1,128}$")
 #: a receipt: ``<claim shard>:<claimed file name>`` (:class:`Delivery`'s ``receipt``)
 RECEIPT_RE = re.compile(r"^([0-9a-f]|g[0-9a-f]{16}):([0-9a-f]{40}~\d{1,9}~[0-9a-f]{1,12}~[0-9a-f]{1,12}~[0-9a-f]{16})$")
 
@@ -163,6 +165,9 @@ class OutgoingMessage:
     group_id: str | None = None  # FIFO group (required on FIFO queues); kept on others
     dedup_id: str | None = None  # FIFO deduplication id
     attributes: Mapping[str, Any] | None = None
+    #: bytes of the door's own metadata that count toward the queue's ``max_message_bytes`` besides
+    #: the body (SQS counts message attribute names, types and values)
+    extra_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,27 @@
-"""Sending: validation of every message first, then each file written and named in place, group commit.
+"""Sending: every message checked first, then each file written unnamed and named in place, one flush.
 
-Standard queues write and flush. Dedup queues skip a message whose identical body is
-still pending and unsurfaced (``dedup/<sha256>`` names it); the check, the write and the flush run
-under the marker's record lock (``dedup.lock``, see markerlock.py). FIFO queues take the queue's
-flock, issue ids strictly above ``fifo.last`` and drop a message whose deduplication id was
-seen in the last five minutes (in its message group, when the queue's ``dedup_scope`` says so).
+The path is straight: :meth:`Sending.send_batch` looks the queue up, checks every message
+(:func:`_check`, the one place the store decides a message's rules, each refusal a
+:class:`~spoolq.errors.MessageRefused` naming its :class:`~spoolq.errors.MessageRule` and limit),
+then hands the batch to its queue kind's step, and each step writes with :meth:`Sending._store`.
+
+* Standard queues write and flush (through the commit journal when the store keeps one).
+* Dedup queues skip a message whose identical body is still pending and unsurfaced
+  (``dedup/<sha256>`` names it); the check, the write and the flush run under the marker's record
+  lock (``dedup.lock``, see markerlock.py).
+* FIFO queues take the queue's flock, issue ids strictly above ``fifo.last`` and drop a message
+  whose deduplication id (given, or the body's SHA-256 with content-based deduplication) was seen
+  in the last five minutes (in its message group, when the queue's ``dedup_scope`` says so).
+
+Crash rules (those of message_files.py and group_commit.py): a message file is written whole
+before it gets its name (``O_TMPFILE`` in its directory, or a per-process ``tmp/`` directory),
+so a crash leaves no partial message under a ready or delayed name; a send returns only after a
+flush that began after its files (and FIFO's dedup records and ``fifo.last``) got their names, as
+the store's flush mode defines durable. On an error before that, every file the batch named is
+unlinked and every file written but not yet named discarded: none of the batch stays (a crash at
+that moment may leave named files of a send never acknowledged: at least once, never a loss). A
+missing queue refuses the batch with nothing stored, or the send is tried again once a queue that
+a delete-if-empty had aside comes back.
 
 :class:`Sending` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
 """
@@ -18,10 +35,12 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 from spoolq.errors import (
     InvalidArgument,
+    MessageRefused,
+    MessageRule,
     MessageTooLarge,
     QueueKindMismatch,
     QueueNotFound,
@@ -33,11 +52,12 @@ from spoolq.store import process
 from spoolq.store.codec import encode_message, encode_meta
 from spoolq.store.fileops import BaseGone, read_file
 from spoolq.store.handle import QueueHandle
-from spoolq.store.message_files import Unnamed
+from spoolq.store.message_files import MessageFiles, Unnamed
 from spoolq.store.model import (
     FIFO_DEDUP_WINDOW,
     MAX_BATCH,
     MAX_DELAY,
+    MESSAGE_KEY_RE,
     DedupScope,
     OutgoingMessage,
     QueueInfo,
@@ -73,135 +93,253 @@ class _Prepared(NamedTuple):  # a tuple: made once per message sent, cheaper tha
 
 #: a send whose queue is deleted under it (and made again, or put back) tries this often
 SEND_ATTEMPTS = 10
+_KEY_RULE = "must be 1 to 128 printable ASCII characters without spaces"
+
+
+def _check(info: QueueInfo, m: OutgoingMessage, now_ms: int, encoded: dict[int, bytes] | None = None,
+           kind_checked: bool = False) -> _Prepared:
+    """Check ``m`` against the queue ``info`` describes (the only place a message's rules are decided:
+    :class:`~spoolq.errors.MessageRule`, in the order SQS applies them); its file's metadata and due
+    time. ``kind_checked``: the FIFO presence rules were checked for the whole batch already.
+
+    ``encoded``, kept by the caller for one batch: the JSON of each ``attributes`` object met
+    so far, by identity (a door that gives every message of a batch the same attributes
+    object has them encoded once, not once per message)."""
+    config = info.config
+    if (type(m) is OutgoingMessage and type(m.body) is bytes and m.delay is None and m.ttl is None
+            and m.max_receives is None and not m.at_most_once and m.group_id is None and m.dedup_id is None
+            and not m.attributes and not m.extra_bytes and info.kind is not QueueKind.FIFO):
+        # a plain message (the common case): only its size to check, its metadata its send time
+        if len(m.body) > config.max_message_bytes:
+            raise MessageTooLarge(len(m.body), config.max_message_bytes)
+        delay = config.delay
+        return _Prepared(m, {"t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
+                         b'{"t":%d}' % now_ms)  # as encode_meta({"t": now_ms})
+    if not isinstance(m, OutgoingMessage):
+        raise InvalidArgument("each message must be an OutgoingMessage")
+    if not isinstance(m.body, (bytes, bytearray)):
+        raise InvalidArgument("message body must be bytes")
+    extra = m.extra_bytes
+    if type(extra) is not int or extra < 0:
+        raise InvalidArgument("extra_bytes must be an integer >= 0")
+    if len(m.body) + extra > config.max_message_bytes:
+        raise MessageTooLarge(len(m.body) + extra, config.max_message_bytes)
+    group, dedup = m.group_id, m.dedup_id
+    if group is not None and (type(group) is not str or not MESSAGE_KEY_RE.match(group)):
+        raise MessageRefused(MessageRule.GROUP_ID, f"group_id {_KEY_RULE}", 128, group)
+    if dedup is not None and (type(dedup) is not str or not MESSAGE_KEY_RE.match(dedup)):
+        raise MessageRefused(MessageRule.DEDUP_ID, f"dedup_id {_KEY_RULE}", 128, dedup)
+    fifo = info.kind is QueueKind.FIFO
+    if fifo and not kind_checked:
+        _check_fifo_keys(info, (m,))
+    if dedup is not None and not fifo:
+        raise QueueKindMismatch(MessageRule.DEDUP_ID_NOT_FIFO, "a deduplication id is for FIFO queues only",
+                                value=dedup)
+    delay = config.delay if m.delay is None else check_number("delay", m.delay, 0, MAX_DELAY)
+    meta: dict[str, Any] = {"t": now_ms}
+    if m.ttl is not None:
+        meta["x"] = now_ms + int(check_number("ttl", m.ttl, 0.001, 10 * 365 * 86400) * 1000)
+    if m.max_receives is not None:
+        meta["m"] = check_int("max_receives", m.max_receives, 1, 1_000_000)
+    if m.at_most_once:
+        meta["o"] = 1
+    if group is not None:
+        meta["g"] = group
+    if dedup is not None:
+        meta["d"] = dedup
+    elif fifo:  # content-based deduplication (checked above): the body's digest is the id
+        meta["d"] = hashlib.sha256(m.body).hexdigest()
+    if m.attributes:
+        if not isinstance(m.attributes, Mapping):
+            raise InvalidArgument("attributes must be a mapping")
+        meta["a"] = dict(m.attributes)
+    try:  # only attributes can fail: everything else in meta is a number or a checked string
+        if encoded is not None and len(meta) == 2 and "a" in meta:  # {"a": ..., "t": ...}
+            attributes = encoded.get(id(m.attributes))
+            if attributes is None:
+                attributes = encoded[id(m.attributes)] = encode_meta(meta["a"])
+            meta_bytes = b'{"a":%s,"t":%d}' % (attributes, now_ms)  # as encode_meta(meta) would
+        else:
+            meta_bytes = encode_meta(meta)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
+    return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0, meta_bytes)
+
+
+def _check_fifo_keys(info: QueueInfo, messages: Sequence[OutgoingMessage]) -> None:
+    """A FIFO queue's presence rules over ``messages``: every one has a group id (first), and a
+    deduplication id unless the queue deduplicates by content."""
+    for m in messages:
+        if isinstance(m, OutgoingMessage) and m.group_id is None:
+            raise QueueKindMismatch(MessageRule.GROUP_ID_MISSING, "a message for a FIFO queue needs a group id")
+    if info.config.content_based_dedup:
+        return
+    for m in messages:
+        if isinstance(m, OutgoingMessage) and m.dedup_id is None:
+            raise QueueKindMismatch(
+                MessageRule.DEDUP_ID_MISSING,
+                "a message for a FIFO queue needs a deduplication id unless content-based deduplication is on")
+
+
+def _check_all(info: QueueInfo, messages: Sequence[OutgoingMessage], now_ms: int,
+               each: bool) -> list[_Prepared | MessageRefused]:
+    """Every message checked against ``info`` (:func:`_check`). Without ``each`` the first refusal
+    is raised; with it a :class:`MessageRefused` stands in its message's place, but a FIFO queue's
+    missing id refuses the whole batch all the same (its caller does not know the queue's kind)."""
+    encoded: dict[int, bytes] = {}  # the messages stay referenced: their ids are not reused
+    if not each:
+        return [_check(info, m, now_ms, encoded) for m in messages]
+    if info.kind is QueueKind.FIFO:
+        _check_fifo_keys(info, messages)
+    out: list[_Prepared | MessageRefused] = []
+    for m in messages:
+        try:
+            out.append(_check(info, m, now_ms, encoded, kind_checked=True))
+        except MessageRefused as refused:
+            out.append(refused)
+    return out
 
 
 class Sending:
+    """The send path: :meth:`send_batch` checks every message, then hands the batch to the step
+    of its queue's kind, which writes, names and flushes the files with :meth:`_store`."""
+
     def __init__(self, core: StoreCore) -> None:
         self.core = core
         #: queue directory -> (second, the directory of its ready bucket): the target of a send
         self._ready_dirs: dict[str, tuple[int, str]] = {}
 
-    @staticmethod
-    def _prepare(info: QueueInfo, m: OutgoingMessage, now_ms: int,
-                 encoded: dict[int, bytes] | None = None) -> _Prepared:
-        """Check ``m`` against the queue ``info`` describes; its file's metadata and due time.
+    @overload
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage], create: QueueKind | None = None,
+                   each: Literal[False] = False) -> list[SendResult]: ...
 
-        ``encoded``, kept by the caller for one batch: the JSON of each ``attributes`` object met
-        so far, by identity (a door that gives every message of a batch the same attributes
-        object has them encoded once, not once per message)."""
-        if (type(m) is OutgoingMessage and type(m.body) is bytes and m.delay is None and m.ttl is None
-                and m.max_receives is None and not m.at_most_once and m.group_id is None and m.dedup_id is None
-                and not m.attributes and info.kind is not QueueKind.FIFO):
-            # a plain message (the common case): only its size to check, its metadata its send time
-            config = info.config
-            if len(m.body) > config.max_message_bytes:
-                raise MessageTooLarge(
-                    f"message of {len(m.body)} bytes is over the limit of {config.max_message_bytes} bytes")
-            delay = config.delay
-            return _Prepared(m, {"t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
-                             b'{"t":%d}' % now_ms)  # as encode_meta({"t": now_ms})
-        if not isinstance(m, OutgoingMessage):
-            raise InvalidArgument("each message must be an OutgoingMessage")
-        if not isinstance(m.body, (bytes, bytearray)):
-            raise InvalidArgument("message body must be bytes")
-        config = info.config
-        if len(m.body) > config.max_message_bytes:
-            raise MessageTooLarge(
-                f"message of {len(m.body)} bytes is over the limit of {config.max_message_bytes} bytes")
-        delay = config.delay if m.delay is None else check_number("delay", m.delay, 0, MAX_DELAY)
-        meta: dict[str, Any] = {"t": now_ms}
-        if m.ttl is not None:
-            meta["x"] = now_ms + int(check_number("ttl", m.ttl, 0.001, 10 * 365 * 86400) * 1000)
-        if m.max_receives is not None:
-            meta["m"] = check_int("max_receives", m.max_receives, 1, 1_000_000)
-        if m.at_most_once:
-            meta["o"] = 1
-        for key, value, short in (("group_id", m.group_id, "g"), ("dedup_id", m.dedup_id, "d")):
-            if value is not None:
-                if not isinstance(value, str) or not 1 <= len(value) <= 128:
-                    raise InvalidArgument(f"{key} must be a string of 1 to 128 characters")
-                meta[short] = value
-        if info.kind is QueueKind.FIFO:
-            if m.group_id is None:
-                raise QueueKindMismatch("a message for a FIFO queue needs a group id")
-            if m.dedup_id is None and not config.content_based_dedup:
-                raise QueueKindMismatch(
-                    "a message for a FIFO queue needs a deduplication id unless content-based deduplication is on")
-        if m.attributes:
-            if not isinstance(m.attributes, Mapping):
-                raise InvalidArgument("attributes must be a mapping")
-            meta["a"] = dict(m.attributes)
-        try:  # only attributes can fail: everything else in meta is a number or a checked string
-            if encoded is not None and len(meta) == 2 and "a" in meta:  # {"a": ..., "t": ...}
-                attributes = encoded.get(id(m.attributes))
-                if attributes is None:
-                    attributes = encoded[id(m.attributes)] = encode_meta(meta["a"])
-                meta_bytes = b'{"a":%s,"t":%d}' % (attributes, now_ms)  # as encode_meta(meta) would
-            else:
-                meta_bytes = encode_meta(meta)
-        except (TypeError, ValueError) as e:
-            raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
-        return _Prepared(m, meta, now_ms + int(delay * 1000) if delay > 0 else 0, meta_bytes)
+    @overload
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage], create: QueueKind | None,
+                   each: Literal[True]) -> list[SendResult | MessageRefused]: ...
 
-    def send(self, queue: QueueRef, message: OutgoingMessage, create: QueueKind | None = None) -> SendResult:
-        return self.send_batch(queue, [message], create)[0]
-
-    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage],
-                   create: QueueKind | None = None) -> list[SendResult]:
+    def send_batch(self, queue: QueueRef, messages: Sequence[OutgoingMessage], create: QueueKind | None = None,
+                   each: bool = False) -> list[SendResult] | list[SendResult | MessageRefused]:
+        """The contract's ``send_batch`` (``each``: its ``send_each``)."""
+        core = self.core
         name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
             raise InvalidArgument("messages must be a sequence")
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
-        q = self.core.resolve(queue)
+        q = core.resolve(queue)
         if q is None and create is None:
-            q = self.core.wait_for_comeback(name)  # a delete-if-empty may have it aside for an instant
-        now_ms = self.core.now_ms()
-        if q is None:
-            if create is None:
+            q = core.wait_for_comeback(name)  # a delete-if-empty may have it aside for an instant
+            if q is None:
                 raise QueueNotFound(name)
-            # validate against the queue as it will be created, before creating anything
-            to_be = QueueInfo(name, check_kind(create), self.core.default_config, {}, 0, 0)
-            for m in messages:
-                self._prepare(to_be, m, now_ms)
-            if not messages:
-                return []
+        now_ms = int(core.clock() * 1000)  # as core.now_ms()
+        # checked once, against the queue as it is (or as it will be created, before creating anything)
+        if q is not None:
+            checked_for = q.info
+        else:
+            assert create is not None  # checked above
+            checked_for = QueueInfo(name, check_kind(create), core.default_config, {}, 0, 0)
+        checked = _check_all(checked_for, messages, now_ms, each)
+        if not checked or (each and not any(type(c) is _Prepared for c in checked)):
+            return checked  # type: ignore[return-value]  # nothing to store: [] or only refusals
         for attempt in range(1, SEND_ATTEMPTS + 1):
             if q is None:
                 assert create is not None  # checked above
-                self.core.create_queue(name, create)
-                q = self.core.find(name)
+                core.create_queue(name, create)
+                q = core.find(name)
                 if q is None:  # deleted again at once
                     continue
-            encoded: dict[int, bytes] = {}  # the messages stay referenced: their ids are not reused
-            prepared = [self._prepare(q.info, m, now_ms, encoded) for m in messages]
+            info = q.info
+            if info is not checked_for and (info.kind is not checked_for.kind or info.config != checked_for.config):
+                checked_for, checked = info, _check_all(info, messages, now_ms, each)  # made anew, other rules
+            # without ``each`` every message passed (or the first refusal was raised)
+            prepared: list[_Prepared] = [p for p in checked if type(p) is _Prepared] if each \
+                else checked  # type: ignore[assignment]
             if not prepared:
-                return []
+                return checked  # type: ignore[return-value]  # nothing to store: [] or only refusals
+            kind = info.kind
             try:
-                results = self._write_kind(q, prepared, now_ms)
+                if kind is QueueKind.STANDARD:
+                    results = self._store(q, kind, prepared, [core.ids.new_id(name, now_ms) for _ in prepared])
+                elif kind is QueueKind.DEDUP:
+                    results = self._send_dedup(q, prepared, now_ms)
+                else:
+                    with core.fifo_lock(q):
+                        results = self._send_fifo(q, prepared, now_ms)
                 break
             except QueueNotFound:
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
-                q = self.core.wait_for_comeback(name)
+                q = core.wait_for_comeback(name)
                 if attempt == SEND_ATTEMPTS or (q is None and create is None):
                     raise
         else:
             raise QueueNotFound(name)
-        self.core.watcher.notify(q.path)
-        return results
+        core.watcher.notify(q.path)
+        if len(prepared) == len(checked):
+            return results
+        stored = iter(results)
+        return [next(stored) if isinstance(c, _Prepared) else c for c in checked]
 
-    def _write_kind(self, q: QueueHandle, prepared: list[_Prepared], now_ms: int) -> list[SendResult]:
-        if q.kind is QueueKind.FIFO:
-            with self.core.fifo_lock(q):
-                return self._write_fifo(q, prepared, now_ms)
-        if q.kind is QueueKind.DEDUP:
-            return self._write_dedup(q, prepared)
-        return self._write(q, [(p, self.core.ids.new_id(q.name, now_ms)) for p in prepared])
+    def _store(self, q: QueueHandle, kind: QueueKind, prepared: Sequence[_Prepared], ids: Sequence[str],
+               flush: bool = True) -> list[SendResult]:
+        """Write each message's file unnamed, name it in its bucket, then flush (``flush``: else the
+        caller flushes, under its lock). On any error every file named is unlinked and every file
+        written discarded, so none of the batch stays. A full disk first unlinks the acked files
+        this process still holds in trash/ (:class:`~spoolq.store.trash.Trash`) and tries once more."""
+        core = self.core
+        files, commit = core.files, core.commit
+        per_file = commit.per_file
+        datas = [encode_message(p.meta, p.message.body, p.meta_bytes) for p in prepared]
+        targets = [self._target(q, kind, p, mid) for p, mid in zip(prepared, ids, strict=True)]
+        # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
+        journal = commit.journal if flush and kind is QueueKind.STANDARD \
+            and not any(p.meta.get("o") for p in prepared) else None
+        for retry in (False, True):
+            placed: list[str] = []
+            unnamed: list[Unnamed] = []
+            try:
+                if per_file and len(datas) >= PARALLEL_FROM:  # their fsyncs overlap: 1.6-3x measured
+                    unnamed = _write_parallel(files, q.path, datas, [d for d, _n in targets])
+                else:  # without per-file fsync the writes are CPU-bound and a pool only costs (0.6-0.7x)
+                    for data, (dst_dir, _name) in zip(datas, targets, strict=True):
+                        unnamed.append(files.write(data, dst_dir, base=q.path, fsync_file=per_file))
+                for u, (dst_dir, file_name) in zip(unnamed, targets, strict=True):
+                    try:
+                        files.name(u, dst_dir, file_name, base=q.path)
+                    except FileNotFoundError:
+                        raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
+                    placed.append(f"{dst_dir}/{file_name}")
+                    commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
+                if journal is not None:
+                    cut = len(core.queues_dir) + 1
+                    journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
+                    journal.flush()
+                elif flush:
+                    commit.flush()
+            except BaseException as e:
+                for path in placed:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                for u in unnamed:
+                    files.discard(u)
+                if isinstance(e, BaseGone) or (isinstance(e, FileNotFoundError) and not os.path.isdir(q.path)):
+                    # deleted before its files were named (or aside for an instant and back by now)
+                    raise QueueNotFound(q.name) from None
+                if not isinstance(e, OSError | StorageUnavailable):
+                    raise
+                error = storage_error(e, f"storing messages in {q.name!r}") if isinstance(e, OSError) else e
+                cause = error.__cause__ if error is e else e
+                if retry or not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and core.trash.drain()):
+                    raise error from cause
+                continue
+            return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if kind is QueueKind.FIFO else None)
+                    for mid in ids]
+        raise AssertionError("unreachable: the second try returns or raises")
 
-    def _target(self, q: QueueHandle, p: _Prepared, message_id: str) -> tuple[str, str]:
-        if q.kind is QueueKind.FIFO:
+    def _target(self, q: QueueHandle, kind: QueueKind, p: _Prepared, message_id: str) -> tuple[str, str]:
+        """The directory and name of a message's file."""
+        if kind is QueueKind.FIFO:
             bucket = L.fifo_bucket(p.meta["g"])
         elif not p.due_ms:  # the common case: the ready bucket of the id's second, kept per queue
             second = int(message_id[:12], 16) // 1000
@@ -217,93 +355,10 @@ class Sending:
             return q.sub(f"delayed/{p.due_ms // 1000:011d}"), L.delayed_name(message_id, 0, 0, p.due_ms, bucket)
         return q.ready_dir(bucket), L.ready_name(message_id, 0, 0)
 
-    def _write(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]], flush: bool = True) -> list[SendResult]:
-        """Write, place and flush messages; on any storage error undo what was placed. A full disk
-        first unlinks the acked files this process still holds in trash/, then tries once more."""
-        try:
-            return self._write_once(q, items, flush)
-        except StorageUnavailable as e:
-            cause = e.__cause__
-            if not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and self.core.trash.drain()):
-                raise
-        return self._write_once(q, items, flush)
-
-    def _write_once(self, q: QueueHandle, items: Sequence[tuple[_Prepared, str]],
-                    flush: bool) -> list[SendResult]:
-        placed: list[str] = []
-        unnamed: list[Unnamed] = []
-        # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
-        journal = self.core.commit.journal if flush and q.kind is QueueKind.STANDARD \
-            and not any(p.meta.get("o") for p, _ in items) else None
-        datas: list[bytes] = []
-        try:
-            datas = [encode_message(p.meta, p.message.body, p.meta_bytes) for p, _mid in items]
-            targets = [self._target(q, p, mid) for p, mid in items]
-            unnamed = self._write_unnamed(q, datas, [d for d, _n in targets])
-            for u, (dst_dir, name) in zip(unnamed, targets, strict=True):
-                try:
-                    self.core.files.name(u, dst_dir, name, base=q.path)
-                except FileNotFoundError:
-                    raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
-                placed.append(f"{dst_dir}/{name}")
-                self.core.commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
-            if journal is not None:
-                cut = len(self.core.queues_dir) + 1
-                journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
-                journal.flush()
-            elif flush:
-                self.core.commit.flush()
-        except (OSError, StorageUnavailable, QueueNotFound) as e:
-            for path in placed:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-            for u in unnamed:
-                self.core.files.discard(u)
-            if isinstance(e, BaseGone) or (isinstance(e, FileNotFoundError) and not os.path.isdir(q.path)):
-                # deleted before its files were named (or aside for an instant and back by now)
-                raise QueueNotFound(q.name) from None
-            if isinstance(e, OSError):
-                raise storage_error(e, f"storing messages in {q.name!r}") from e
-            raise
-        return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if q.kind is QueueKind.FIFO else None)
-                for _p, mid in items]
-
-    def _write_unnamed(self, q: QueueHandle, datas: list[bytes], dirs: list[str]) -> list[Unnamed]:
-        """The files of ``datas``, written whole but not yet named (see message_files.py). With per-file
-        fsync (``flush="fsync"``) a batch is written by a few threads at once, so its fsyncs overlap
-        (1.6-3x measured); without, the writes are CPU-bound and a pool only costs (0.6-0.7x). On
-        failure none of the files is left behind."""
-        per_file = self.core.commit.per_file
-        if not per_file or len(datas) < PARALLEL_FROM:
-            out: list[Unnamed] = []
-            try:
-                for data, d in zip(datas, dirs, strict=True):
-                    out.append(self.core.files.write(data, d, base=q.path, fsync_file=per_file))
-            except BaseException:
-                for u in out:
-                    self.core.files.discard(u)
-                raise
-            return out
-        futures = [_pool().submit(self.core.files.write, data, d, base=q.path, fsync_file=per_file)
-                   for data, d in zip(datas, dirs, strict=True)]
-        written: list[Unnamed] = []
-        error: BaseException | None = None
-        for f in futures:
-            try:
-                written.append(f.result())
-            except BaseException as e:
-                error = error or e
-        if error is not None:
-            for u in written:
-                self.core.files.discard(u)
-            raise error
-        return written
-
-    def _write_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared]) -> list[SendResult]:
+    def _send_dedup(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
         """Check, write and flush under the locks of the batch's markers (markerlock.py), so
         identical sends racing through any threads, processes or nodes leave one pending copy."""
         results: list[SendResult] = []
-        now_ms = self.core.now_ms()
         markers = [q.dedup_marker(p.message.body) for p in prepared]
         try:
             with q.hold_marker_locks(m for p, m in zip(prepared, markers, strict=True) if not p.due_ms):
@@ -313,13 +368,57 @@ class Sending:
                         results.append(SendResult(id=pending, duplicate=True))
                         continue
                     mid = self.core.ids.new_id(q.name, now_ms)
-                    results.extend(self._write(q, [(p, mid)], flush=False))
+                    results.extend(self._store(q, QueueKind.DEDUP, [p], [mid], flush=False))
                     if not p.due_ms:
                         self.core.write_marker(q, marker, mid.encode())
                 self.core.commit.flush()
         except FileNotFoundError:
             raise QueueNotFound(q.name) from None  # deleted before we could open its lock file
         return results
+
+    def _send_fifo(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
+        """Under the queue's lock: ids strictly above ``fifo.last``, a message whose deduplication id
+        (in its group, with ``dedup_scope`` messageGroup) was sent in the last five minutes dropped."""
+        last_path = q.sub("fifo.last")
+        try:
+            last: str | None = read_file(last_path).decode("ascii", "replace").strip() or None
+            if last is not None and not L.ID_RE.fullmatch(last):
+                last = None
+        except FileNotFoundError:
+            last = None
+        except OSError as e:
+            raise storage_error(e, "reading the FIFO sequence") from e
+        by_group = q.info.config.dedup_scope is DedupScope.MESSAGE_GROUP
+        results: list[SendResult | None] = []
+        to_write: list[_Prepared] = []
+        ids: list[str] = []
+        markers: list[tuple[str, str]] = []
+        seen_in_batch: dict[str, str] = {}
+        for p in prepared:
+            dedup = p.meta["d"]  # given, or the body's digest (content-based deduplication)
+            if by_group:  # the id within its group (the same digest the SQS door made before the store did)
+                dedup = hashlib.sha256(f"{p.meta['g']}\n{dedup}".encode()).hexdigest()
+            key = (p.meta["g"] + "\0" + dedup) if by_group else dedup
+            digest = hashlib.sha256(key.encode()).hexdigest()
+            marker = q.sub(f"dedup/{digest}")
+            earlier = seen_in_batch.get(digest) or self._recent_fifo_marker(marker, now_ms)
+            if earlier is not None:
+                results.append(SendResult(id=earlier, sequence_number=L.sequence_number(earlier), duplicate=True))
+                continue
+            mid = self.core.ids.next_after(q.name, now_ms, last)
+            last = mid
+            seen_in_batch[digest] = mid
+            to_write.append(p)
+            ids.append(mid)
+            markers.append((marker, mid))
+            results.append(None)
+        written = iter(self._store(q, QueueKind.FIFO, to_write, ids, flush=False) if to_write else ())
+        for marker, mid in markers:
+            self.core.write_marker(q, marker, f"{mid} {now_ms}".encode())
+        if last is not None:
+            self._write_last(last_path, last.encode())
+        self.core.commit.flush()
+        return [r if r is not None else next(written) for r in results]
 
     def _write_last(self, path: str, data: bytes) -> None:
         """Rewrite ``fifo.last`` in place (under the queue lock), never by rename: a file replaced
@@ -338,46 +437,6 @@ class Sending:
         except OSError as e:
             raise storage_error(e, "writing the FIFO sequence") from e
 
-    def _write_fifo(self, q: QueueHandle, prepared: Sequence[_Prepared], now_ms: int) -> list[SendResult]:
-        last_path = q.sub("fifo.last")
-        try:
-            last: str | None = read_file(last_path).decode("ascii", "replace").strip() or None
-            if last is not None and not L.ID_RE.fullmatch(last):
-                last = None
-        except FileNotFoundError:
-            last = None
-        except OSError as e:
-            raise storage_error(e, "reading the FIFO sequence") from e
-        by_group = q.info.config.dedup_scope is DedupScope.MESSAGE_GROUP
-        results: list[SendResult | None] = []
-        to_write: list[tuple[_Prepared, str]] = []
-        markers: list[tuple[str, str]] = []
-        seen_in_batch: dict[str, str] = {}
-        for p in prepared:
-            dedup = p.message.dedup_id or hashlib.sha256(p.message.body).hexdigest()
-            if by_group:  # the id within its group (the same digest the SQS door made before the store did)
-                dedup = hashlib.sha256(f"{p.meta['g']}\n{dedup}".encode()).hexdigest()
-            key = (p.meta["g"] + "\0" + dedup) if by_group else dedup
-            digest = hashlib.sha256(key.encode()).hexdigest()
-            marker = q.sub(f"dedup/{digest}")
-            earlier = seen_in_batch.get(digest) or self._recent_fifo_marker(marker, now_ms)
-            if earlier is not None:
-                results.append(SendResult(id=earlier, sequence_number=L.sequence_number(earlier), duplicate=True))
-                continue
-            mid = self.core.ids.next_after(q.name, now_ms, last)
-            last = mid
-            seen_in_batch[digest] = mid
-            to_write.append((p, mid))
-            markers.append((marker, mid))
-            results.append(None)
-        written = iter(self._write(q, to_write, flush=False)) if to_write else iter(())
-        for marker, mid in markers:
-            self.core.write_marker(q, marker, f"{mid} {now_ms}".encode())
-        if last is not None:
-            self._write_last(last_path, last.encode())
-        self.core.commit.flush()
-        return [r if r is not None else next(written) for r in results]
-
     def _recent_fifo_marker(self, marker: str, now_ms: int) -> str | None:
         try:
             parts = read_file(marker, replaced=True).decode().split()  # fresh after another node's rename
@@ -389,3 +448,22 @@ class Sending:
                 and now_ms - int(parts[1]) < FIFO_DEDUP_WINDOW * 1000:
             return parts[0]
         return None
+
+
+def _write_parallel(files: MessageFiles, base: str, datas: list[bytes], dirs: list[str]) -> list[Unnamed]:
+    """The files of ``datas`` written unnamed by this process's writer pool (per-file fsync: a
+    batch's fsyncs overlap). On failure none of the files is left behind."""
+    futures = [_pool().submit(files.write, data, d, base=base, fsync_file=True)
+               for data, d in zip(datas, dirs, strict=True)]
+    written: list[Unnamed] = []
+    error: BaseException | None = None
+    for f in futures:
+        try:
+            written.append(f.result())
+        except BaseException as e:
+            error = error or e
+    if error is not None:
+        for u in written:
+            files.discard(u)
+        raise error
+    return written

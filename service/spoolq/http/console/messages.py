@@ -22,6 +22,7 @@ from flask import Response, request
 from marshmallow import ValidationError
 
 from spoolq import job_ids as disque_ids
+from spoolq.errors import MessageRefused, MessageRule
 from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
@@ -100,12 +101,15 @@ def send(api: ConsoleApi, name: str) -> Response:
     info = api.existing(name)
     data = api.body(cs.ConsoleSendBodySchema())
     group = data.get("group_id")
-    if info.kind is QueueKind.FIFO and not group:
-        raise ConsoleError(400, "a FIFO queue needs a message group id")
     body = message_body(data["body"], data["format"], door_and_name(name)[0])
     message = OutgoingMessage(body=body, group_id=group or None,
                               dedup_id=os.urandom(16).hex() if info.kind is QueueKind.FIFO else None)
-    result = api.services.store().send(name, message)
+    try:
+        result = api.services.store().send(name, message)
+    except MessageRefused as refused:  # the store decides a message's rules; the console words this one
+        if refused.rule is MessageRule.GROUP_ID_MISSING:
+            raise ConsoleError(400, "a FIFO queue needs a message group id") from None
+        raise
     api.services.overview.invalidate()
     return json_response({"id": result.id, "format": data["format"]}, cs.ConsoleSentSchema())
 

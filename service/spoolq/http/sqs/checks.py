@@ -2,13 +2,15 @@
 
 botocore validates no SQS range client-side (MaxNumberOfMessages=11, DelaySeconds=901,
 an empty batch and a 1 MiB + 1 body all reach the server), so every parameter is
-checked here before anything is changed:
+checked here before anything is changed, except the rules of a message the store holds every
+door to (size, group and deduplication ids), which the store decides and the door only words:
 
 ==============================  =========================================================
 body                            1 character at least; XML characters only (#x9, #xA, #xD,
                                 #x20-#xD7FF, #xE000-#xFFFD, #x10000-#x10FFFF)
 message size                    body + attribute names, types and values <= the queue's
-                                MaximumMessageSize (1 KiB..1 MiB, default 1 MiB)
+                                MaximumMessageSize (the store decides; attributes_size
+                                is what the attributes count)
 message attributes              <= 10; names <= 256 letters or digits (any script, as AWS
                                 accepts ``attr.1øßä``) and ``_.-``, no leading,
                                 trailing or double ``.``, not ``AWS.``/``Amazon.``; values
@@ -20,7 +22,9 @@ VisibilityTimeout               0..43,200 s
 WaitTimeSeconds                 0..20 s
 MaxNumberOfMessages             1..10
 batch entries                   1..10, ids <= 80 of [A-Za-z0-9_-], distinct
-group / dedup / attempt ids     1..128 printable ASCII
+group / dedup ids               1..128 printable ASCII (the store decides: model's
+                                MESSAGE_KEY_RE; messages.py words its refusal)
+attempt ids                     1..128 printable ASCII
 ==============================  =========================================================
 """
 
@@ -212,16 +216,6 @@ def attributes_size(attributes: Mapping[str, Mapping[str, str]]) -> int:
         else:
             total += len(value.get("StringValue", "").encode("utf-8"))
     return total
-
-
-def check_encoded_size(raw: bytes, attributes: Mapping[str, Mapping[str, str]], limit: int) -> int:
-    """The size a message counts toward ``limit`` (its UTF-8 body ``raw`` and its attributes), or
-    InvalidParameterValue over it."""
-    size = len(raw) + (attributes_size(attributes) if attributes else 0)
-    if size > limit:
-        raise InvalidParameterValue(
-            f"One or more parameters are invalid. Reason: Message must be shorter than {limit} bytes.")
-    return size
 
 
 def check_fifo_id(name: str, value: str | None) -> str | None:

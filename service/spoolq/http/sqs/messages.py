@@ -14,9 +14,14 @@ MessageId is the store id in AWS's form: a UUID derived from it (:func:`message_
 send and every receive of the message agree without keeping a second id; the store id itself
 travels inside the receipt handle. SenderId is the caller's identity id (:meth:`Caller.sender_id`).
 
-Batch sends validate each entry on its own: a bad entry goes to ``Failed`` (HTTP 200)
-and the good ones are written with one ``send_batch``; request-level problems (empty,
-more than 10, bad or repeated ids, over 1 MiB in total) fail the whole call.
+A message is checked once: this door checks what only SQS rules (the body's characters,
+DelaySeconds on a FIFO queue, message attributes), the store decides the rest (the size, attributes
+included; group and deduplication ids; what a FIFO queue needs) and its refusal, a typed
+:class:`~spoolq.errors.MessageRefused`, is worded as AWS words it (:func:`_refusal`).
+Batch sends fail each entry on its own: a bad entry goes to ``Failed`` (HTTP 200) and the good
+ones are written with one ``send_each``, where an entry the store refuses fails alone;
+request-level problems (empty, more than 10, bad or repeated ids, over 1 MiB in total, a FIFO
+queue's missing group or deduplication id) fail the whole call.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 from flask import has_request_context, request
 
-from spoolq.errors import SpoolqError
+from spoolq.errors import MessageRefused, MessageRule, SpoolqError
 from spoolq.http import parking
 from spoolq.http.sqs import checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
@@ -85,12 +90,41 @@ def _stored_plain(env: Env, info: QueueInfo) -> dict[str, Any]:
     return {"sender": env.caller.sender_id or env.caller.account, "src": info.name}
 
 
+def _refusal(refused: MessageRefused, batch: bool = False) -> SqsError:
+    """The store's refusal of a message as AWS words it (SendMessage, or ``batch``: a
+    SendMessageBatch entry, or the whole batch for a FIFO queue's missing id)."""
+    rule = refused.rule
+    if rule is MessageRule.SIZE:
+        return InvalidParameterValue(
+            f"One or more parameters are invalid. Reason: Message must be shorter than {refused.limit} bytes.")
+    if rule is MessageRule.GROUP_ID or rule is MessageRule.DEDUP_ID:
+        name = "MessageGroupId" if rule is MessageRule.GROUP_ID else "MessageDeduplicationId"
+        if not isinstance(refused.value, str):
+            return invalid_value(name, refused.value, "Must be a string.")
+        return invalid_value(name, refused.value, f"{name} can only include alphanumeric and punctuation "
+                                                  f"characters. 1 to {refused.limit} in length.")
+    if rule is MessageRule.GROUP_ID_MISSING:
+        # a batch words it as InvalidParameterValue, not SendMessage's MissingParameter (recorded:
+        # test_send_batch_missing_message_group_id_for_fifo_queue)
+        return InvalidParameterValue("The request must contain the parameter MessageGroupId.") if batch \
+            else MissingParameter("MessageGroupId")
+    if rule is MessageRule.DEDUP_ID_MISSING:
+        return InvalidParameterValue(NO_DEDUP_ID)
+    if rule is MessageRule.DEDUP_ID_NOT_FIFO:
+        return invalid_value("MessageDeduplicationId", refused.value, NOT_FOR_QUEUE_TYPE)
+    return InvalidParameterValue(refused.message)
+
+
 def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[str, dict[str, str]],
-             plain: dict[str, Any]) -> tuple[OutgoingMessage, dict[str, Any]]:
-    """Check one message and build what the store takes plus the reply's digests; ``trace`` is
-    the request's :func:`_trace_header` (read once per request, not once per batch entry), and
-    ``plain`` its :func:`_stored_plain`: every entry of a request that keeps nothing else shares
-    that one object, so the store encodes it once per batch."""
+             plain: dict[str, Any], attrs: dict[str, dict[str, str]] | SqsError | None = None,
+             batch: bool = False) -> tuple[OutgoingMessage, dict[str, Any]]:
+    """Check what only SQS rules (the body's characters, DelaySeconds, the attributes) and build what
+    the store takes plus the reply's digests. The store decides the rest (the size with the
+    attributes, the group and deduplication ids, what a FIFO queue needs): :func:`_refusal` words
+    its refusals. ``trace`` is the request's :func:`_trace_header` (read once per request, not once
+    per batch entry), ``plain`` its :func:`_stored_plain`: every entry of a request that keeps nothing
+    else shares that one object, so the store encodes it once per batch. ``attrs``: the entry's
+    message attributes checked already (a batch checks them once, for its total size too)."""
     body = entry.get("MessageBody")
     if body is None or body == "":
         raise MissingParameter("MessageBody")
@@ -98,39 +132,39 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[st
         raise InvalidParameterValue("MessageBody must be a string.")
     checks.check_body(body)
     fifo = info.kind is QueueKind.FIFO
-    delay = optional_int(entry, "DelaySeconds", 0, checks.MAX_DELAY, "DelaySeconds must be >= 0 and <= 900.")
-    if fifo and delay:
-        raise invalid_value("DelaySeconds", delay, NOT_FOR_QUEUE_TYPE)
-    if fifo:
-        delay = None  # 0 on a FIFO queue means "the queue's DelaySeconds" (recorded from AWS)
-    attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
-    system = checks.check_message_attributes(entry.get("MessageSystemAttributes"), system=True)
+    delay = None
+    if entry.get("DelaySeconds") is not None:
+        delay = optional_int(entry, "DelaySeconds", 0, checks.MAX_DELAY, "DelaySeconds must be >= 0 and <= 900.")
+        if fifo:
+            if delay:
+                raise invalid_value("DelaySeconds", delay, NOT_FOR_QUEUE_TYPE)
+            delay = None  # 0 on a FIFO queue means "the queue's DelaySeconds" (recorded from AWS)
+    if attrs is None:
+        raw_attrs = entry.get("MessageAttributes")
+        attrs = checks.check_message_attributes(raw_attrs) if raw_attrs is not None else {}
+    elif isinstance(attrs, SqsError):
+        raise attrs
+    raw_system = entry.get("MessageSystemAttributes")
+    system = checks.check_message_attributes(raw_system, system=True) if raw_system is not None else {}
     raw = body.encode("utf-8")
-    checks.check_encoded_size(raw, attrs, info.config.max_message_bytes)
-    header_trace = {} if system else trace
-    group = checks.check_fifo_id("MessageGroupId", optional_str(entry, "MessageGroupId"))
-    dedup = checks.check_fifo_id("MessageDeduplicationId", optional_str(entry, "MessageDeduplicationId"))
+    group, dedup = entry.get("MessageGroupId"), entry.get("MessageDeduplicationId")
+    if batch and fifo:  # a batch entry's empty id is a missing one where the queue needs it (recorded)
+        group = group or None
+        if not info.config.content_based_dedup:
+            dedup = dedup or None
     stored: dict[str, Any] = plain
-    if fifo:
-        if group is None:
-            raise MissingParameter("MessageGroupId")
-        if dedup is None:
-            if not info.config.content_based_dedup:
-                raise InvalidParameterValue(NO_DEDUP_ID)
-            dedup = hashlib.sha256(raw).hexdigest()
-    elif dedup is not None:
-        raise invalid_value("MessageDeduplicationId", dedup, NOT_FOR_QUEUE_TYPE)
     if attrs:
         stored = {**stored, "ma": attrs}
-    if system or header_trace:
-        stored = {**stored, "sa": system or header_trace}
+    if system or trace:
+        stored = {**stored, "sa": system or trace}
     reply: dict[str, Any] = {"MD5OfMessageBody": md5_of_bytes(raw)}
     if attrs:
         reply["MD5OfMessageAttributes"] = md5_of_attributes(attrs)
     if system:
         reply["MD5OfMessageSystemAttributes"] = md5_of_attributes(system)
-    message = OutgoingMessage(body=raw, delay=None if delay is None else float(delay),
-                              group_id=group, dedup_id=dedup, attributes=stored)
+    message = OutgoingMessage(body=raw, delay=None if delay is None else float(delay), group_id=group,
+                              dedup_id=dedup, attributes=stored,
+                              extra_bytes=checks.attributes_size(attrs) if attrs else 0)
     return message, reply
 
 
@@ -138,23 +172,32 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     info = env.queue(store_name)
     message, reply = _prepare(env, info, p, _trace_header(), _stored_plain(env, info))
-    result = env.store.send(info, message)  # the queue as looked up: no second lookup
+    try:
+        result = env.store.send(info, message)  # the queue as looked up: no second lookup
+    except MessageRefused as refused:
+        raise _refusal(refused) from None
     reply["MessageId"] = message_id(result.id)
-    if info.kind is QueueKind.FIFO and result.sequence_number is not None:
+    if result.sequence_number is not None:  # FIFO only
         reply["SequenceNumber"] = result.sequence_number
     return reply
 
 
-def _entry_size(entry: Mapping[str, Any]) -> int:
+def _checked_attributes(entry: Mapping[str, Any]) -> dict[str, dict[str, str]] | SqsError:
+    """A batch entry's message attributes checked, or what is wrong with them."""
+    raw = entry.get("MessageAttributes")
+    if raw is None:
+        return {}
+    try:
+        return checks.check_message_attributes(raw)
+    except SqsError as exc:
+        return exc
+
+
+def _entry_size(entry: Mapping[str, Any], attrs: dict[str, dict[str, str]] | SqsError) -> int:
+    """What an entry counts toward the batch's 1 MiB: its body, and its attributes when they are valid."""
     body = entry.get("MessageBody")
     size = (len(body) if body.isascii() else len(body.encode("utf-8"))) if isinstance(body, str) else 0
-    if entry.get("MessageAttributes") is None:
-        return size
-    try:
-        attrs = checks.check_message_attributes(entry.get("MessageAttributes"))
-    except SqsError:
-        return size
-    return size + checks.attributes_size(attrs)
+    return size + checks.attributes_size(attrs) if attrs and not isinstance(attrs, SqsError) else size
 
 
 #: batch entries word a too-long message as AWS does there (recorded: test_send_batch_message_size)
@@ -172,47 +215,40 @@ def _batch_reply(successful: list[dict[str, Any]], failed: list[dict[str, Any]])
     return {"Successful": successful, "Failed": failed} if failed else {"Successful": successful}
 
 
-def _check_fifo_entries(info: QueueInfo, entries: Sequence[Mapping[str, Any]]) -> None:
-    """On a FIFO queue a missing group id, or a missing dedup id without content-based
-    deduplication, fails the whole batch, unlike the per-entry problems: InvalidParameterValue,
-    not SendMessage's MissingParameter (recorded: test_send_batch_missing_message_group_id_for_fifo_queue)."""
-    if info.kind is not QueueKind.FIFO:
-        return
-    for entry in entries:
-        if entry.get("MessageGroupId") in (None, ""):
-            raise InvalidParameterValue("The request must contain the parameter MessageGroupId.")
-    for entry in entries:
-        if entry.get("MessageDeduplicationId") in (None, "") and not info.config.content_based_dedup:
-            raise InvalidParameterValue(NO_DEDUP_ID)
-
-
 def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     entries = checks.check_entries(p, "SendMessageBatchRequestEntry")
     info = env.queue(store_name)
-    _check_fifo_entries(info, entries)
-    total = sum(_entry_size(e) for e in entries)
+    attributes = [_checked_attributes(e) for e in entries]
+    total = sum(_entry_size(e, a) for e, a in zip(entries, attributes, strict=True))
     if total > checks.MAX_MESSAGE_BYTES:
         raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
     ready: list[tuple[str, OutgoingMessage, dict[str, Any]]] = []
-    failed: list[dict[str, Any]] = []
+    failed: dict[str, dict[str, Any]] = {}  # entry id -> its failure
     trace, plain = _trace_header(), _stored_plain(env, info)
-    for entry in entries:
+    for entry, attrs in zip(entries, attributes, strict=True):
         try:
-            message, reply = _prepare(env, info, entry, trace, plain)
+            message, reply = _prepare(env, info, entry, trace, plain, attrs, batch=True)
         except SqsError as exc:
-            failed.append(_failure(entry["Id"], exc))
+            failed[entry["Id"]] = _failure(entry["Id"], exc)
             continue
         ready.append((entry["Id"], message, reply))
     successful: list[dict[str, Any]] = []
     if ready:
-        results = env.store.send_batch(info, [m for _, m, _ in ready])
-        for (entry_id, _, reply), result in zip(ready, results, strict=True):
-            item = {"Id": entry_id, "MessageId": message_id(result.id), **reply}
-            if info.kind is QueueKind.FIFO and result.sequence_number is not None:
-                item["SequenceNumber"] = result.sequence_number
+        try:
+            outcomes = env.store.send_each(info, [m for _, m, _ in ready])
+        except MessageRefused as refused:  # a FIFO queue's missing id: the whole batch
+            raise _refusal(refused, batch=True) from None
+        for (entry_id, _, reply), outcome in zip(ready, outcomes, strict=True):
+            if isinstance(outcome, MessageRefused):
+                failed[entry_id] = _failure(entry_id, _refusal(outcome, batch=True))
+                continue
+            item = {"Id": entry_id, "MessageId": message_id(outcome.id), **reply}
+            if outcome.sequence_number is not None:  # FIFO only
+                item["SequenceNumber"] = outcome.sequence_number
             successful.append(item)
-    return _batch_reply(successful, failed)
+    # failures in the order of the entries, whether the door or the store refused them
+    return _batch_reply(successful, [failed[e["Id"]] for e in entries if e["Id"] in failed])
 
 
 def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names: set[str],
