@@ -119,9 +119,9 @@ def create_blueprint(services: Services) -> SqsBlueprint:
     def dispatch(path_queue_url: str | None) -> Response:
         http = framing.current_request()  # the request and g taken once: each proxy use is a lookup
         state = g._get_current_object()
-        state.sqs_request_id = request_id = wire.new_request_id()
-        state.sqs_protocol = wire.guess_protocol(http)
-        principal = sigv4.verify(http, authenticator)
+        state.sqs_request_id = request_id = wire.new_request_id()  # an error before the protocol is
+        # known guesses it (spoolq_error): guessing here too would only repeat that
+        principal = None if authenticator.open else sigv4.verify(http, authenticator)
         if path_queue_url is not None and not _names_action():
             return wire.render_unknown_operation(request_id)
         req = wire.parse_request(http, request_id)
@@ -134,7 +134,8 @@ def create_blueprint(services: Services) -> SqsBlueprint:
         if path_queue_url is not None and "QueueUrl" not in params:
             params = {**params, "QueueUrl": path_queue_url}
         caller = caller_of(http, settings, principal.name if principal is not None else None)
-        access.authorize(principal, req.action, action.permission, params, caller)
+        if principal is not None:  # open mode: everything is allowed
+            access.authorize(principal, req.action, action.permission, params, caller)
         env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
         return wire.render(req, action.handler(env, params))
 
