@@ -1,6 +1,6 @@
 """How ``spoolq`` meets the commands of the other distributions: through the ``spoolq.commands``
-entry points only, each missing command named with its package in one line, and the lists of
-commands that cannot drift apart (the server's table, the client's, the pyproject entry points)."""
+entry points only, the one place a client command is registered (the server and ``spoolq-client``
+both read them), and a command of a package not installed named with that package in one line."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from spoolq.cli import dispatch
-from spoolq_client.cli import COMMANDS
+from spoolq_client.cli import commands
 from spoolq_client.cli import dispatch as client_dispatch
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -23,12 +23,10 @@ def _entry_points(pyproject: Path) -> dict[str, str]:
     return dict(project.get("entry-points", {}).get(dispatch.ENTRY_POINT_GROUP, {}))
 
 
-def test_the_client_commands_are_listed_alike_in_both_packages_and_in_the_entry_points() -> None:
-    names = [c.name for c in COMMANDS]
-    assert sorted(names) == sorted(dispatch.CLIENT_COMMANDS)
+def test_a_client_command_is_registered_in_one_place_its_entry_point() -> None:
     declared = _entry_points(CHECKOUT / "clients/python/pyproject.toml")
-    assert sorted(declared) == sorted(names)
-    for command in COMMANDS:
+    assert sorted(c.name for c in commands()) == sorted(declared)  # spoolq-client reads the entry points
+    for command in commands():
         module, _, attr = declared[command.name].partition(":")
         assert EntryPoint(command.name, declared[command.name], dispatch.ENTRY_POINT_GROUP).load() is command
         assert module.startswith("spoolq_client.cli.") and attr == attr.upper()
@@ -37,7 +35,9 @@ def test_the_client_commands_are_listed_alike_in_both_packages_and_in_the_entry_
     assert _entry_points(CHECKOUT / "pyproject.toml") == {}  # the server's commands are its own
     server = {c.name for c in dispatch.SERVER_COMMANDS}
     assert set(client_dispatch.ELSEWHERE) == server | {"pipeline"}
-    assert not server & set(dispatch.ELSEWHERE)
+    assert not hasattr(dispatch, "CLIENT_COMMANDS")  # the server keeps no list of them
+    source = (CHECKOUT / "service/spoolq/cli/dispatch.py").read_text()
+    assert not [name for name in declared if f'"{name}"' in source]
 
 
 def test_no_module_of_the_server_imports_the_client_or_spark() -> None:
@@ -54,14 +54,24 @@ def test_no_module_of_the_server_imports_the_client_or_spark() -> None:
                                                   ("settings", "spoolq-client"), ("pipeline", "spoolq-spark")])
 def test_a_command_of_a_package_not_installed_names_the_package(
         command: str, package: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(dispatch, "entry_points", lambda group: [])
+    others = [ep for ep in dispatch.entry_points(group=dispatch.ENTRY_POINT_GROUP)
+              if ep.dist is not None and ep.dist.name != package]
+    monkeypatch.setattr(dispatch, "entry_points", lambda group: others)  # only `package` is not installed
     assert dispatch.main([command, "q", "--json"]) == 2
     err = capsys.readouterr().err
-    assert err == f"spoolq: 'spoolq {command}' comes with the {package} package, which is not installed here: " \
-                  f"install {package}\n"
+    assert err == f"spoolq: no command '{command}' here: {package}, not installed here, adds " \
+                  f"{dispatch.SIBLINGS[package]}: install {package}\n"
     assert "-e " not in err and "clients/" not in err
     dispatch.main(["--help"])
     assert f"not installed here (install {package}):" in capsys.readouterr().out
+
+
+def test_with_no_other_package_installed_an_unknown_command_names_both(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(dispatch, "entry_points", lambda group: [])
+    assert dispatch.main(["send", "q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "spoolq-client (" in err and "spoolq-spark (" in err
 
 
 def test_an_entry_point_that_cannot_load_is_one_line(monkeypatch: pytest.MonkeyPatch,
@@ -84,7 +94,7 @@ def test_help_lists_every_installed_command_under_its_package(capsys: pytest.Cap
     assert dispatch.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "commands of spoolq (the server):" in out and "commands of spoolq-client:" in out
-    for name in [c.name for c in dispatch.SERVER_COMMANDS] + list(dispatch.CLIENT_COMMANDS):
+    for name in [c.name for c in dispatch.SERVER_COMMANDS] + [c.name for c in commands()]:
         assert f"\n  {name} " in out, name
 
 
@@ -95,7 +105,7 @@ def test_spoolq_client_runs_the_client_commands_and_names_the_server_package(
                                        "spoolq-client: install spoolq and run `spoolq serve`\n")
     assert client_dispatch.main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert all(f"\n  {c.name} " in out for c in COMMANDS)
+    assert all(f"\n  {c.name} " in out for c in commands())
     with pytest.raises(SystemExit):
         client_dispatch.main(["send", "--help"])
     assert capsys.readouterr().out.startswith("usage: spoolq-client send")

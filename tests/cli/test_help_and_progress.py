@@ -9,14 +9,14 @@ import os
 from pathlib import Path
 
 from spoolq.cli.dispatch import SERVER_COMMANDS
-from spoolq_client.cli import COMMANDS
+from spoolq_client.cli import commands
 from tests.cli.run import ok, spoolq
 from tests.e2e.spoolq_server import Server
 
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's parser: the server's and the client's."""
-    return {**{c.name: c.parser() for c in SERVER_COMMANDS}, **{c.name: c.parser() for c in COMMANDS}}
+    return {**{c.name: c.parser() for c in SERVER_COMMANDS}, **{c.name: c.parser() for c in commands()}}
 
 
 def test_every_argument_has_help_and_every_command_an_example() -> None:

@@ -2,8 +2,10 @@
 
 A server command (:data:`SERVER_COMMANDS`) runs without looking at entry points; another name is
 looked up in the entry-point group and only that entry point is loaded (``spoolq --help`` loads
-them all for their summaries). A name that another distribution brings (:data:`ELSEWHERE`) but
-which is not installed here is one line on stderr naming the package to install, exit 2.
+them all for their summaries). The other distributions' commands are registered in one place each,
+their ``pyproject.toml``'s entry points: this module keeps no list of them. A name found nowhere,
+where a distribution that adds commands (:data:`SIBLINGS`) is not installed, is one line on
+stderr naming that package to install, exit 2.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ ENTRY_POINT_GROUP = "spoolq.commands"
 
 SERVER_COMMANDS: tuple[Command, ...] = (SERVE, CHECK_CONFIG, BACKUP, RESTORE, HASH_KEY)
 
-#: the commands other distributions bring, with the distribution: what to install when one is missing
-CLIENT_COMMANDS = ("send", "poll", "ack", "peek", "size", "purge", "move", "tail", "queues", "create", "settings")
-ELSEWHERE: dict[str, str] = {**dict.fromkeys(CLIENT_COMMANDS, "spoolq-client"), "pipeline": "spoolq-spark"}
+#: the distributions that add commands, and what they add (said when one is not installed)
+SIBLINGS: dict[str, str] = {
+    "spoolq-client": "the client commands, which send, poll, acknowledge and manage queues over HTTP",
+    "spoolq-spark": "spoolq pipeline, the Spark pipelines",
+}
 
 USAGE = "usage: spoolq [-h] [--version] COMMAND [ARGS...]"
 
@@ -51,15 +55,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plugin is None:
             return 2
         return plugin.main(rest, f"spoolq {name}")
-    if name in ELSEWHERE:
-        print(f"spoolq: 'spoolq {name}' comes with the {ELSEWHERE[name]} package, which is not installed "
-              f"here: install {ELSEWHERE[name]}", file=sys.stderr)
-        return 2
-    known = [c.name for c in SERVER_COMMANDS] + sorted(set(_entry_points()) | set(ELSEWHERE))
+    known = [c.name for c in SERVER_COMMANDS] + sorted(_entry_points())
     close = difflib.get_close_matches(name, known, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    print(f"spoolq: no command {name!r}{hint}; `spoolq --help` lists them", file=sys.stderr)
+    missing = _missing_siblings()
+    if len(missing) == 1:
+        [dist] = missing
+        print(f"spoolq: no command {name!r} here{hint}: {dist}, not installed here, adds {SIBLINGS[dist]}: "
+              f"install {dist}", file=sys.stderr)
+    elif missing:
+        print(f"spoolq: no command {name!r} here{hint}: it may come with a package not installed here, "
+              + " or ".join(f"{dist} ({SIBLINGS[dist]})" for dist in missing)
+              + f": install {' or '.join(missing)}", file=sys.stderr)
+    else:
+        print(f"spoolq: no command {name!r}{hint}; `spoolq --help` lists them", file=sys.stderr)
     return 2
+
+
+def _missing_siblings() -> list[str]:
+    """The distributions of :data:`SIBLINGS` that add no command here (not installed)."""
+    present = {ep.dist.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist is not None}
+    return [dist for dist in SIBLINGS if dist not in present]
 
 
 def _entry_points() -> dict[str, EntryPoint]:
@@ -95,13 +111,8 @@ def _help() -> str:
         by_dist.setdefault(dist, []).append(f"  {name:<{width}} {summary}")
     for dist, rows in sorted(by_dist.items()):
         lines += ["", f"commands of {dist}:", *rows]
-    missing: dict[str, list[str]] = {}
-    installed = _entry_points()
-    for name, dist in ELSEWHERE.items():
-        if name not in installed:
-            missing.setdefault(dist, []).append(name)
-    for dist, names in missing.items():
-        lines += ["", f"not installed here (install {dist}): {', '.join(names)}"]
+    for dist in _missing_siblings():
+        lines += ["", f"not installed here (install {dist}): {SIBLINGS[dist]}"]
     return "\n".join(lines)
 
 

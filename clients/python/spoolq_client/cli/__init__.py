@@ -1,9 +1,10 @@
 """The client commands: ``spoolq send | poll | ack | peek | size | purge | move | tail | queues | settings``.
 
 They talk to a running service over HTTP through :class:`spoolq_client.SpoolqClient` and need
-neither the server nor its store. Each is a :class:`~spoolq_client.cli.command.Command` listed in
-:data:`COMMANDS` and, under its name, in this distribution's ``spoolq.commands`` entry points, where
-the server's ``spoolq`` command finds it. Where only this package is installed, ``spoolq-client
+neither the server nor its store. Each is a :class:`~spoolq_client.cli.command.Command` in its
+module, registered in one place: under its name in this distribution's ``spoolq.commands`` entry
+points (``pyproject.toml``), where the server's ``spoolq`` command and ``spoolq-client`` both find it
+(:func:`commands`). Where only this package is installed, ``spoolq-client
 <command>`` (or ``python -m spoolq_client <command>``) runs the same commands.
 
 Modules: :mod:`~spoolq_client.cli.messages` (send, poll, ack, peek, tail),
@@ -13,6 +14,6 @@ Modules: :mod:`~spoolq_client.cli.messages` (send, poll, ack, peek, tail),
 """
 
 from spoolq_client.cli.command import CliError, Command
-from spoolq_client.cli.dispatch import COMMANDS, main
+from spoolq_client.cli.dispatch import commands, main
 
-__all__ = ["COMMANDS", "CliError", "Command", "main"]
+__all__ = ["CliError", "Command", "commands", "main"]

@@ -2,11 +2,11 @@
 :class:`CliError`, the one error a command raises for the user.
 
 A command is a name, the one-line summary ``spoolq --help`` lists, how its arguments are declared
-(``configure``) and what runs them (``run``, returning the exit status). Every command is listed in
-:data:`spoolq_client.cli.COMMANDS` and, under the same name, in the ``spoolq.commands`` entry-point
-group of this distribution's ``pyproject.toml``: ``spoolq`` (the server distribution's command) finds
-it there; ``spoolq-client`` and ``python -m spoolq_client`` run it where only this package is
-installed. ``main(argv, prog)`` is all either calls.
+(``configure``) and what runs them (``run``, returning the exit status). A command is registered in
+one place: a line under its name in the ``spoolq.commands`` entry-point group of this
+distribution's ``pyproject.toml``. ``spoolq`` (the server distribution's command) finds it there,
+and so do ``spoolq-client`` and ``python -m spoolq_client``, which run it where only this package
+is installed. ``main(argv, prog)`` is all either calls.
 """
 
 from __future__ import annotations

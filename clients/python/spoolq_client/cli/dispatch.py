@@ -1,21 +1,37 @@
 """``spoolq-client COMMAND ...`` (and ``python -m spoolq_client``): the client commands where the
 server's ``spoolq`` command is not installed. Beside it, ``spoolq COMMAND`` runs the same commands.
+
+The commands are this distribution's ``spoolq.commands`` entry points (its ``pyproject.toml``), the
+one list of them: ``spoolq`` finds them there, and so does this dispatcher (:func:`commands`), which
+loads only the command it runs.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, version
 
 from spoolq_client.cli.command import Command
-from spoolq_client.cli.create import CREATE
-from spoolq_client.cli.messages import ACK, PEEK, POLL, SEND, TAIL
-from spoolq_client.cli.queue_settings import SETTINGS
-from spoolq_client.cli.queues import MOVE, PURGE, QUEUES, SIZE
 
-#: every client command, in the order ``--help`` lists them
-COMMANDS: tuple[Command, ...] = (SEND, POLL, ACK, PEEK, TAIL, SIZE, PURGE, MOVE, QUEUES, CREATE, SETTINGS)
+#: the entry-point group of the commands (the server's ``spoolq`` reads the same group)
+ENTRY_POINT_GROUP = "spoolq.commands"
+DISTRIBUTION = "spoolq-client"
+
+
+def _entry_points() -> list[EntryPoint]:
+    """This distribution's commands (by name: the installed metadata keeps them sorted)."""
+    try:
+        declared = distribution(DISTRIBUTION).entry_points
+    except PackageNotFoundError:  # not installed: run from a bare checkout on sys.path
+        return []
+    return [ep for ep in declared if ep.group == ENTRY_POINT_GROUP]
+
+
+def commands() -> tuple[Command, ...]:
+    """Every client command, as ``--help`` lists them (each entry point loaded)."""
+    return tuple(ep.load() for ep in _entry_points())
+
 
 #: commands of the other distributions, which ``spoolq`` runs where they are installed
 ELSEWHERE = {**dict.fromkeys(("serve", "check-config", "backup", "restore", "hash-key"), "spoolq"),
@@ -34,8 +50,9 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     if name == "--version":
         print(f"{prog} {_version()}")
         return 0
-    for command in COMMANDS:
-        if command.name == name:
+    for entry in _entry_points():
+        if entry.name == name:
+            command: Command = entry.load()
             return command.main(rest, f"{prog} {name}")
     if name in ELSEWHERE:
         print(f"{prog}: '{name}' is a command of the {ELSEWHERE[name]} package, not of spoolq-client: install "
@@ -46,7 +63,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
 
 def _help(prog: str) -> str:
-    rows = [f"  {c.name:<10} {c.summary}" for c in COMMANDS]
+    rows = [f"  {c.name:<10} {c.summary}" for c in commands()]
     return "\n".join([f"usage: {prog} [-h] [--version] COMMAND [ARGS...]", "",
                       "The spoolq client commands over HTTP (the same as `spoolq COMMAND` where the spoolq "
                       f"server package is installed). `{prog} COMMAND --help` shows a command's arguments.", "",
