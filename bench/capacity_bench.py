@@ -285,6 +285,14 @@ def store_latency(root: str, queues: dict[str, str], samples: int) -> Samples:
     return out
 
 
+def log_latency(lat: Samples) -> None:
+    """The p50 and p99 of each operation at both depths, as soon as they are measured."""
+    for op in lat["1k"]:
+        a, d = lat["1k"][op], lat["deep"][op]
+        log(f"  {op}: p50 {pct(a, .5) * 1000:.2f} / {pct(d, .5) * 1000:.2f} ms, "
+            f"p99 {pct(a, .99) * 1000:.2f} / {pct(d, .99) * 1000:.2f} ms (1k / deep)")
+
+
 def http_latency(url: str, queues: dict[str, str], samples: int) -> Samples:
     """EmoDB over HTTP: poll?limit=1, ack of that id, size?limit=1000; depths alternate."""
     out: Samples = {d: {"http poll": [], "http ack": [], "http size(limit=1000)": []} for d in queues}
@@ -460,6 +468,7 @@ def measure(ctx: Any, parent: Path, label: str, messages: int, procs: int, sampl
         log(f"  {res.start}")
         log(f"{label}: store latency, {samples} samples per depth")
         res.lat = store_latency(str(root), queues, samples)
+        log_latency(res.lat)
         server_log = parent / f"capacity-{label}-server.log"
         if http:
             fs.remount()
@@ -468,7 +477,9 @@ def measure(ctx: Any, parent: Path, label: str, messages: int, procs: int, sampl
             try:
                 res.server = {"healthz": healthy, "readyz": ready}
                 log(f"  {res.server}")
-                for depth, ops in http_latency(server.url, queues, max(50, samples // 4)).items():
+                over_http = http_latency(server.url, queues, max(50, samples // 4))
+                log_latency(over_http)
+                for depth, ops in over_http.items():
                     res.lat[depth].update(ops)
             finally:
                 server.stop()
