@@ -24,6 +24,9 @@ how it is made durable (``<flush>``)
 * ``fsync``: the file ``fsync``'d before it is named, then its directory (``--flush fsync``);
 * ``journal``: a 1 KiB record appended to the process's own journal file, ``fdatasync``
   (``--flush journal``);
+* ``pjournal``: the same record written over a journal file the process wrote full of zeros (and
+  fsync'd) before the cell: the file's size never changes, so an ``fdatasync`` has no metadata to
+  commit (what a pre-written journal would give ``--flush journal``; spoolq's journal appends);
 * ``none``: no flush (what the file work costs in CPU and page cache).
 
 ``-b<N>`` makes N files before one flush (a batch, or N concurrent sends coalesced).
@@ -60,7 +63,8 @@ from server_cpu import machine_busy_cpu
 
 BODY = os.urandom(1024)
 MAKES = ("tmp", "ptmp", "samedir", "tmpfile")
-FLUSHES = ("syncfs", "fsync", "journal", "none")
+FLUSHES = ("syncfs", "fsync", "journal", "pjournal", "none")
+PREWRITTEN = 64 << 20  # bytes of the pjournal file, written over from the start again when full
 DEFAULT_MODES = ("tmp-syncfs,ptmp-syncfs,samedir-syncfs,tmpfile-syncfs,"
                  "tmp-syncfs-b10,ptmp-syncfs-b10,samedir-syncfs-b10,tmpfile-syncfs-b10,"
                  "tmp-journal,tmpfile-journal,tmp-fsync,tmpfile-fsync")
@@ -107,6 +111,13 @@ def message_op(mode: str, root: Path) -> Callable[[], int]:
     root_fd = os.open(root_s, os.O_RDONLY | os.O_DIRECTORY)
     journal = os.open(f"{root_s}/journal-{pid}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) \
         if flush == "journal" else -1
+    if flush == "pjournal":
+        journal = os.open(f"{root_s}/journal-{pid}", os.O_WRONLY | os.O_CREAT, 0o644)
+        zeros = bytes(1 << 20)
+        for _ in range(PREWRITTEN >> 20):
+            _write_all(journal, zeros)
+        os.fsync(journal)
+    offset = [0]
     numbers = iter(range(1, 1 << 62))
     bucket_of: dict[int, str] = {}
 
@@ -160,6 +171,13 @@ def message_op(mode: str, root: Path) -> Callable[[], int]:
                     os.close(dfd)
         elif flush == "journal":
             _write_all(journal, BODY * batch)
+            os.fdatasync(journal)
+        elif flush == "pjournal":
+            record = BODY * batch
+            if offset[0] + len(record) > PREWRITTEN:
+                offset[0] = 0
+            os.pwrite(journal, record, offset[0])
+            offset[0] += len(record)
             os.fdatasync(journal)
         return batch
     return op
@@ -220,8 +238,8 @@ def run_cell(mode: str, base: Path, procs: int, seconds: float) -> Cell:
         for p in ps:
             p.start()
         os.sync()
+        barrier.wait(60)  # every worker has made its op (a pjournal its file) before the counts start
         w0 = disk_writes(root)
-        barrier.wait(60)
         t0, busy0 = time.monotonic(), machine_busy_cpu()
         results = [out.get(timeout=seconds + 120) for _ in ps]
         span, busy = time.monotonic() - t0, machine_busy_cpu() - busy0
