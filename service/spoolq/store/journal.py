@@ -7,7 +7,9 @@ writes a few sequential blocks and one file-system journal commit, and the kerne
 commits of concurrent fdatasyncs from every process of the node into one. Measured side by side
 (``bench/pg_bench.py``, docs/performance.md): the flush alone is 6-30x the syncfs rate, and
 per-process journals beat one node-wide journal behind a shared lock; end to end a send still
-creates and renames its file, and the gain was not consistent (so ``syncfs`` stays the default).
+creates and names its file, so the gain depends on the file system: ``bench/flush_bench.py`` found
+it ahead on ext4 with its journal, where it is the default, and behind ``syncfs`` on XFS
+(:mod:`spoolq.store.filesystems`).
 
 Layout, in ``<root>/journal/``:
 
