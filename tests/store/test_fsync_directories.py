@@ -113,3 +113,20 @@ def test_a_new_archive_directory_is_flushed_with_its_first_segment(root: Path,
     assert str(segment_dir) in log.paths
     assert str(root / "archive") in log.paths, "the new archive directory's name was not flushed"
     store.close()
+
+
+def test_a_bucket_removed_before_its_flush_flushes_the_directory_above(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A poller (on any node) may empty and remove a bucket between a send's rename into it and
+    the flush: the rename must still be flushed, through the directory the removal changed."""
+    from spoolq.store.group_commit import GroupCommit
+    log = FsyncLog(monkeypatch)
+    commit = GroupCommit(root, enabled=True, use_syncfs=False)
+    bucket = root / "ready" / "1700000" / "0001"
+    bucket.mkdir(parents=True)
+    commit.note_paths(str(bucket))
+    bucket.rmdir()
+    log.clear()
+    commit.flush()
+    assert str(bucket.parent) in log.paths
+    commit.close()

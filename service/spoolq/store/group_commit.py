@@ -165,10 +165,31 @@ class GroupCommit:
                 inode = _fsync_path(p)
                 if inode is not None:
                     self._name_durable(p, inode)
+                else:
+                    self._flush_nearest_ancestor(p)
         elapsed = time.perf_counter() - start
         self.flushes += 1
         self.flush_seconds += elapsed
         return elapsed
+
+    def _flush_nearest_ancestor(self, path: str) -> None:
+        """``path`` was removed after something was renamed into it (an emptied bucket, removed by
+        a poller on any node): fsync the nearest directory above it that still exists.
+
+        The rename into it must still be made durable before the sender is acknowledged. The
+        removal came after that rename and changed the directory above; a file system whose
+        metadata log is ordered (ext4's and XFS's journals) cannot keep the removal and lose the
+        rename before it. On CephFS an fsync waits only for this client's own unjournaled changes
+        to the directory: it covers a bucket removed through this node's mount (the removal, and
+        so the rename journaled before it), not one removed by another node, which stays a gap
+        there (pollers remove only buckets past their write window, so it needs a flush that
+        waits longer than that window)."""
+        root = str(self._root)
+        parent = os.path.dirname(path)
+        while parent.startswith(root):
+            if _fsync_path(parent) is not None:
+                return
+            parent = os.path.dirname(parent)
 
     def _name_durable(self, path: str, inode: int) -> None:
         """Make the name of directory ``path`` (and of the directories above it, up to the root)
