@@ -523,7 +523,7 @@ def ms(x: float) -> str:
     return f"{x * 1000:.2f}"
 
 
-def report(results: list[Result], samples: int) -> None:
+def report(results: list[Result], samples: int, parent: Path) -> None:
     P = print
     for r in results:
         P(f"\n{r.label}: {r.mkfs}")
@@ -558,7 +558,7 @@ def report(results: list[Result], samples: int) -> None:
                   f"{d50 / a50:>6.2f} {d99 / a99:>6.2f}")
     P("\nMachine")
     P(f"  cores {os.cpu_count()}; kernel {platform.release()}; Python {platform.python_version()}; "
-      f"load average at end {os.getloadavg()[0]:.2f}; loop files on the disk of {CHECKOUT}")
+      f"load average at end {os.getloadavg()[0]:.2f}; loop files in {parent}")
     P("  shared VM, other work running: absolute times are noisy, compare depths within one run")
 
 
@@ -608,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nspoolq capacity benchmark  (python bench/capacity_bench.py --messages {args.messages}"
           f"{''.join(' --fs ' + f for f in args.fs or [])}; wall {time.monotonic() - t0:,.0f} s)")
     print("=" * 100)
-    report(results, args.samples)
+    report(results, args.samples, parent)
     return 0
 
 
