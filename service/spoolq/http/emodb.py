@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from flask import Response, request
+from flask import request
 from flask_smorest import Blueprint
 
 from spoolq.auth import OPEN, Principal
@@ -36,6 +36,7 @@ from spoolq.http import apidoc, emodb_batches, emodb_queue_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.framing import Response
 from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind, is_queue_name
 

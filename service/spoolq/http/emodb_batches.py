@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from flask import Response, request
+from flask import request
 
 from spoolq.auth import Principal
 from spoolq.http import emodb_wire as wire
 from spoolq.http.context import Services
+from spoolq.http.framing import Response
 from spoolq.store.model import MAX_BATCH_CLAIM, Message
 
 

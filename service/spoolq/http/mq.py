@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Response, request
+from flask import request
 from flask_smorest import Blueprint
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -37,6 +37,7 @@ from spoolq.errors import QueueNotFound, SpoolqError, StorageUnavailable
 from spoolq.http import apidoc, framing
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.framing import Response
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
 
 PREFIX = queue_names.MQ_PREFIX

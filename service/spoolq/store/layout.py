@@ -78,7 +78,7 @@ from spoolq.store.model import QUEUE_NAME_RE as QUEUE_NAME_RE
 from spoolq.store.model import RECEIPT_RE as RECEIPT_RE
 from spoolq.store.model import check_message_id as check_message_id
 from spoolq.store.model import check_queue_name as check_queue_name
-from spoolq.store.model import id_checksum
+from spoolq.store.model import id_checksum, quick_init
 
 STD_BUCKET_RE = re.compile(r"^\d{11}$")
 FIFO_BUCKET_RE = re.compile(r"^g[0-9a-f]{16}$")
@@ -195,6 +195,7 @@ def sequence_number(message_id: str) -> str:
 # ---------------------------------------------------------------- names
 
 
+@quick_init
 @dataclass(frozen=True)
 class Ref:
     """A parsed message reference: a bare id, or a receipt naming one delivery."""
@@ -232,6 +233,7 @@ def delayed_name(message_id: str, rc: int, frt: int, due: int, bucket: str) -> s
     return f"{message_id}~{rc}~{frt:x}~{due:x}~{bucket}"
 
 
+@quick_init
 @dataclass(frozen=True)
 class MessageName:
     """What every message file's name starts with: ``<id>~<rc>~<frt>``."""
@@ -241,11 +243,13 @@ class MessageName:
     frt: int  # first receive, ms since the epoch; 0 = never received
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadyName(MessageName):
     """``ready/<bucket>/<id>~<rc>~<frt>``: visible."""
 
 
+@quick_init
 @dataclass(frozen=True)
 class ClaimedName(MessageName):
     """``claimed/<shard>/<id>~<rc>~<frt>~<expires>~<token>``: claimed until ``expires``."""
@@ -254,6 +258,7 @@ class ClaimedName(MessageName):
     token: str  # unique to the claimant
 
 
+@quick_init
 @dataclass(frozen=True)
 class DelayedName(MessageName):
     """``delayed/<due-s>/<id>~<rc>~<frt>~<due>~<bucket>``: ready at ``due``, in ``bucket``."""

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, g, request
 from flask.blueprints import BlueprintSetupState
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import BaseConverter
@@ -36,6 +36,7 @@ from werkzeug.routing import BaseConverter
 from spoolq.errors import SpoolqError
 from spoolq.http import framing
 from spoolq.http.context import Services
+from spoolq.http.framing import Response
 from spoolq.http.sqs import access, messages, moves, queues, sigv4, wire
 from spoolq.http.sqs.context import REGION, caller_of
 from spoolq.http.sqs.env import AttemptCache, Env

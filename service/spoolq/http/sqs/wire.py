@@ -35,11 +35,12 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 import orjson
-from flask import Request, Response
+from flask import Request
 from werkzeug.exceptions import HTTPException
 
 from spoolq.errors import SpoolqError
 from spoolq.http import framing
+from spoolq.http.framing import Response
 from spoolq.http.sqs.errors import (
     InternalError,
     InvalidAction,
