@@ -8,6 +8,7 @@ commit, queue handles) or one of the parts built on it.
 
 from __future__ import annotations
 
+from spoolq.store.claiming import Claiming
 from spoolq.store.filestore import FileStore
 from spoolq.store.moves import MoveRunner
 from spoolq.store.queues import StoreCore
@@ -17,6 +18,10 @@ from spoolq.store.sending import Sending
 
 def core_of(store: FileStore) -> StoreCore:
     return store._core
+
+
+def claiming_of(store: FileStore) -> Claiming:
+    return store._claiming
 
 
 def moves_of(store: FileStore) -> MoveRunner:

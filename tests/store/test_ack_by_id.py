@@ -12,7 +12,7 @@ from spoolq.store import FileStore, claiming
 from spoolq.store import layout as L
 from spoolq.store.model import OutgoingMessage
 from tests.conftest import FakeClock
-from tests.inside import core_of
+from tests.inside import claiming_of, core_of
 
 Q = "acks"
 
@@ -88,3 +88,53 @@ def test_a_nacked_message_acked_unclaimed_loses_its_count(store: FileStore) -> N
     assert nacks.exists()
     assert store.ack(Q, [mid]) == [True]  # acked while back in the queue (receive count 1, unclaimed)
     assert not nacks.exists()
+
+
+def _remembered(store: FileStore) -> int:
+    return len(claiming_of(store).claimed_here)
+
+
+def test_a_claim_ended_by_receipt_is_forgotten(store: FileStore) -> None:
+    """An SQS consumer acks and releases by receipt: the claims its polls made must not stay in the
+    table (before, only an ack by id took an entry out)."""
+    store.create_queue(Q)
+    for _ in range(3):
+        store.send_batch(Q, [OutgoingMessage(body=b"m%d" % i) for i in range(50)])
+        got = store.poll(Q, limit=50, claim_ttl=30)
+        assert len(got) == 50 and _remembered(store) == 50
+        assert store.ack(Q, [d.receipt for d in got[:40]]) == [True] * 40
+        assert _remembered(store) == 10
+        assert store.release(Q, [d.receipt for d in got[40:45]]) == [True] * 5
+        assert _remembered(store) == 5
+        assert store.renew(Q, [d.receipt for d in got[45:]], 0) == [True] * 5  # a visibility of 0 releases
+        assert _remembered(store) == 0
+        assert sorted(d.message.id for d in store.poll(Q, limit=50, claim_ttl=30)) == sorted(
+            d.message.id for d in got[40:])
+        store.unclaim_all(Q)
+        assert _remembered(store) == 0
+        assert store.ack(Q, [d.message.id for d in got[40:]]) == [True] * 10
+    assert store.counts(Q).total == 0
+
+
+def test_a_renewed_claim_made_here_is_still_acked_without_a_listing(
+        store: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create_queue(Q)
+    mid = store.send(Q, OutgoingMessage(body=b"x")).id
+    assert [d.message.id for d in store.poll(Q, limit=1, claim_ttl=30)] == [mid]
+    assert store.renew(Q, [mid], 120) == [True]
+    _no_listing(monkeypatch)
+    assert store.ack(Q, [mid]) == [True]
+    assert _files(store, mid) == [] and _remembered(store) == 0
+
+
+def test_the_table_keeps_the_newest_claims_within_its_bound(store: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    claims = claiming_of(store).claimed_here
+    monkeypatch.setattr(claims, "_limit", 16)
+    store.create_queue(Q)
+    ids = [r.id for r in store.send_batch(Q, [OutgoingMessage(body=b"m%d" % i) for i in range(100)])]
+    for _ in range(100):
+        store.poll(Q, limit=1, claim_ttl=30)  # claimed, never ended here: the table must not grow past 16
+        assert len(claims) <= 16
+    assert len(claims) >= 8
+    newest = [mid for mid in ids if claims.take(mid) is not None]
+    assert newest == ids[-len(newest):]  # the ones forgotten are the oldest

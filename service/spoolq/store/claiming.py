@@ -14,10 +14,10 @@ to list its shard (below) removes every claimed copy it finds there, and mainten
 expired claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
 
 An ack by id (EmoDB, Disque) does not know the claimed file's name: a claim made by this process
-is remembered (the id's latest claimed file and the ready file it was claimed from, a bounded
-table), and its ack renames that file without listing anything (and looks for a ready copy under
-that remembered name); an id claimed elsewhere, renewed since (the renewal renamed it), or
-not remembered, is looked for in one listing of its claim shard. A second claimed copy of a
+is remembered (:class:`~spoolq.store.remembered_claims.RememberedClaims`: the id's latest claimed file and the ready file it was
+claimed from), and its ack renames that file without listing anything (and looks for a ready copy
+under that remembered name); an id claimed elsewhere, renewed elsewhere since (the renewal renamed
+it), or no longer remembered, is looked for in one listing of its claim shard. A second claimed copy of a
 remembered id (only a raw copy of a live root makes one: a poll drops a second copy it claims)
 then outlives the ack until its claim expires and is delivered once more: a duplicate, never a
 loss.
@@ -59,6 +59,7 @@ from spoolq.store.model import (
 )
 from spoolq.store.queue_config import check_int, check_number
 from spoolq.store.queues import StoreCore
+from spoolq.store.remembered_claims import RememberedClaims
 from spoolq.store.watch import FALLBACK_STEP
 
 #: seconds one poll spends trying candidates before it returns what it has (possibly nothing, as
@@ -75,9 +76,6 @@ EMPTY_POLL_MAINTENANCE = 0.1
 MaintainQueue = Callable[[QueueHandle, float], bool]
 
 
-#: claims this process remembers for acks by id (the table starts over when it is full)
-REMEMBERED_CLAIMS = 65_536
-
 #: How far a directory's mtime may lag the clock message ids are made from, in ms. The kernel
 #: stamps a directory change from its coarse clock, up to one tick (4 ms measured here, 10 ms at
 #: HZ=100) behind ``time.time()``; a FIFO group's last claim, release or delete is taken at the
@@ -90,9 +88,8 @@ class Claiming:
     def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
         self.core = core
         self.maintain = maintain
-        #: message id -> (the claimed file this process last made for it, the ready file it was
-        #: made from: the name a second copy would have, see the module doc)
-        self._claimed_here: dict[str, tuple[str, str]] = {}
+        #: the claims made here, for acks by id (see the module doc)
+        self.claimed_here = RememberedClaims()
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -209,17 +206,18 @@ class Claiming:
             with contextlib.suppress(OSError):  # unread: put back for the next poll, not left claimed
                 rename_into(cpath, src_dir, name, base=q.path)
             raise
-        expire = meta.get("x")
-        if isinstance(expire, int) and expire <= now_ms:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(cpath)
-            return None
         rc = parsed.rc + 1
         dl = q.info.config.dead_letter
-        max_receives = meta.get("m") or (dl.max_receives if dl else None)
-        if isinstance(max_receives, int) and rc > max_receives:
-            self._dead_letter(q, cpath, parsed, meta)
-            return None
+        if len(meta) > 1 or dl is not None:  # more than its send time: a ttl, receive limit, at-most-once...
+            expire = meta.get("x")
+            if isinstance(expire, int) and expire <= now_ms:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(cpath)
+                return None
+            max_receives = meta.get("m") or (dl.max_receives if dl else None)
+            if isinstance(max_receives, int) and rc > max_receives:
+                self._dead_letter(q, cpath, parsed, meta)
+                return None
         if q.kind is QueueKind.DEDUP:
             q.surface(parsed.id, body)
         if meta.get("o"):
@@ -228,12 +226,9 @@ class Claiming:
                 os.unlink(cpath)
             core.commit.note_paths(cdir)
             core.commit.flush()
-        msg = core.message(parsed.id, meta, body, rc, frt)
-        claimed_here = self._claimed_here
-        if len(claimed_here) >= REMEMBERED_CLAIMS:
-            claimed_here.clear()
-        claimed_here[parsed.id] = (cpath, f"{src_dir}/{name}")
-        return Delivery(message=msg, receipt=f"{shard}:{cname}", claimed_until=exp / 1000)
+        else:  # an at-most-once delivery has ended already: nothing to remember
+            self.claimed_here.remember(parsed.id, cpath, f"{src_dir}/{name}")
+        return Delivery(core.message(parsed.id, meta, body, rc, frt), f"{shard}:{cname}", exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
         """Under the queue's FIFO lock. A group is delivered in order from its head up to its first
@@ -284,7 +279,7 @@ class Claiming:
         message present twice (a raw copy of a live root put in place, a crash between two renames
         on a shared file system) is delivered once: the second copy, just claimed, is dropped."""
         if d.message.id in ids:
-            self._claimed_here.pop(d.message.id, None)  # it names the copy dropped here: list on ack
+            self.claimed_here.take(d.message.id)  # it names the copy dropped here: list on ack
             shard, _, cname = d.receipt.partition(":")
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(q.sub(f"claimed/{shard}/{cname}"))
@@ -340,11 +335,13 @@ class Claiming:
 
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
         if ref.claimed_name is None:  # by id: the claim made here first (see the module doc)
-            known = self._claimed_here.pop(ref.id, None)
+            known = self.claimed_here.take(ref.id)
             if known is not None and known[0].startswith(q.path + "/claimed/") and self._finish(q, known[0]):
                 self._drop_copy(known[1])  # its name before that claim: what _drop_ready_copy works out
                 return True
         acked, claims = self._ack_files(q, ref, released_too)
+        if acked and ref.claimed_name is not None:  # by receipt: the claim remembered for it ended too
+            self.claimed_here.take(ref.id)
         for path in claims:
             self._drop_ready_copy(q, path)
         return acked
@@ -437,11 +434,12 @@ class Claiming:
             path, p = found
             if extend_only and p.expires >= new_exp:
                 return True
+            renewed = f"{os.path.dirname(path)}/{L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token())}"
             try:
-                os.rename(path, f"{os.path.dirname(path)}/"
-                                f"{L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token())}")
+                os.rename(path, renewed)
             except FileNotFoundError:
                 return False
+            self.claimed_here.renamed(p.id, path, renewed)
             return True
         if not claim_unclaimed or ref.claimed_name is not None:
             return False
@@ -470,7 +468,10 @@ class Claiming:
         found = q.locate_claimed(ref)
         if found is None or (live_after is not None and found[1].expires <= live_after):
             return False
-        return self._unclaim(q, found[0], found[1])
+        if not self._unclaim(q, found[0], found[1]):
+            return False
+        self.claimed_here.take(ref.id)
+        return True
 
     def _unclaim(self, q: QueueHandle, path: str, p: L.ClaimedName) -> bool:
         shard = os.path.basename(os.path.dirname(path))
@@ -491,6 +492,8 @@ class Claiming:
                 self._unclaim(q, path, p)
         except OSError as e:
             raise storage_error(e, f"unclaiming {queue!r}") from e
+        finally:
+            self.claimed_here.forget_queue(q.path)
         self.core.watcher.notify(q.path)
 
 
