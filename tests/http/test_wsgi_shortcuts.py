@@ -138,3 +138,18 @@ def test_the_app_answers_with_it(app: Flask) -> None:
     assert app.response_class is framing.Response
     with app.test_request_context("/queue/1/q/size"):
         assert isinstance(app.make_response(("x", 200)), framing.Response)
+
+
+@pytest.mark.parametrize(("body", "content_type", "status", "headers"), [
+    (b'{"success":true}', "application/json", 200, ()),
+    (b"", "text/plain; charset=utf-8", 201, (("X-Message-Id", "ab" * 20),)),
+    (b"x" * 70_000, "application/x-amz-json-1.0", 200, (("x-amzn-RequestId", "r"), ("X-Other", "o"))),
+    (b"no such queue\n", "text/plain; charset=utf-8", 404, ()),
+    (b"{}", "application/json", 299, ()),  # a code werkzeug has no name for
+])
+def test_a_whole_response_is_the_constructors(body: bytes, content_type: str, status: int,
+                                             headers: tuple[tuple[str, str], ...]) -> None:
+    quick = framing.Response.whole(body, content_type, status, headers)
+    made = framing.Response(body, status, list(headers), content_type=content_type)
+    assert type(quick) is type(made) and vars(quick) == vars(made)
+    assert _answer(quick, _environ("POST")) == _answer(made, _environ("POST"))

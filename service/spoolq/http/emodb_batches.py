@@ -47,7 +47,7 @@ def _tokens(value: Any) -> list[str]:
 
 
 def _count(count: int) -> Response:
-    return Response(b'{"count":%d}' % count, status=200, content_type="application/json")
+    return Response.whole(b'{"count":%d}' % count, "application/json")
 
 
 def claim_batch(door: BatchDoor, queue: str) -> Response:

@@ -56,7 +56,8 @@ class MqError(Exception):
 
 
 def text_response(status: int, text: str, headers: dict[str, str] | None = None) -> Response:
-    return Response(text + ("\n" if text else ""), status=status, mimetype="text/plain", headers=headers)
+    body = (text + "\n").encode() if text else b""
+    return Response.whole(body, "text/plain; charset=utf-8", status, tuple(headers.items()) if headers else ())
 
 
 def render_error(exc: BaseException) -> Response:

@@ -32,7 +32,7 @@ def read_file(path: str, *, replaced: bool = False, message: bool = False) -> by
 
     ``message``: a message file (:mod:`spoolq.store.codec`), whose header says how long it is: a
     first read that returns all of that is the whole file (no second read to meet its end)."""
-    for pause in _STALE_WAITS if replaced else (0.0,):
+    for pause in _STALE_WAITS if replaced else _NO_WAIT:
         if pause:
             time.sleep(pause)
         try:
@@ -43,23 +43,26 @@ def read_file(path: str, *, replaced: bool = False, message: bool = False) -> by
     raise FileNotFoundError(errno.ENOENT, "replaced or removed through another mount", path)
 
 
+_NO_WAIT = (0.0,)
+
+
 _READ_SIZE = 1 << 20
 #: a message file's header: magic, meta length, body length, crc (spoolq.store.codec)
 _MESSAGE_HEADER = struct.Struct(">4sIII")
+_MESSAGE_HEADER_SIZE = _MESSAGE_HEADER.size
 
 
 def _read_whole(path: str, message: bool = False) -> bytes:
     fd = os.open(path, os.O_RDONLY)
     try:
-        chunks: list[bytes] = []
-        while True:
+        chunk = os.read(fd, _READ_SIZE)
+        if message and len(chunk) >= _MESSAGE_HEADER_SIZE:
+            _magic, meta_len, body_len, _crc = _MESSAGE_HEADER.unpack_from(chunk)
+            if len(chunk) == _MESSAGE_HEADER_SIZE + meta_len + body_len < _READ_SIZE:
+                return chunk  # fewer bytes than asked for, as many as the file holds: all of it
+        chunks = [chunk]
+        while chunk:
             chunk = os.read(fd, _READ_SIZE)
-            if not chunk:
-                break
-            if message and not chunks and len(chunk) >= _MESSAGE_HEADER.size:
-                _magic, meta_len, body_len, _crc = _MESSAGE_HEADER.unpack_from(chunk)
-                if len(chunk) == _MESSAGE_HEADER.size + meta_len + body_len < _READ_SIZE:
-                    return chunk  # fewer bytes than asked for, as many as the file holds: all of it
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

@@ -406,11 +406,12 @@ class StoreCore:
     def message(self, mid: str, meta: Mapping[str, Any], body: bytes, rc: int, frt: int,
                 claimed_until: float | None = None) -> Message:
         """The :class:`~spoolq.store.model.Message` of a decoded message file."""
-        return Message(id=mid, body=body, sent_at=int(meta.get("t", L.id_time_ms(mid))) / 1000,
-                       receive_count=rc, first_received_at=frt / 1000 if frt else None,
-                       attributes=meta.get("a") or {}, group_id=meta.get("g"), dedup_id=meta.get("d"),
-                       sequence_number=L.sequence_number(mid) if "g" in meta else None,
-                       claimed_until=claimed_until)
+        sent = meta.get("t")
+        if type(sent) is int and len(meta) == 1:  # a plain message (the common case): no optional field
+            return Message(mid, body, sent / 1000, rc, frt / 1000 if frt else None, {}, None, None, None, claimed_until)
+        return Message(mid, body, int(meta.get("t", L.id_time_ms(mid))) / 1000, rc, frt / 1000 if frt else None,
+                       meta.get("a") or {}, meta.get("g"), meta.get("d"),
+                       L.sequence_number(mid) if "g" in meta else None, claimed_until)
 
     def quarantine(self, path: str, q: QueueHandle) -> None:
         """Move a file that is not a whole message of ours out of every poller's way."""
