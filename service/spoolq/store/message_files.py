@@ -206,8 +206,10 @@ class MessageFiles:
     def discard(unnamed: Unnamed) -> None:
         """Drop a file that will not be named (or close the descriptor of one that was)."""
         if unnamed.fd >= 0:
-            with contextlib.suppress(OSError):
+            try:  # not contextlib.suppress: this runs for every message sent
                 os.close(unnamed.fd)
+            except OSError:
+                pass
             unnamed.fd = -1
         if unnamed.temp:
             with contextlib.suppress(OSError):
@@ -216,6 +218,8 @@ class MessageFiles:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    written = os.write(fd, data)  # all of it, but for a signal or a full disk in between
+    if written < len(data):
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view):]
