@@ -102,3 +102,9 @@ def test_what_it_cannot_do_is_refused() -> None:
 
             def __post_init__(self) -> None:
                 pass
+
+    with pytest.raises(TypeError, match="own __init__"):
+        @quick_init
+        @dataclass(frozen=True, kw_only=True)
+        class KeywordOnly:  # its parameters could not be given by position
+            a: int

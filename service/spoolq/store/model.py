@@ -57,13 +57,13 @@ def quick_init(cls: type[_Value]) -> type[_Value]:
     the same parameters with the same defaults (positional or by keyword, as the dataclass's does)
     and stores the same values; the instance stays frozen (``__setattr__`` still refuses), equal,
     hashable and ``dataclasses.replace``-able as before. Classes with a ``default_factory``,
-    ``__post_init__``, ``slots`` or an ``init=False`` field are refused: they keep the dataclass's own.
+    ``__post_init__``, ``slots``, an ``init=False`` or a keyword-only field are refused: they keep the dataclass's own.
     """
     params: list[str] = []
     stores: list[str] = []
     defaults: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
-        if f.default_factory is not MISSING or not f.init:
+        if f.default_factory is not MISSING or not f.init or f.kw_only is True:
             raise TypeError(f"quick_init: {cls.__name__}.{f.name} needs the dataclass's own __init__")
         if f.default is MISSING:
             params.append(f.name)
