@@ -153,7 +153,9 @@ def file_system_of(root: Path | str) -> tuple[str, bool]:
     return (f"0x{magic:x}" if magic is not None else "unknown"), False
 
 
-def _load_syncfs() -> Any:
+def load_syncfs() -> Any:
+    """The C library's ``syncfs(2)`` (takes a descriptor, returns 0 or -1 with ``errno`` set), or
+    None where it has none."""
     try:
         fn = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).syncfs
     except (OSError, AttributeError):
@@ -163,7 +165,7 @@ def _load_syncfs() -> Any:
     return fn
 
 
-_SYNCFS = _load_syncfs()
+_SYNCFS = load_syncfs()
 
 
 def sync_local_file_system(path: Path | str) -> bool:

@@ -49,30 +49,17 @@ process's journal files).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from spoolq.store.fileops import GONE
+from spoolq.store.filesystems import load_syncfs
 from spoolq.store.journal import JournalCommit, boot_id
 from spoolq.store.ticketed_flush import FlushListener, TicketedFlush
 
-
-def _load_syncfs() -> Any:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fn = libc.syncfs
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNCFS = _load_syncfs()
+_SYNCFS = load_syncfs()
 
 
 def _fsync_path(path: str) -> int | None:
