@@ -26,6 +26,7 @@ from inotify_simple import flags as F
 
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
+from spoolq.store.fileops import BaseGone
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
 from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import QueueKind
@@ -136,8 +137,9 @@ def _bucket(tmp_path: Path) -> tuple[Path, str, MessageFiles]:
     return base, bucket, MessageFiles(str(tmp_path / "tmp"), "t-")
 
 
+@pytest.mark.parametrize("made_in_one_step", [False, True])
 def test_writing_survives_its_directory_being_removed_while_the_file_is_made(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_in_one_step: bool) -> None:
     """A bucket removed (a purge, an empty bucket swept) between the lookup of its path and the
     making of the file's inode: ext4 answers EPERM, not ENOENT. The directory is made again and
     the write goes on. (A send storm beside purges met this once in a full CI run, as a failed
@@ -159,14 +161,20 @@ def test_writing_survives_its_directory_being_removed_while_the_file_is_made(
             os.close(fd)
 
     _on_tmpfile_opens(monkeypatch, after_the_lookup)
-    unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
-    monkeypatch.undo()
+    if made_in_one_step:
+        assert files.make(b"whole", bucket, "m", base=str(base), fsync_file=False)
+        monkeypatch.undo()
+    else:
+        unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
+        monkeypatch.undo()
+        files.name(unnamed, bucket, "m", base=str(base))
     assert removed == [bucket]
-    files.name(unnamed, bucket, "m", base=str(base))
     assert (Path(bucket) / "m").read_bytes() == b"whole"
 
 
-def test_a_directory_that_always_refuses_gives_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("made_in_one_step", [False, True])
+def test_a_directory_that_always_refuses_gives_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         made_in_one_step: bool) -> None:
     base, bucket, files = _bucket(tmp_path)
     calls = []
 
@@ -176,8 +184,81 @@ def test_a_directory_that_always_refuses_gives_its_error(tmp_path: Path, monkeyp
 
     _on_tmpfile_opens(monkeypatch, refuse)
     with pytest.raises(PermissionError):
-        files.write(b"whole", bucket, base=str(base), fsync_file=False)
-    assert 1 < len(calls) <= 5
+        if made_in_one_step:
+            files.make(b"whole", bucket, "m", base=str(base), fsync_file=False)
+        else:
+            files.write(b"whole", bucket, base=str(base), fsync_file=False)
+    assert 1 < len(calls) <= 6  # make's own first try, then write's five
+    assert os.listdir(bucket) == []
+
+
+def test_made_in_one_step_as_written_then_named(tmp_path: Path) -> None:
+    """``make`` leaves what ``write`` then ``name`` leave: the bytes under the name, in a bucket
+    made on the way, and no descriptor open."""
+    base = tmp_path / "q"
+    base.mkdir()
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    fds = len(os.listdir("/proc/self/fd"))
+    for i, (data, fsync_file) in enumerate([(b"whole", False), (b"x" * 70_000, True), (b"", False)]):
+        one, two = f"{base}/ready/00001790/0000179000{i}", f"{base}/ready/00001791/0000179100{i}"
+        assert files.make(data, one, "m", base=str(base), fsync_file=fsync_file)
+        files.name(files.write(data, two, base=str(base), fsync_file=fsync_file), two, "m", base=str(base))
+        assert os.listdir(one) == os.listdir(two) == ["m"]
+        assert (Path(one) / "m").read_bytes() == (Path(two) / "m").read_bytes() == data
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_made_in_one_step_when_its_directory_goes_before_the_name(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bucket removed between the file's write and its link (a poller emptied it): made again."""
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    real_link = os.link
+    removed = []
+
+    def link_after_a_removal(src: str, dst: str, **kwargs: object) -> None:
+        if not removed:
+            shutil.rmtree(base / "ready")
+            removed.append(dst)
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link_after_a_removal)
+    assert files.make(b"whole", bucket, "m", base=str(base), fsync_file=False)
+    monkeypatch.undo()
+    assert removed == [f"{bucket}/m"]
+    assert (Path(bucket) / "m").read_bytes() == b"whole"
+
+
+def test_made_in_one_step_in_a_deleted_queue_is_base_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    real_link = os.link
+
+    def link_after_the_queue_went(src: str, dst: str, **kwargs: object) -> None:
+        shutil.rmtree(base)
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link_after_the_queue_went)
+    with pytest.raises(BaseGone):
+        files.make(b"whole", bucket, "m", base=str(base), fsync_file=False)
+    monkeypatch.undo()
+    assert not base.exists()
+    with pytest.raises(BaseGone):  # gone before the file is opened
+        files.make(b"whole", bucket, "m", base=str(base), fsync_file=False)
+    assert not base.exists()
+
+
+def test_not_made_in_one_step_through_a_temp_directory(tmp_path: Path) -> None:
+    (tmp_path / "tmp").mkdir()
+    base = tmp_path / "q"
+    base.mkdir()
+    files = MessageFiles(str(tmp_path / "tmp"), "t-", in_place=False)
+    assert not files.make(b"whole", f"{base}/ready/00001790/00001790000", "m", base=str(base), fsync_file=False)
+    assert os.listdir(base) == []
 
 
 @pytest.mark.parametrize("in_place", [True, False])
@@ -256,3 +337,26 @@ def test_a_plain_message_header_is_the_json_encoders_bytes(meta: dict[str, objec
     data = encode_message(meta, b"body")
     assert data[16:16 + len(expected)] == expected
     assert decode_message(data) == (meta, b"body")
+
+
+def test_a_forked_child_names_its_own_files(tmp_path: Path) -> None:
+    """``/proc/self/fd`` opened before a fork names the parent's descriptors: the child opens its own."""
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-")
+    assert files.make(b"parent", bucket, "p", base=str(base), fsync_file=False)  # opened in the parent
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports by its exit status
+        code = 1
+        try:
+            held = [os.open(bucket, os.O_RDONLY) for _ in range(3)]  # its descriptors differ from the parent's
+            files.make(b"child", bucket, "c", base=str(base), fsync_file=False)
+            code = 0 if held else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (Path(bucket) / "c").read_bytes() == b"child"
+    assert files.make(b"parent again", bucket, "p2", base=str(base), fsync_file=False)
+    assert (Path(bucket) / "p2").read_bytes() == b"parent again"

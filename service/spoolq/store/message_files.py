@@ -29,7 +29,8 @@ them below the queue directory and tries again.
 
 A file is made in two steps, :meth:`MessageFiles.write` (the data, with no name in the queue) and
 :meth:`MessageFiles.name` (its name), so a batch can write its files from several threads (their
-``fsync``\\ s overlap) and still name them in order.
+``fsync``\\ s overlap) and still name them in order; :meth:`MessageFiles.make` takes both steps in
+one call where files are made in place (each file of a batch written and named in turn).
 """
 
 from __future__ import annotations
@@ -54,24 +55,32 @@ class _ProcFds:
     ``src_dir_fd``: Python calls ``linkat`` only when a directory descriptor or
     ``follow_symlinks=False`` is given, ``link(2)`` otherwise, which would link the ``/proc``
     symlink itself). Opened on first use in each process: a descriptor opened before a fork
-    names the parent's table."""
+    names the parent's table, so a forked child forgets it (``os.register_at_fork``) before any
+    of its own code runs."""
 
     def __init__(self) -> None:
-        self._fd = -1
-        self._pid = -1
+        #: the open directory, or -1 before this process's first use
+        self.current = -1
+        self._lock = threading.Lock()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self.current = -1
         self._lock = threading.Lock()
 
     def fd(self) -> int:
-        if self._pid != process.pid():
+        if self.current < 0:
             with self._lock:
-                if self._pid != process.pid():
-                    self._fd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-                    self._pid = process.pid()
-        return self._fd
+                if self.current < 0:
+                    self.current = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return self.current
 
 
 _PROC_FDS = _ProcFds()
 
+
+#: how an unnamed message file is opened in its directory
+_TMPFILE_FLAGS = os.O_WRONLY | os.O_TMPFILE if hasattr(os, "O_TMPFILE") else 0
 
 #: how many times a vanishing destination directory is re-created before giving up (see rename_into)
 _ATTEMPTS = 1000
@@ -109,7 +118,7 @@ class MessageFiles:
 
     def own_dir(self) -> str:
         """This process's temp directory (``tmp/<node>-<pid>``), made on first use after a fork."""
-        pid = os.getpid()
+        pid = process.pid()
         path = f"{self._tmp_dir}/{self._node_prefix}{pid}"
         if self._own_dir_pid != pid:
             with contextlib.suppress(FileExistsError):
@@ -152,13 +161,49 @@ class MessageFiles:
             os.close(fd)
         return Unnamed(temp=path)
 
+    def make(self, data: bytes, directory: str, name: str, *, base: str, fsync_file: bool) -> bool:
+        """:meth:`write` and :meth:`name` in one step where files are made in place: ``data`` written
+        into an ``O_TMPFILE`` in ``directory`` (re-created below ``base`` if it is missing) and
+        linked as ``name``; its descriptor is closed whatever happens, so nothing is left to
+        discard. False, with nothing done, where this store makes its files in its temp directory
+        (then :meth:`write` and :meth:`name`). BaseGone when ``base`` is gone."""
+        if not self._in_place:
+            return False
+        try:
+            fd = os.open(directory, _TMPFILE_FLAGS, 0o644)
+        except OSError:  # the directory is missing, or O_TMPFILE refused: the general path decides
+            fd = self._open_unnamed(directory, base)
+            if fd < 0:
+                return False
+        try:
+            written = os.write(fd, data)  # all of it, but for a signal or a full disk in between
+            if written < len(data):
+                _write_rest(fd, data, written)
+            if fsync_file:
+                os.fsync(fd)
+            proc_fds = _PROC_FDS.current
+            try:
+                os.link(str(fd), f"{directory}/{name}", src_dir_fd=proc_fds if proc_fds >= 0 else _PROC_FDS.fd(),
+                        follow_symlinks=True)
+            except OSError as e:
+                if e.errno not in GONE:
+                    raise
+                _make_levels(base, directory)  # removed since the file was opened
+                self._link(fd, directory, name, base)
+        finally:
+            try:  # not contextlib.suppress: this runs for every message sent
+                os.close(fd)
+            except OSError:
+                pass
+        return True
+
     def _open_unnamed(self, directory: str, base: str) -> int:
         """An O_TMPFILE descriptor in ``directory``, or -1 if the file system refuses them (then
         this store makes its files in its temp directories from now on)."""
         refusals = 0
         for _attempt in range(_ATTEMPTS):
             try:
-                return os.open(directory, os.O_WRONLY | os.O_TMPFILE, 0o644)
+                return os.open(directory, _TMPFILE_FLAGS, 0o644)
             except OSError as e:
                 if e.errno in _NO_TMPFILE:
                     self._in_place = False
@@ -220,6 +265,11 @@ class MessageFiles:
 def _write_all(fd: int, data: bytes) -> None:
     written = os.write(fd, data)  # all of it, but for a signal or a full disk in between
     if written < len(data):
-        view = memoryview(data)[written:]
-        while view:
-            view = view[os.write(fd, view):]
+        _write_rest(fd, data, written)
+
+
+def _write_rest(fd: int, data: bytes, written: int) -> None:
+    """The rest of ``data`` after a short write of its first ``written`` bytes."""
+    view = memoryview(data)[written:]
+    while view:
+        view = view[os.write(fd, view):]

@@ -139,7 +139,8 @@ class StoreCore:
 
     def find(self, name: str) -> QueueHandle | None:
         """The queue named ``name`` (validated), or None; cached while meta.json is unchanged."""
-        L.check_queue_name(name)
+        if type(name) is not str or name not in self._queues:  # a name this process holds was checked
+            L.check_queue_name(name)
         path = self.queue_path(name)
         try:
             st = os.stat(f"{path}/meta.json")

@@ -108,13 +108,31 @@ def _check(info: QueueInfo, m: OutgoingMessage, now_ms: int, encoded: dict[int, 
     config = info.config
     if (type(m) is OutgoingMessage and type(m.body) is bytes and m.delay is None and m.ttl is None
             and m.max_receives is None and not m.at_most_once and m.group_id is None and m.dedup_id is None
-            and not m.attributes and not m.extra_bytes and info.kind is not QueueKind.FIFO):
-        # a plain message (the common case): only its size to check, its metadata its send time
-        if len(m.body) > config.max_message_bytes:
-            raise MessageTooLarge(len(m.body), config.max_message_bytes)
-        delay = config.delay
-        return _Prepared(m, {"t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
-                         b'{"t":%d}' % now_ms)  # as encode_meta({"t": now_ms})
+            and info.kind is not QueueKind.FIFO):
+        attributes, extra = m.attributes, m.extra_bytes
+        if not attributes and not extra:
+            # a plain message (the common case): only its size to check, its metadata its send time
+            if len(m.body) > config.max_message_bytes:
+                raise MessageTooLarge(len(m.body), config.max_message_bytes)
+            delay = config.delay
+            return _Prepared(m, {"t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
+                             b'{"t":%d}' % now_ms)  # as encode_meta({"t": now_ms})
+        if type(attributes) is dict and type(extra) is int and extra >= 0:
+            # a door's own metadata and nothing else (an SQS message): its size, and the metadata
+            # the general path below makes, {"a": attributes, "t": now_ms}, encoded the same way
+            if len(m.body) + extra > config.max_message_bytes:
+                raise MessageTooLarge(len(m.body) + extra, config.max_message_bytes)
+            delay = config.delay
+            encoded_attributes = encoded.get(id(attributes)) if encoded is not None else None
+            if encoded_attributes is None:
+                try:
+                    encoded_attributes = encode_meta(attributes)
+                except (TypeError, ValueError) as e:
+                    raise InvalidArgument(f"attributes must be JSON-serialisable: {e}") from None
+                if encoded is not None:
+                    encoded[id(attributes)] = encoded_attributes
+            return _Prepared(m, {"a": attributes, "t": now_ms}, now_ms + int(delay * 1000) if delay > 0 else 0,
+                             b'{"a":%s,"t":%d}' % (encoded_attributes, now_ms))  # as encode_meta would
     if not isinstance(m, OutgoingMessage):
         raise InvalidArgument("each message must be an OutgoingMessage")
     if not isinstance(m.body, (bytes, bytearray)):
@@ -155,10 +173,10 @@ def _check(info: QueueInfo, m: OutgoingMessage, now_ms: int, encoded: dict[int, 
         meta["a"] = dict(m.attributes)
     try:  # only attributes can fail: everything else in meta is a number or a checked string
         if encoded is not None and len(meta) == 2 and "a" in meta:  # {"a": ..., "t": ...}
-            attributes = encoded.get(id(m.attributes))
-            if attributes is None:
-                attributes = encoded[id(m.attributes)] = encode_meta(meta["a"])
-            meta_bytes = b'{"a":%s,"t":%d}' % (attributes, now_ms)  # as encode_meta(meta) would
+            attributes_json = encoded.get(id(m.attributes))
+            if attributes_json is None:
+                attributes_json = encoded[id(m.attributes)] = encode_meta(meta["a"])
+            meta_bytes = b'{"a":%s,"t":%d}' % (attributes_json, now_ms)  # as encode_meta(meta) would
         else:
             meta_bytes = encode_meta(meta)
     except (TypeError, ValueError) as e:
@@ -222,7 +240,8 @@ class Sending:
         """The contract's ``send_batch`` (``each``: its ``send_each``)."""
         core = self.core
         name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
-        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        if type(messages) is not tuple and type(messages) is not list and (
+                isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence)):
             raise InvalidArgument("messages must be a sequence")
         if len(messages) > MAX_BATCH:
             raise InvalidArgument(f"a batch holds at most {MAX_BATCH} messages, got {len(messages)}")
@@ -239,7 +258,7 @@ class Sending:
             assert create is not None  # checked above
             checked_for = QueueInfo(name, check_kind(create), core.default_config, {}, 0, 0)
         checked = _check_all(checked_for, messages, now_ms, each)
-        if not checked or (each and not any(type(c) is _Prepared for c in checked)):
+        if not checked or (each and _Prepared not in map(type, checked)):
             return checked  # type: ignore[return-value]  # nothing to store: [] or only refusals
         for attempt in range(1, SEND_ATTEMPTS + 1):
             if q is None:
@@ -252,14 +271,15 @@ class Sending:
             if info is not checked_for and (info.kind is not checked_for.kind or info.config != checked_for.config):
                 checked_for, checked = info, _check_all(info, messages, now_ms, each)  # made anew, other rules
             # without ``each`` every message passed (or the first refusal was raised)
-            prepared: list[_Prepared] = [p for p in checked if type(p) is _Prepared] if each \
-                else checked  # type: ignore[assignment]
+            prepared: list[_Prepared] = [p for p in checked if type(p) is _Prepared] \
+                if each and set(map(type, checked)) != {_Prepared} else checked  # type: ignore[assignment]
             if not prepared:
                 return checked  # type: ignore[return-value]  # nothing to store: [] or only refusals
             kind = info.kind
             try:
                 if kind is QueueKind.STANDARD:
-                    results = self._store(q, kind, prepared, [core.ids.new_id(name, now_ms) for _ in prepared])
+                    results = self._store(q, kind, prepared, [core.ids.new_id(name, now_ms)] if len(prepared) == 1
+                                          else core.ids.new_ids(name, now_ms, len(prepared)))
                 elif kind is QueueKind.DEDUP:
                     results = self._send_dedup(q, prepared, now_ms)
                 else:
@@ -290,27 +310,36 @@ class Sending:
         core = self.core
         files, commit = core.files, core.commit
         per_file = commit.per_file
-        datas = [encode_message(p.meta, p.message.body, p.meta_bytes) for p in prepared]
-        targets = [self._target(q, kind, p, mid) for p, mid in zip(prepared, ids, strict=True)]
+        base = q.path
+        datas: list[bytes] = []
+        targets: list[tuple[str, str]] = []
+        for p, mid in zip(prepared, ids, strict=True):
+            datas.append(encode_message(p.meta, p.message.body, p.meta_bytes))
+            targets.append(self._target(q, kind, p, mid))
         # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
-        journal = commit.journal if flush and kind is QueueKind.STANDARD \
-            and not any(p.meta.get("o") for p in prepared) else None
+        journal = commit.journal
+        if journal is not None and (not flush or kind is not QueueKind.STANDARD
+                                    or any(p.meta.get("o") for p in prepared)):
+            journal = None
         for retry in (False, True):
             placed: list[str] = []
             unnamed: list[Unnamed] = []
             try:
                 if per_file and len(datas) >= PARALLEL_FROM:  # their fsyncs overlap: 1.6-3x measured
-                    unnamed = _write_parallel(files, q.path, datas, [d for d, _n in targets])
+                    unnamed = _write_parallel(files, base, datas, [d for d, _n in targets])
+                    for u, (dst_dir, file_name) in zip(unnamed, targets, strict=True):
+                        self._name(q, u, dst_dir, file_name)
+                        placed.append(f"{dst_dir}/{file_name}")
+                        commit.note_paths(dst_dir)  # the file was fsync'd when written
                 else:  # without per-file fsync the writes are CPU-bound and a pool only costs (0.6-0.7x)
-                    for data, (dst_dir, _name) in zip(datas, targets, strict=True):
-                        unnamed.append(files.write(data, dst_dir, base=q.path, fsync_file=per_file))
-                for u, (dst_dir, file_name) in zip(unnamed, targets, strict=True):
-                    try:
-                        files.name(u, dst_dir, file_name, base=q.path)
-                    except FileNotFoundError:
-                        raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
-                    placed.append(f"{dst_dir}/{file_name}")
-                    commit.note_paths(dst_dir)  # per-file mode: the file was fsync'd when written
+                    for data, (dst_dir, file_name) in zip(datas, targets, strict=True):
+                        if not files.make(data, dst_dir, file_name, base=base, fsync_file=per_file):
+                            u = files.write(data, dst_dir, base=base, fsync_file=per_file)
+                            unnamed.append(u)
+                            self._name(q, u, dst_dir, file_name)
+                        placed.append(f"{dst_dir}/{file_name}")
+                        if per_file:
+                            commit.note_paths(dst_dir)  # the file was fsync'd when written
                 if journal is not None:
                     cut = len(core.queues_dir) + 1
                     journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
@@ -333,9 +362,17 @@ class Sending:
                 if retry or not (isinstance(cause, OSError) and cause.errno == errno.ENOSPC and core.trash.drain()):
                     raise error from cause
                 continue
-            return [SendResult(id=mid, sequence_number=L.sequence_number(mid) if kind is QueueKind.FIFO else None)
-                    for mid in ids]
+            if kind is not QueueKind.FIFO:
+                return [SendResult(mid) for mid in ids]
+            return [SendResult(mid, L.sequence_number(mid)) for mid in ids]
         raise AssertionError("unreachable: the second try returns or raises")
+
+    def _name(self, q: QueueHandle, unnamed: Unnamed, directory: str, name: str) -> None:
+        """Name a file :meth:`MessageFiles.write` wrote; QueueNotFound when its queue is gone."""
+        try:
+            self.core.files.name(unnamed, directory, name, base=q.path)
+        except FileNotFoundError:
+            raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
 
     def _target(self, q: QueueHandle, kind: QueueKind, p: _Prepared, message_id: str) -> tuple[str, str]:
         """The directory and name of a message's file."""

@@ -36,7 +36,10 @@ FALLBACK_STEP = 0.05
 class Watcher:
     def __init__(self, rescan: float = 1.0) -> None:
         self.rescan = rescan
-        self._cond = threading.Condition()
+        #: the condition's own lock: :meth:`notify` (every send) takes it directly, not through the
+        #: condition's ``__enter__``, a Python-level call
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._generation: dict[str, int] = {}
         self._wd_to_queue: dict[int, tuple[str, str]] = {}  # wd -> (queue dir, watched path)
         self._watched: dict[str, int] = {}  # path -> wd
@@ -56,7 +59,7 @@ class Watcher:
             return self._generation.get(qpath, 0)
 
     def notify(self, qpath: str) -> None:
-        with self._cond:
+        with self._lock:
             self._generation[qpath] = self._generation.get(qpath, 0) + 1
             if self._waiting:
                 self._cond.notify_all()
