@@ -127,6 +127,22 @@ _ALLOWED_CHARACTERS = ("the set of allowed characters is #x9 | #xA | #xD | #x20 
                        "#x10000 to #x10FFFF")
 
 
+#: the characters of ASCII a body may not hold: the C0 controls but tab, line feed and carriage return
+_BAD_ASCII = bytes(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
+
+
+def encoded_body(body: str) -> bytes:
+    """``body`` in UTF-8, once checked as :func:`check_body` checks it. An ASCII body is checked by
+    deleting the bytes it may not hold (one pass in C, several times faster than the pattern's
+    search); any other, or one that holds such a byte, by :func:`check_body`."""
+    if body.isascii():
+        raw = body.encode("ascii")
+        if len(raw.translate(None, _BAD_ASCII)) == len(raw):
+            return raw
+    check_body(body)
+    return body.encode("utf-8")
+
+
 def check_body(body: str) -> None:
     bad = _BAD_BODY_CHAR.search(body)
     if bad:

@@ -72,11 +72,14 @@ STORE_ID_HEAD = 36
 def message_id(store_id: str) -> str:
     """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from the id
     without its queue's checksum, so a message keeps its MessageId where the store keeps that head."""
-    raw = bytearray(hashlib.sha256(store_id[:STORE_ID_HEAD].encode("ascii")).digest()[:16])
-    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4, as uuid.UUID(bytes=..., version=4) sets it
-    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    h = hashlib.sha256(store_id[:STORE_ID_HEAD].encode("ascii")).hexdigest()  # its first 16 bytes, with
+    # the version 4 in byte 6's high digit and the RFC 4122 variant in byte 8's, as
+    # uuid.UUID(bytes=..., version=4) sets them
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+#: a UUID's variant digit (the RFC 4122 variant, ``10`` in its two high bits) for each hex digit
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 def _trace_header() -> dict[str, dict[str, str]]:
@@ -117,20 +120,21 @@ def _refusal(refused: MessageRefused, batch: bool = False) -> SqsError:
 
 def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[str, dict[str, str]],
              plain: dict[str, Any], attrs: dict[str, dict[str, str]] | SqsError | None = None,
-             batch: bool = False) -> tuple[OutgoingMessage, dict[str, Any]]:
+             attrs_size: int = 0, batch: bool = False) -> tuple[OutgoingMessage, dict[str, Any]]:
     """Check what only SQS rules (the body's characters, DelaySeconds, the attributes) and build what
     the store takes plus the reply's digests. The store decides the rest (the size with the
     attributes, the group and deduplication ids, what a FIFO queue needs): :func:`_refusal` words
     its refusals. ``trace`` is the request's :func:`_trace_header` (read once per request, not once
     per batch entry), ``plain`` its :func:`_stored_plain`: every entry of a request that keeps nothing
     else shares that one object, so the store encodes it once per batch. ``attrs``: the entry's
-    message attributes checked already (a batch checks them once, for its total size too)."""
+    message attributes checked already (a batch checks them once, for its total size too), and
+    ``attrs_size`` what they count toward the message size."""
     body = entry.get("MessageBody")
     if body is None or body == "":
         raise MissingParameter("MessageBody")
     if not isinstance(body, str):
         raise InvalidParameterValue("MessageBody must be a string.")
-    checks.check_body(body)
+    raw = checks.encoded_body(body)
     fifo = info.kind is QueueKind.FIFO
     delay = None
     if entry.get("DelaySeconds") is not None:
@@ -142,11 +146,11 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[st
     if attrs is None:
         raw_attrs = entry.get("MessageAttributes")
         attrs = checks.check_message_attributes(raw_attrs) if raw_attrs is not None else {}
+        attrs_size = checks.attributes_size(attrs) if attrs else 0
     elif isinstance(attrs, SqsError):
         raise attrs
     raw_system = entry.get("MessageSystemAttributes")
     system = checks.check_message_attributes(raw_system, system=True) if raw_system is not None else {}
-    raw = body.encode("utf-8")
     group, dedup = entry.get("MessageGroupId"), entry.get("MessageDeduplicationId")
     if batch and fifo:  # a batch entry's empty id is a missing one where the queue needs it (recorded)
         group = group or None
@@ -164,7 +168,7 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[st
         reply["MD5OfMessageSystemAttributes"] = md5_of_attributes(system)
     message = OutgoingMessage(body=raw, delay=None if delay is None else float(delay), group_id=group,
                               dedup_id=dedup, attributes=stored,
-                              extra_bytes=checks.attributes_size(attrs) if attrs else 0)
+                              extra_bytes=attrs_size)
     return message, reply
 
 
@@ -182,22 +186,23 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def _checked_attributes(entry: Mapping[str, Any]) -> dict[str, dict[str, str]] | SqsError:
-    """A batch entry's message attributes checked, or what is wrong with them."""
+def _checked_attributes(entry: Mapping[str, Any]) -> tuple[dict[str, dict[str, str]] | SqsError, int]:
+    """A batch entry's message attributes checked, or what is wrong with them; and what they count
+    toward the message's size (0 when they are wrong)."""
     raw = entry.get("MessageAttributes")
     if raw is None:
-        return {}
+        return {}, 0
     try:
-        return checks.check_message_attributes(raw)
+        attrs = checks.check_message_attributes(raw)
     except SqsError as exc:
-        return exc
+        return exc, 0
+    return attrs, checks.attributes_size(attrs) if attrs else 0
 
 
-def _entry_size(entry: Mapping[str, Any], attrs: dict[str, dict[str, str]] | SqsError) -> int:
-    """What an entry counts toward the batch's 1 MiB: its body, and its attributes when they are valid."""
+def _body_size(entry: Mapping[str, Any]) -> int:
+    """What an entry's body counts toward the batch's 1 MiB (its attributes count too)."""
     body = entry.get("MessageBody")
-    size = (len(body) if body.isascii() else len(body.encode("utf-8"))) if isinstance(body, str) else 0
-    return size + checks.attributes_size(attrs) if attrs and not isinstance(attrs, SqsError) else size
+    return (len(body) if body.isascii() else len(body.encode("utf-8"))) if isinstance(body, str) else 0
 
 
 #: batch entries word a too-long message as AWS does there (recorded: test_send_batch_message_size)
@@ -219,16 +224,16 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     entries = checks.check_entries(p, "SendMessageBatchRequestEntry")
     info = env.queue(store_name)
-    attributes = [_checked_attributes(e) for e in entries]
-    total = sum(_entry_size(e, a) for e, a in zip(entries, attributes, strict=True))
+    attributes = [_checked_attributes(e) for e in entries]  # each checked once, its size counted once
+    total = sum(_body_size(e) + size for e, (_a, size) in zip(entries, attributes, strict=True))
     if total > checks.MAX_MESSAGE_BYTES:
         raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
     ready: list[tuple[str, OutgoingMessage, dict[str, Any]]] = []
     failed: dict[str, dict[str, Any]] = {}  # entry id -> its failure
     trace, plain = _trace_header(), _stored_plain(env, info)
-    for entry, attrs in zip(entries, attributes, strict=True):
+    for entry, (attrs, attrs_size) in zip(entries, attributes, strict=True):
         try:
-            message, reply = _prepare(env, info, entry, trace, plain, attrs, batch=True)
+            message, reply = _prepare(env, info, entry, trace, plain, attrs, attrs_size, batch=True)
         except SqsError as exc:
             failed[entry["Id"]] = _failure(entry["Id"], exc)
             continue
@@ -248,7 +253,7 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
                 item["SequenceNumber"] = outcome.sequence_number
             successful.append(item)
     # failures in the order of the entries, whether the door or the store refused them
-    return _batch_reply(successful, [failed[e["Id"]] for e in entries if e["Id"] in failed])
+    return _batch_reply(successful, [failed[e["Id"]] for e in entries if e["Id"] in failed] if failed else [])
 
 
 def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names: set[str],

@@ -1,0 +1,72 @@
+"""The SQS door's shortcuts on the send path give what the general way gives: a body checked and
+encoded by ``checks.encoded_body`` (a byte deletion for ASCII bodies) as by the pattern of
+``checks.check_body`` and ``str.encode``; a MessageId as ``uuid.UUID(bytes=..., version=4)`` makes it."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+
+import pytest
+
+from spoolq.http.sqs import checks
+from spoolq.http.sqs.errors import SqsError
+from spoolq.http.sqs.messages import message_id
+
+
+def _general(body: str) -> tuple[str, object]:
+    try:
+        checks.check_body(body)
+    except SqsError as e:
+        return ("refused", type(e).__name__, e.message)
+    return ("ok", body.encode("utf-8"))
+
+
+def _shortcut(body: str) -> tuple[str, object]:
+    try:
+        return ("ok", checks.encoded_body(body))
+    except SqsError as e:
+        return ("refused", type(e).__name__, e.message)
+
+
+#: every character of Latin-1 (the shortcut's own ground is ASCII) and the edges of every range
+#: check_body allows or refuses beyond it
+CODES = [*range(0x100), 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000,
+         0x10FFFF, *range(0x100, 0x110000, 997)]
+
+
+def test_every_character_alone_and_inside_a_body() -> None:
+    for code in CODES:
+        c = chr(code)
+        for body in (c, "ab" + c + "\t", "\n" + c * 3):
+            assert _shortcut(body) == _general(body), hex(code)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_bodies(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = [chr(c) for c in range(0x80)] + ["\u00e9", "\ud800", "\ufffe", "\U0001f600", "\ue000"]
+    for _ in range(2000):
+        n = rng.choice([1, 2, 10, 300])
+        body = "".join(rng.choice(alphabet) if rng.random() < 0.05 else "x" for _ in range(n))
+        assert _shortcut(body) == _general(body), body
+
+
+def test_the_first_bad_character_is_the_one_named() -> None:
+    body = "ok\x7f" + "x" * 100 + "\x01" + "y" * 50 + "\x02"
+    assert _shortcut(body) == _general(body)
+    assert "#x1'" in str(_shortcut(body)[2])
+
+
+def _message_id_the_general_way(store_id: str) -> str:
+    return str(uuid.UUID(bytes=hashlib.sha256(store_id[:36].encode("ascii")).digest()[:16], version=4))
+
+
+def test_message_ids_as_uuid_makes_them() -> None:
+    rng = random.Random(7)
+    for _ in range(20_000):
+        store_id = f"{rng.getrandbits(160):040x}"
+        assert message_id(store_id) == _message_id_the_general_way(store_id)
+    assert message_id("0" * 40) == _message_id_the_general_way("0" * 40)
+    assert message_id("f" * 40) == _message_id_the_general_way("f" * 40)
