@@ -46,6 +46,10 @@ def current_door() -> str | None:
     return _DOOR.get()
 
 
+#: each event's operation label (its value: ``event.value`` is a Python-level property, this a lookup)
+_OPERATION: dict[MessageEvent, str] = {event: event.value for event in MessageEvent}
+
+
 class DoorCounts:
     """A store listener (:class:`~spoolq.store.events.StoreListener`) counting into ``metrics``."""
 
@@ -58,7 +62,7 @@ class DoorCounts:
         if event is MessageEvent.POLLED:  # the poll's time and its messages, counted in one go
             self.metrics.polled(door, queue, count)
         else:
-            self.metrics.messages(door, event.value, count, queue)
+            self.metrics.messages(door, _OPERATION[event], count, queue)
 
     def flushed(self, seconds: float, batch: int) -> None:
         self.metrics.flushed(seconds, batch)

@@ -141,6 +141,21 @@ class _Pending:
                     seen.add(label_set)
             return new
 
+    def count(self, counts: tuple[_Key, ...], n: float) -> bool:
+        """``add(counts, n)``: counter increments alone, the message counts of every send, poll
+        and ack."""
+        with self._lock:
+            pending, seen = self._counts, self.seen
+            new = False
+            for key in counts:
+                pending[key] = pending.get(key, 0) + n
+                if key not in seen:
+                    new = True
+                    if len(seen) >= 100_000:  # as in add
+                        seen.clear()
+                    seen.add(key)
+            return new
+
     def take(self) -> tuple[dict[tuple[Any, tuple[str, ...]], float], dict[tuple[Any, tuple[str, ...]], list[float]],
                             dict[tuple[Any, tuple[str, ...]], float]]:
         with self._lock:
@@ -224,10 +239,11 @@ class Metrics:
     def messages(self, door: str, operation: str, n: int, queue: str | None = None) -> None:
         if not n:
             return
-        counts: tuple[_Key, ...] = ((self.message_counter, (door, operation)),)
-        if queue is not None:
-            counts = (*counts, (self.queue_messages, (queue, operation)))
-        self._counted(self._pending.add(counts, n))
+        counts: tuple[_Key, ...] = ((self.message_counter, (door, operation)),) if queue is None \
+            else ((self.message_counter, (door, operation)), (self.queue_messages, (queue, operation)))
+        new = self._pending.count(counts, n)
+        if self.directory is not None and (new or self._publisher is None):  # as _counted(new)
+            self._counted(new)
 
     def polled(self, door: str, queue: str, n: int = 0) -> None:
         """A poll of ``queue`` through ``door`` (found something or not): its time is the queue's

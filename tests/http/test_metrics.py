@@ -285,6 +285,19 @@ def test_published_counts_equal_direct_observations() -> None:
     assert requests == {"200": 6 + 4, "503": 3}
 
 
+def test_counting_alone_is_adding_without_observations() -> None:
+    """``_Pending.count`` (every message event) keeps what ``_Pending.add`` of the same counts keeps,
+    and says the same of label sets new to the process."""
+    from spoolq.metrics import _Pending
+
+    general, quick = _Pending(), _Pending()
+    a, b, c = ("m", ("queue", "send")), ("m", ("sqs", "send")), ("q", ("q1", "send"))
+    for counts, n in [((a,), 1), ((a, c), 10), ((a, c), 2), ((b,), 0), ((b, c), 3), ((), 5)]:
+        assert quick.count(counts, n) == general.add(counts, n)
+    assert quick.take() == general.take()
+    assert quick.seen == general.seen == {a, b, c}
+
+
 def test_counts_are_exact_under_concurrent_reads() -> None:
     from spoolq.metrics import Metrics
 
