@@ -24,7 +24,10 @@ Targets, all on 127.0.0.1, all started before the first cell and kept up to the 
   ``000000000000``, in memory;
 * ``moto_server`` (in memory);
 * ``ceiling``: a trivial HTTP/1.1 server returning canned replies, in its own process: the most
-  boto3 itself gets through.
+  boto3 itself gets through;
+* ``flask-ceiling``: the same canned replies from a Flask app under gunicorn with spoolq's worker
+  class and threads (``gthread``, ``--workers`` x 32): what the HTTP stack spoolq is built on costs
+  before any of spoolq's own work.
 
 Next to each rate, the CPU time the target's processes (the server's whole process group: gunicorn's
 master and workers, LocalStack, moto) spent per message during the cell, from ``/proc``: what a
@@ -53,7 +56,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import boto3
 import requests
@@ -86,6 +89,25 @@ def _wait(url: str, timeout: float = 30.0) -> None:
     raise TimeoutError(url)
 
 
+def canned_reply(action: str, request: dict[str, Any], port: int) -> bytes:
+    """The reply of a server that parses the JSON request and stores nothing: the same bytes for
+    the stdlib ``ceiling`` and the ``flask-ceiling`` targets."""
+    reply: dict[str, Any] = {}
+    if action == "CreateQueue":
+        reply = {"QueueUrl": f"http://127.0.0.1:{port}/123456789012/q"}
+    elif action == "SendMessage":
+        reply = {"MD5OfMessageBody": BODY_MD5, "MessageId": str(uuid.uuid4())}
+    elif action == "SendMessageBatch":
+        reply = {"Successful": [{"Id": e["Id"], "MessageId": str(uuid.uuid4()), "MD5OfMessageBody": BODY_MD5}
+                                for e in request.get("Entries", [])], "Failed": []}
+    elif action == "ReceiveMessage":
+        reply = {"Messages": [{"MessageId": str(uuid.uuid4()), "ReceiptHandle": uuid.uuid4().hex * 4,
+                               "MD5OfBody": BODY_MD5, "Body": BODY} for _ in range(10)]}
+    elif action == "DeleteMessageBatch":
+        reply = {"Successful": [{"Id": e["Id"]} for e in request.get("Entries", [])], "Failed": []}
+    return json.dumps(reply).encode()
+
+
 class _Canned(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -97,25 +119,32 @@ class _Canned(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length) or b"{}")
         action = (self.headers.get("X-Amz-Target") or "").rsplit(".", 1)[-1]
-        reply: dict[str, Any] = {}
-        if action == "CreateQueue":
-            reply = {"QueueUrl": f"http://127.0.0.1:{self.server.server_port}/123456789012/q"}
-        elif action == "SendMessage":
-            reply = {"MD5OfMessageBody": BODY_MD5, "MessageId": str(uuid.uuid4())}
-        elif action == "SendMessageBatch":
-            reply = {"Successful": [{"Id": e["Id"], "MessageId": str(uuid.uuid4()), "MD5OfMessageBody": BODY_MD5}
-                                    for e in request.get("Entries", [])], "Failed": []}
-        elif action == "ReceiveMessage":
-            reply = {"Messages": [{"MessageId": str(uuid.uuid4()), "ReceiptHandle": uuid.uuid4().hex * 4,
-                                   "MD5OfBody": BODY_MD5, "Body": BODY} for _ in range(10)]}
-        elif action == "DeleteMessageBatch":
-            reply = {"Successful": [{"Id": e["Id"]} for e in request.get("Entries", [])], "Failed": []}
-        body = json.dumps(reply).encode()
+        body = canned_reply(action, request, cast(ThreadingHTTPServer, self.server).server_port)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-amz-json-1.0")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def flask_canned_app(port: int) -> Any:
+    """The canned replies from a Flask app, for gunicorn with spoolq's worker class and threads
+    (the ``flask-ceiling`` target): what the product's HTTP stack costs before spoolq's own work."""
+    from flask import Flask, Response, request
+
+    app = Flask("flask_ceiling")
+
+    @app.get("/")
+    def health() -> str:
+        return "ok"
+
+    @app.post("/")
+    def action() -> Response:
+        name = (request.headers.get("X-Amz-Target") or "").rsplit(".", 1)[-1]
+        body = canned_reply(name, json.loads(request.get_data() or b"{}"), port)
+        return Response(body, content_type="application/x-amz-json-1.0")
+
+    return app
 
 
 def serve_canned(port: int) -> None:
@@ -244,7 +273,8 @@ def main() -> None:
                         help="spoolq's --flush for its durable modes, comma-separated for one server each "
                              "(default: the one it chooses for the data dir's file system)")
     parser.add_argument("--skip", default="",
-                        help="comma-separated targets to leave out: localstack, ministack, moto, ceiling")
+                        help="comma-separated targets to leave out: localstack, ministack, moto, ceiling, "
+                             "flask-ceiling")
     parser.add_argument("--prefill", type=int, default=20_000, help="messages queued before each recv+del cell")
     parser.add_argument("--small-prefill", type=int, default=2_000,
                         help="the same for moto, whose receive scans its whole queue")
@@ -302,6 +332,14 @@ def main() -> None:
             pgid = servers.enter_context(_process([sys.executable, __file__, "--canned-server", str(port)],
                                                   f"http://127.0.0.1:{port}/", tmpdir / "canned.log"))
             targets["ceiling"] = (f"http://127.0.0.1:{port}", 0, pgid)
+        if "flask-ceiling" not in skip:
+            port = _free_port()
+            pgid = servers.enter_context(_process(
+                [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", str(args.workers),
+                 "--threads", "32", "--bind", f"127.0.0.1:{port}", "--chdir", str(CHECKOUT / "bench"),
+                 f"sqs_bench:flask_canned_app({port})"],
+                f"http://127.0.0.1:{port}/", tmpdir / "flask-canned.log"))
+            targets["flask-ceiling"] = (f"http://127.0.0.1:{port}", 0, pgid)
         for run in range(args.runs):
             loads.append(load())
             print(f"run {run + 1}/{args.runs}", flush=True)
@@ -327,7 +365,8 @@ def main() -> None:
     for name in names:
         if not name.startswith("spoolq"):
             continue
-        for other in ("localstack", "ministack", "moto", "ceiling", name.replace("spoolq", "compared")):
+        for other in ("localstack", "ministack", "moto", "ceiling", "flask-ceiling",
+                      name.replace("spoolq", "compared")):
             if other in targets:
                 print(f"| {name} / {other} | "
                       + " | ".join(f"{med[(name, w)] / med[(other, w)]:.2f}" for w in workloads) + " |")
