@@ -94,6 +94,8 @@ class GroupCommit:
         #: syncfs(2) flushes the whole local file system at once; per-file fsync is for file
         #: systems where syncfs may not reach stable storage (FUSE, NFS) or is missing
         self._syncfs = _SYNCFS if use_syncfs else None
+        #: True when each file must be fsync'd as it is written (no syncfs here); read on every send
+        self.per_file = enabled and self._syncfs is None
         self._root = root
         self.tickets = TicketedFlush(self._flush_once, "flushing to stable storage")
         self._fd: int | None = None
@@ -117,11 +119,6 @@ class GroupCommit:
     @on_flush.setter
     def on_flush(self, listener: FlushListener | None) -> None:
         self.tickets.on_flush = listener
-
-    @property
-    def per_file(self) -> bool:
-        """True when each file must be fsync'd as it is written (no syncfs here)."""
-        return self.enabled and self._syncfs is None
 
     def _root_fd(self) -> int:
         if self._fd is None:

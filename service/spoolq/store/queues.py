@@ -139,9 +139,12 @@ class StoreCore:
 
     def find(self, name: str) -> QueueHandle | None:
         """The queue named ``name`` (validated), or None; cached while meta.json is unchanged."""
-        if type(name) is not str or name not in self._queues:  # a name this process holds was checked
+        held = self._queues.get(name) if type(name) is str else None
+        if held is None:
             L.check_queue_name(name)
-        path = self.queue_path(name)
+            path = self.queue_path(name)
+        else:  # a name this process holds was checked, and its path made, when it was first found
+            path = held.path
         try:
             st = os.stat(f"{path}/meta.json")
         except FileNotFoundError:

@@ -313,9 +313,16 @@ class Sending:
         base = q.path
         datas: list[bytes] = []
         targets: list[tuple[str, str]] = []
+        ready = (-1, "")  # the second of the last ready bucket met, and its directory
         for p, mid in zip(prepared, ids, strict=True):
             datas.append(encode_message(p.meta, p.message.body, p.meta_bytes))
-            targets.append(self._target(q, kind, p, mid))
+            if kind is not QueueKind.FIFO and not p.due_ms:  # the common case, as _target has it
+                second = int(mid[:12], 16) // 1000
+                if second != ready[0]:
+                    ready = (second, self._ready_dir(q, second))
+                targets.append((ready[1], f"{mid}~0~0"))  # L.ready_name(mid, 0, 0)
+            else:
+                targets.append(self._target(q, kind, p, mid))
         # the commit journal makes plain sends durable; FIFO, dedup and at-most-once take the full flush
         journal = commit.journal
         if journal is not None and (not flush or kind is not QueueKind.STANDARD
@@ -374,18 +381,21 @@ class Sending:
         except FileNotFoundError:
             raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
 
+    def _ready_dir(self, q: QueueHandle, second: int) -> str:
+        """The directory of ``q``'s ready bucket of ``second``, kept per queue for the current second."""
+        kept = self._ready_dirs.get(q.path)
+        if kept is None or kept[0] != second:
+            if len(self._ready_dirs) >= 10_000:  # deleted queues' entries: forget them all
+                self._ready_dirs.clear()
+            kept = self._ready_dirs[q.path] = (second, q.ready_dir(L.std_bucket(second * 1000)))
+        return kept[1]
+
     def _target(self, q: QueueHandle, kind: QueueKind, p: _Prepared, message_id: str) -> tuple[str, str]:
         """The directory and name of a message's file."""
         if kind is QueueKind.FIFO:
             bucket = L.fifo_bucket(p.meta["g"])
-        elif not p.due_ms:  # the common case: the ready bucket of the id's second, kept per queue
-            second = int(message_id[:12], 16) // 1000
-            kept = self._ready_dirs.get(q.path)
-            if kept is None or kept[0] != second:
-                if len(self._ready_dirs) >= 10_000:  # deleted queues' entries: forget them all
-                    self._ready_dirs.clear()
-                kept = self._ready_dirs[q.path] = (second, q.ready_dir(L.std_bucket(second * 1000)))
-            return kept[1], f"{message_id}~0~0"  # L.ready_name(message_id, 0, 0)
+        elif not p.due_ms:  # the common case: the ready bucket of the id's second
+            return self._ready_dir(q, int(message_id[:12], 16) // 1000), f"{message_id}~0~0"  # L.ready_name
         else:
             bucket = L.std_bucket(L.id_time_ms(message_id))
         if p.due_ms:
