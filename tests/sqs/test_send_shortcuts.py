@@ -5,12 +5,13 @@ encoded by ``checks.encoded_body`` (a byte deletion for ASCII bodies) as by the 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import uuid
 
 import pytest
 
-from spoolq.http.sqs import checks
+from spoolq.http.sqs import checks, wire
 from spoolq.http.sqs.errors import SqsError
 from spoolq.http.sqs.messages import message_id
 
@@ -70,3 +71,35 @@ def test_message_ids_as_uuid_makes_them() -> None:
         assert message_id(store_id) == _message_id_the_general_way(store_id)
     assert message_id("0" * 40) == _message_id_the_general_way("0" * 40)
     assert message_id("f" * 40) == _message_id_the_general_way("f" * 40)
+
+
+def test_uuids_from_hex_digits_and_request_ids_as_uuid_makes_them() -> None:
+    rng = random.Random(11)
+    for raw in [bytes(16), b"\xff" * 16, *(rng.randbytes(16) for _ in range(20_000))]:
+        assert wire.uuid4_text(raw.hex()) == str(uuid.UUID(bytes=raw, version=4))
+    ids = {wire.new_request_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    for request_id in ids:
+        parsed = uuid.UUID(request_id)
+        assert str(parsed) == request_id and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def _reply_the_general_way(result: dict[str, object]) -> bytes:
+    return json.dumps(result, separators=(",", ":")).encode()
+
+
+def test_send_replies_written_as_the_json_encoder_writes_them() -> None:
+    rng = random.Random(3)
+    alphabet = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2603", "\U0001f600", "\ud800"]
+    for _ in range(3000):
+        def text() -> str:
+            return "".join(rng.choice(alphabet) if rng.random() < 0.1 else "x" for _ in range(rng.choice([0, 1, 8])))
+        entries = [{"Id": text(), "MessageId": text(), "MD5OfMessageBody": text()} for _ in range(rng.choice([0, 1, 3]))]
+        failed = [{"Id": text(), "SenderFault": rng.random() < 0.5, "Code": text(), "Message": text()}
+                  for _ in range(rng.choice([0, 2]))]
+        for action, result in [("SendMessageBatch", {"Successful": entries, "Failed": failed}),
+                               ("SendMessage", {"MD5OfMessageBody": text(), "MessageId": text(), "n": rng.randint(-9, 9)}),
+                               ("SendMessage", {"big": 2**70, "small": -(2**70)}),
+                               ("SendMessage", {1: "a key that is not a string"}),
+                               ("GetQueueAttributes", {"f": 1e16, "g": 0.1})]:
+            assert wire.reply_json(action, result) == _reply_the_general_way(result)  # type: ignore[arg-type]

@@ -47,6 +47,7 @@ from spoolq.http.sqs.errors import (
     ReceiptHandleIsInvalid,
     SqsError,
 )
+from spoolq.http.sqs.wire import uuid4_text
 from spoolq.store.model import Delivery, OutgoingMessage, QueueInfo, QueueKind, QueueRef, message_id_of
 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
@@ -72,14 +73,7 @@ STORE_ID_HEAD = 36
 def message_id(store_id: str) -> str:
     """The MessageId SQS clients see for a store id: a version-4-shaped UUID derived from the id
     without its queue's checksum, so a message keeps its MessageId where the store keeps that head."""
-    h = hashlib.sha256(store_id[:STORE_ID_HEAD].encode("ascii")).hexdigest()  # its first 16 bytes, with
-    # the version 4 in byte 6's high digit and the RFC 4122 variant in byte 8's, as
-    # uuid.UUID(bytes=..., version=4) sets them
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
-
-
-#: a UUID's variant digit (the RFC 4122 variant, ``10`` in its two high bits) for each hex digit
-_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+    return uuid4_text(hashlib.sha256(store_id[:STORE_ID_HEAD].encode("ascii")).hexdigest())  # its first 16 bytes
 
 
 def _trace_header() -> dict[str, dict[str, str]]:
@@ -186,23 +180,14 @@ def send_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def _checked_attributes(entry: Mapping[str, Any]) -> tuple[dict[str, dict[str, str]] | SqsError, int]:
-    """A batch entry's message attributes checked, or what is wrong with them; and what they count
-    toward the message's size (0 when they are wrong)."""
-    raw = entry.get("MessageAttributes")
-    if raw is None:
-        return {}, 0
+def _checked_attributes(raw: object) -> tuple[dict[str, dict[str, str]] | SqsError, int]:
+    """A batch entry's message attributes (``raw``, given) checked, or what is wrong with them; and
+    what they count toward the message's size (0 when they are wrong)."""
     try:
         attrs = checks.check_message_attributes(raw)
     except SqsError as exc:
         return exc, 0
     return attrs, checks.attributes_size(attrs) if attrs else 0
-
-
-def _body_size(entry: Mapping[str, Any]) -> int:
-    """What an entry's body counts toward the batch's 1 MiB (its attributes count too)."""
-    body = entry.get("MessageBody")
-    return (len(body) if body.isascii() else len(body.encode("utf-8"))) if isinstance(body, str) else 0
 
 
 #: batch entries word a too-long message as AWS does there (recorded: test_send_batch_message_size)
@@ -224,8 +209,18 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     store_name = env.caller.queue_from_url(required_str(p, "QueueUrl"))
     entries = checks.check_entries(p, "SendMessageBatchRequestEntry")
     info = env.queue(store_name)
-    attributes = [_checked_attributes(e) for e in entries]  # each checked once, its size counted once
-    total = sum(_body_size(e) + size for e, (_a, size) in zip(entries, attributes, strict=True))
+    # each entry's attributes checked once and their size counted once; what the entries count
+    # toward the batch's 1 MiB: their bodies, and their attributes where these are valid
+    attributes: list[tuple[dict[str, dict[str, str]] | SqsError, int]] = []
+    total = 0
+    for entry in entries:
+        raw_attrs = entry.get("MessageAttributes")
+        checked = ({}, 0) if raw_attrs is None else _checked_attributes(raw_attrs)
+        attributes.append(checked)
+        body = entry.get("MessageBody")
+        if isinstance(body, str):
+            total += len(body) if body.isascii() else len(body.encode("utf-8"))
+        total += checked[1]
     if total > checks.MAX_MESSAGE_BYTES:
         raise BatchRequestTooLong(checks.MAX_MESSAGE_BYTES, total)
     ready: list[tuple[str, OutgoingMessage, dict[str, Any]]] = []

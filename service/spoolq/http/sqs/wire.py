@@ -28,7 +28,7 @@ The protocol is chosen by ``X-Amz-Target`` (JSON) or ``Content-Type`` (form → 
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -103,8 +103,20 @@ class SqsRequest:
     json_reply: bool = False
 
 
+def uuid4_text(digits: str) -> str:
+    """``str(uuid.UUID(bytes=bytes.fromhex(digits[:32]), version=4))``: the version 4 in the high
+    digit of byte 6 and the RFC 4122 variant in the two high bits of byte 8, written from the hex
+    digits directly (no UUID object, no int, no bytearray)."""
+    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{_VARIANT[digits[16]]}{digits[17:20]}-{digits[20:32]}"
+
+
+#: a UUID's variant digit (``10`` in its two high bits) for each hex digit of the same place
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
 def new_request_id() -> str:
-    return str(uuid.uuid4())
+    """A random UUID, as ``str(uuid.uuid4())`` makes it."""
+    return uuid4_text(os.urandom(16).hex())
 
 
 def _load_json(raw: bytes) -> Any:
@@ -121,6 +133,25 @@ def _load_json(raw: bytes) -> Any:
 #: the JSON protocol's replies: compact, ASCII (as ``json.dumps(..., separators=(",", ":"))``), one
 #: encoder for every reply
 _REPLY_JSON = json.JSONEncoder(separators=(",", ":"))
+
+#: actions whose replies hold no float (strings, booleans, lists and objects): orjson writes those
+#: as ``_REPLY_JSON`` does but for the characters beyond printable ASCII (which it writes as they
+#: are where the encoder escapes them), so its output is taken only when it holds none of them
+_PLAIN_REPLIES = frozenset({"SendMessage", "SendMessageBatch"})
+
+
+def reply_json(action: str, result: Mapping[str, Any]) -> bytes:
+    """The JSON protocol's body of ``action``'s reply ``result``: ``_REPLY_JSON``'s encoding, made
+    by orjson where that gives the same bytes."""
+    if action in _PLAIN_REPLIES:
+        try:
+            body = orjson.dumps(result)
+        except orjson.JSONEncodeError:  # a key that is not a string, an integer beyond 64 bits
+            pass
+        else:
+            if body.isascii() and b"\x7f" not in body:
+                return body
+    return _REPLY_JSON.encode(result).encode()
 
 
 def parse_request(request: Request, request_id: str | None = None) -> SqsRequest:
@@ -243,7 +274,7 @@ def _xml(name: str, value: Any, action: str) -> str:
 def render(req: SqsRequest, result: Mapping[str, Any]) -> Response:
     """A success reply in the request's protocol."""
     if req.protocol == "json":  # the request id is a UUID made here: nothing in it to check
-        return Response.whole(_REPLY_JSON.encode(result).encode(), JSON_CONTENT_TYPE, 200,
+        return Response.whole(reply_json(req.action, result), JSON_CONTENT_TYPE, 200,
                               (("x-amzn-RequestId", req.request_id),))
     headers = {"x-amzn-RequestId": req.request_id}
     if req.json_reply:
