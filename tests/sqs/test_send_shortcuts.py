@@ -1,6 +1,8 @@
 """The SQS door's shortcuts on the send path give what the general way gives: a body checked and
 encoded by ``checks.encoded_body`` (a byte deletion for ASCII bodies) as by the pattern of
-``checks.check_body`` and ``str.encode``; a MessageId as ``uuid.UUID(bytes=..., version=4)`` makes it."""
+``checks.check_body`` and ``str.encode``; MessageIds and request ids as ``uuid.UUID(..., version=4)``
+makes them; a send's reply by orjson as by ``json.dumps``; a message that gives nothing optional
+as ``_prepare``'s general path prepares it."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ import uuid
 
 import pytest
 
-from spoolq.http.sqs import checks, wire
+from spoolq.http.sqs import checks, messages, wire
 from spoolq.http.sqs.errors import SqsError
 from spoolq.http.sqs.messages import message_id
+from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
 
 
 def _general(body: str) -> tuple[str, object]:
@@ -103,3 +106,21 @@ def test_send_replies_written_as_the_json_encoder_writes_them() -> None:
                                ("SendMessage", {1: "a key that is not a string"}),
                                ("GetQueueAttributes", {"f": 1e16, "g": 0.1})]:
             assert wire.reply_json(action, result) == _reply_the_general_way(result)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", [QueueKind.STANDARD, QueueKind.FIFO])
+@pytest.mark.parametrize("trace", [{}, {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-abc"}}])
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("body", ["x" * 1000, "caf\u00e9 \u2603", "\t\n\r ok"])
+def test_a_message_with_nothing_optional_prepared_as_the_general_path_prepares_it(
+        kind: QueueKind, trace: dict[str, dict[str, str]], batch: bool, body: str) -> None:
+    """An entry of only its id (or queue URL) and body takes ``_prepare``'s shortcut; the same entry
+    with a key SQS does not know takes the general path, which ignores that key."""
+    info = QueueInfo("q", kind, QueueConfig(), {}, 0, 0)
+    plain = {"sender": "AIDAEXAMPLE", "src": "q"}
+    required = {"Id": "e1", "MessageBody": body} if batch else {"QueueUrl": "http://h/1/q", "MessageBody": body}
+    attrs: dict[str, dict[str, str]] | None = {} if batch else None
+    quick = messages._prepare(None, info, required, trace, plain, attrs, 0, batch)  # type: ignore[arg-type]
+    general = messages._prepare(None, info, {**required, "Unknown": 1}, trace, plain, attrs, 0,  # type: ignore[arg-type]
+                                batch)
+    assert quick == general

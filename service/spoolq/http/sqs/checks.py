@@ -34,6 +34,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from spoolq.http.sqs.errors import (
@@ -246,7 +247,7 @@ def check_entries(params: Mapping[str, Any], entry_name: str) -> list[Mapping[st
     entries = params.get("Entries")
     if entries is None or entries == "" or (isinstance(entries, list) and not entries):
         raise EmptyBatchRequest(entry_name)
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+    if not isinstance(entries, list) or not all(map(isinstance, entries, repeat(dict))):  # each an object
         raise InvalidParameterValue("Entries must be a list of objects.")
     if len(entries) > MAX_BATCH:
         raise TooManyEntriesInBatchRequest(len(entries))

@@ -53,6 +53,7 @@ from spoolq.store.model import Delivery, OutgoingMessage, QueueInfo, QueueKind, 
 ANONYMOUS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"
 #: the X-Ray header AWS keeps as the AWSTraceHeader system attribute when the sender passes none
 TRACE_HEADER = "X-Amzn-Trace-Id"
+TRACE_HEADER_KEY = "HTTP_" + TRACE_HEADER.upper().replace("-", "_")  # its key in the WSGI environ
 SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
                      "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
                      "DeadLetterQueueSourceArn")
@@ -78,7 +79,8 @@ def message_id(store_id: str) -> str:
 
 def _trace_header() -> dict[str, dict[str, str]]:
     """``AWSTraceHeader`` from the request's X-Ray header (AWS keeps it when the sender passes none)."""
-    value = request.headers.get(TRACE_HEADER) if has_request_context() else None
+    # read from the environ, as werkzeug's headers read it (a missing header costs them a KeyError)
+    value = request.environ.get(TRACE_HEADER_KEY) if has_request_context() else None
     return {"AWSTraceHeader": {"DataType": "String", "StringValue": value}} if value else {}
 
 
@@ -112,6 +114,10 @@ def _refusal(refused: MessageRefused, batch: bool = False) -> SqsError:
     return InvalidParameterValue(refused.message)
 
 
+#: the keys of a SendMessage request or a batch entry that gives nothing optional
+_ONLY_REQUIRED = frozenset({"QueueUrl", "Id", "MessageBody"})
+
+
 def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[str, dict[str, str]],
              plain: dict[str, Any], attrs: dict[str, dict[str, str]] | SqsError | None = None,
              attrs_size: int = 0, batch: bool = False) -> tuple[OutgoingMessage, dict[str, Any]]:
@@ -129,6 +135,9 @@ def _prepare(env: Env, info: QueueInfo, entry: Mapping[str, Any], trace: dict[st
     if not isinstance(body, str):
         raise InvalidParameterValue("MessageBody must be a string.")
     raw = checks.encoded_body(body)
+    if entry.keys() <= _ONLY_REQUIRED and not attrs:  # nothing optional given: what the rest makes of that
+        return (OutgoingMessage(body=raw, attributes={**plain, "sa": trace} if trace else plain),
+                {"MD5OfMessageBody": md5_of_bytes(raw)})
     fifo = info.kind is QueueKind.FIFO
     delay = None
     if entry.get("DelaySeconds") is not None:

@@ -157,7 +157,7 @@ def reply_json(action: str, result: Mapping[str, Any]) -> bytes:
 def parse_request(request: Request, request_id: str | None = None) -> SqsRequest:
     """Parse a Flask request into an :class:`SqsRequest` (JSON or Query)."""
     request_id = request_id or new_request_id()
-    target = request.headers.get("X-Amz-Target")
+    target = request.environ.get("HTTP_X_AMZ_TARGET")  # the X-Amz-Target header, as werkzeug's headers read it
     if target is not None:
         if not target.startswith(TARGET_PREFIX):
             raise InvalidAction(f"Unknown target {target!r}")
