@@ -169,7 +169,7 @@ class FileStore(QueueStore):
 
     def send_each(self, queue: QueueRef, messages: Sequence[OutgoingMessage]) -> list[SendResult | MessageRefused]:
         outcomes = self._sending.send_batch(queue, messages, None, True)
-        sent = sum(1 for o in outcomes if type(o) is SendResult)
+        sent = list(map(type, outcomes)).count(SendResult)  # the outcomes that are no refusal
         if sent:
             self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), sent)
         return outcomes
