@@ -153,3 +153,15 @@ def test_a_whole_response_is_the_constructors(body: bytes, content_type: str, st
     made = framing.Response(body, status, list(headers), content_type=content_type)
     assert type(quick) is type(made) and vars(quick) == vars(made)
     assert _answer(quick, _environ("POST")) == _answer(made, _environ("POST"))
+
+
+@pytest.mark.parametrize("query", ["", "limit=10&ttl=60", "a=1&a=2&b=&c", "wait=&meta=true&partitioned=false",
+                                   "x=%C3%A9&y=%zz&z=a+b", "limit=1;ttl=2", "&&=&limit"])
+def test_query_parameters_read_as_werkzeug_reads_them(query: str) -> None:
+    """The EmoDB door asks werkzeug's ``args`` only for a parameter the query has (a missing one
+    costs ``MultiDict.get`` a BadRequestKeyError): the same value, or ``None``, as ``args.get``."""
+    from spoolq.http.emodb_wire import _given
+
+    args = flask.Request(_environ(query=query)).args
+    for name in ["limit", "ttl", "wait", "meta", "partitioned", "a", "b", "c", "x", "y", "z", "", "missing"]:
+        assert _given(args, name) == args.get(name)

@@ -157,16 +157,22 @@ def parse_java_int(raw: str, maximum: int = JAVA_INT_MAX) -> int:
     return value
 
 
+def _given(args: Mapping[str, str], name: str) -> str | None:
+    """``args.get(name)``, asked only for a name the query has: werkzeug's ``MultiDict.get`` of a
+    missing name raises and catches a ``BadRequestKeyError`` (about 20 times the cost of the look)."""
+    return args.get(name) if name in args else None
+
+
 def int_param(args: Mapping[str, str], name: str, default: int | None,
               maximum: int = JAVA_INT_MAX) -> int | None:
-    raw = args.get(name)
+    raw = _given(args, name)
     if raw is None:
         return default
     return parse_java_int(raw, maximum)
 
 
 def bool_param(args: Mapping[str, str], name: str, default: bool = False) -> bool:
-    raw = args.get(name)
+    raw = _given(args, name)
     if raw is None:
         return default
     low = raw.lower()
@@ -179,7 +185,7 @@ def bool_param(args: Mapping[str, str], name: str, default: bool = False) -> boo
 
 def float_param(args: Mapping[str, str], name: str, default: float | None) -> float | None:
     """Extension parameters (``delay``, ``ttl`` on send, ``wait``): a finite decimal number."""
-    raw = args.get(name)
+    raw = _given(args, name)
     if raw is None:
         return default
     if not NUMBER_RE.fullmatch(raw):
