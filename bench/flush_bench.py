@@ -5,6 +5,12 @@ default flush of each local file system (``spoolq.store.filesystems``; docs/perf
 
     python bench/flush_bench.py                          # ext4 and XFS, idle and busy, 3 runs of 3 s cells
     python bench/flush_bench.py --fs ext4 --runs 1 --seconds 2 --workloads single,http
+    python bench/flush_bench.py --fs ext4 --workloads single,batch --compare OLD/service   # before/after
+
+With ``--compare OTHER/service`` the store cells also run the store of another checkout (in a child
+process whose ``spoolq`` is that one), as more flushes named ``before-<flush>`` (``--compare-flushes``,
+default ``journal``) in the same rotation as the others: before and after in one run. HTTP cells
+run this checkout only.
 
 Needs root (it makes, mounts and removes its own loop file systems), ``mkfs.xfs``
 (``scripts/system-deps xfs``, called when missing) and ``wrk`` for the HTTP cells
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import multiprocessing as mp
 import os
 import resource
@@ -164,6 +171,17 @@ def _store_worker(workload: str, flush: str, root: str, seconds: float, threads:
         out.put((0, 0.0, 0.0, f"{type(e).__name__}: {e}"))
 
 
+def compared_store_cell(service: str, workload: str, flush: str, root: Path, seconds: float,
+                        threads: int) -> tuple[float, float]:
+    """:func:`store_cell` run by a child process whose ``spoolq`` is the one under ``service``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([service, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--one-cell", json.dumps([workload, flush, str(root), seconds,
+                                                                               threads])],
+                         env=env, check=True, stdout=subprocess.PIPE).stdout
+    rate, cpu = out.decode().split()[-2:]
+    return float(rate), float(cpu)
+
+
 def store_cell(workload: str, flush: str, root: Path, seconds: float, threads: int) -> tuple[float, float]:
     """(messages/s, CPU µs per message of the cell's processes) of one store cell on a fresh ``root``."""
     FileStore(root, fsync=False).create_queue("q")
@@ -252,11 +270,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy-mb", type=float, default=32.0, help="MiB/s the busy neighbour writes")
     ap.add_argument("--size", type=int, default=8, help="GiB of each loop file (sparse)")
     ap.add_argument("--dir", default=None, help="where the loop files go (default: beside the checkout)")
+    ap.add_argument("--compare", default=None, help="another checkout's service/ dir: its store cells run too")
+    ap.add_argument("--compare-flushes", default="journal", help="the flushes of the --compare store's cells")
+    ap.add_argument("--one-cell", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one_cell:
+        workload, flush, root, seconds, threads = json.loads(args.one_cell)
+        rate, cpu = store_cell(workload, flush, Path(root), seconds, threads)
+        print(rate, cpu)
+        return 0
     if os.geteuid() != 0:
         raise SystemExit("flush_bench: needs root (it mounts its own loop file systems)")
     workloads = args.workloads.split(",")
     flushes = args.flushes.split(",")
+    if args.compare:
+        flushes += [f"before-{f}" for f in args.compare_flushes.split(",")]
     if "http" in workloads and shutil.which("wrk") is None:
         subprocess.run([str(CHECKOUT / "scripts/system-deps"), "wrk"], check=True)
     parent = Path(args.dir or CHECKOUT.parent)
@@ -271,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         if "http" in workloads:
             for fs, mnt in mounts.items():
                 for flush in flushes:
-                    servers.start(fs, flush, mnt / f"serve-{flush}")
+                    if not flush.startswith("before-"):
+                        servers.start(fs, flush, mnt / f"serve-{flush}")
             servers.wait()
         log(f"file systems: {', '.join(f'{fs} at {m}' for fs, m in mounts.items())}; load {load():.2f}")
         for run in range(args.runs):
@@ -283,11 +312,18 @@ def main(argv: list[str] | None = None) -> int:
                             for flush in flushes[turn:] + flushes[:turn]:
                                 cell_no = next(cells)
                                 if workload == "http":
+                                    if flush.startswith("before-"):
+                                        continue
                                     rate, cpu = http_cell(servers, fs, flush, f"q{cell_no}", args.conns,
                                                           args.seconds, tmp)
                                 else:
                                     root = mnt / f"cell-{cell_no}"
-                                    rate, cpu = store_cell(workload, flush, root, args.seconds, args.threads)
+                                    if flush.startswith("before-"):
+                                        rate, cpu = compared_store_cell(args.compare, workload,
+                                                                        flush.removeprefix("before-"), root,
+                                                                        args.seconds, args.threads)
+                                    else:
+                                        rate, cpu = store_cell(workload, flush, root, args.seconds, args.threads)
                                     shutil.rmtree(root, ignore_errors=True)
                                 rows.setdefault((fs, nb, workload, flush), []).append((rate, cpu, load()))
                                 log(f"run {run + 1} {fs} {nb} {workload} {flush}: {rate:,.0f}/s, {cpu:,.0f} µs "
@@ -303,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     for fs in mounts:
         for nb in args.neighbours.split(","):
             for workload in workloads:
+                if workload == "http" and args.compare:
+                    continue  # the table's columns are the store cells'; HTTP: run without --compare
                 med = {f: statistics.median(r[0] for r in rows[(fs, nb, workload, f)]) for f in flushes}
                 cells_txt = []
                 for f in flushes:

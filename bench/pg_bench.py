@@ -10,6 +10,7 @@ on the same disk as the store's data dir, on a free port and a private socket di
 ``postgres`` user when run as root, and stops and removes it at the end.
 
     python bench/pg_bench.py --compare OLD/service   # also the store of another checkout (before/after)
+    python bench/pg_bench.py --compare OLD/service --compare-flush journal --cells enqueue,batch
 
 Cells, each a set of client *processes* (fork) working for ``--seconds``, 1 KiB bodies, Python
 clients on both sides:
@@ -21,7 +22,8 @@ clients on both sides:
   ``file_floor.py`` (the same processes doing only the file-system work of a message, no store
   code): the way the store makes its files (``tmpfile``: made in place) and the way it made them
   before (``tmp``: through the shared ``tmp/``), each with the three flushes; and, with
-  ``--compare DIR``, the store of another checkout in the same processes (its ``syncfs`` cell).
+  ``--compare DIR``, the store of another checkout in the same processes (its cell of
+  ``--compare-flush``, ``syncfs`` unless told).
 * ``batch``: durable sends of ``BATCH`` messages at a time, 8 processes. store:
   ``FileStore.send_batch``; PostgreSQL: one ``INSERT ... VALUES (...), (...), ...`` of ``BATCH``
   rows per commit; the floor of ``BATCH`` files per flush. And *coalesced*: 8 processes of
@@ -312,7 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", default="enqueue,batch,consume",
                     help="which groups to run: enqueue (with the floor cells), batch, consume")
     ap.add_argument("--compare", default=None,
-                    help="another checkout's service/ dir: its store's syncfs cells run next to this one's")
+                    help="another checkout's service/ dir: its store's cells run next to this one's")
+    ap.add_argument("--compare-flush", default="syncfs", choices=["syncfs", "journal", "fsync"],
+                    help="the flush of the --compare store's single-send and coalesced cells")
     ap.add_argument("--delete-each", action="store_true",
                     help="delete each cell's data right after it (default: all at the end, so no cell pays for "
                          "another's delete)")
@@ -376,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         return {"pg": pg.conninfo}
 
     flushes = ("syncfs", "journal", "fsync")
+    cf = args.compare_flush
     Cell = tuple[str, str, int, Callable[[], dict[str, Any]], "str | None"]
 
     def group_cells() -> list[list[Cell]]:
@@ -393,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                               None))
                     g.append((f"enqueue {n}: floor tmp-{f} (shared tmp/)", f"file-tmp-{f}", n, store_root, None))
             if args.compare:
-                g.append((f"enqueue {n}: compared store --flush syncfs", "store-flush-syncfs", n, store_root,
+                g.append((f"enqueue {n}: compared store --flush {cf}", f"store-flush-{cf}", n, store_root,
                           args.compare))
             groups.append(g)
         if "batch" in args.cells:
@@ -404,8 +409,10 @@ def main(argv: list[str] | None = None) -> int:
                      store_root, None)] if args.floors else []),
                  (f"coalesced, 8 x {args.threads} threads: store send", "store-flush-default", 8, threaded, None)]
             if args.compare:
-                g.append((f"coalesced, 8 x {args.threads} threads: compared store send", "store-flush-syncfs", 8,
+                g.append((f"coalesced, 8 x {args.threads} threads: compared store send", f"store-flush-{cf}", 8,
                           threaded, args.compare))
+                g.append((f"batch of {BATCH}, 8: compared store send_batch", "store-batch", 8, store_root,
+                          args.compare))
             groups.append(g)
         if "consume" in args.cells:
             filled = lambda: store_root(args.fill)  # noqa: E731
@@ -454,9 +461,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"enqueue {n}: floor tmpfile-{f} (made in place)")
             ratio(f"enqueue {n}: floor tmpfile-{f} / floor tmp-{f}", f"enqueue {n}: floor tmpfile-{f} (made in place)",
                   f"enqueue {n}: floor tmp-{f} (shared tmp/)")
-        ratio(f"enqueue {n}: store --flush syncfs / compared store", f"enqueue {n}: store --flush syncfs",
-              f"enqueue {n}: compared store --flush syncfs")
-        ratio(f"enqueue {n}: compared store / PostgreSQL INSERT", f"enqueue {n}: compared store --flush syncfs", pgi)
+        ratio(f"enqueue {n}: store --flush {cf} / compared store", f"enqueue {n}: store --flush {cf}",
+              f"enqueue {n}: compared store --flush {cf}")
+        ratio(f"enqueue {n}: compared store / PostgreSQL INSERT", f"enqueue {n}: compared store --flush {cf}", pgi)
     if "batch" in args.cells:
         pgi = "enqueue 8: PostgreSQL INSERT"
         sb = f"batch of {BATCH}, 8: store send_batch"
@@ -467,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         ratio(f"batch of {BATCH}: store send_batch / its floor", sb, f"batch of {BATCH}, 8: floor tmpfile-syncfs-b{BATCH}")
         ratio("coalesced: store send / PostgreSQL single-row INSERT", co, pgi)
         ratio("coalesced: store send / compared store", co, f"coalesced, 8 x {args.threads} threads: compared store send")
+        ratio(f"batch of {BATCH}: store send_batch / compared store", sb, f"batch of {BATCH}, 8: compared store send_batch")
+        ratio(f"batch of {BATCH}: compared store send_batch / PostgreSQL INSERT of {BATCH} rows",
+              f"batch of {BATCH}, 8: compared store send_batch", f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows")
     if "consume" in args.cells:
         c = args.consumers
         pgc = f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED"

@@ -59,6 +59,7 @@ class Tally:
     moved_came_back: int = 0
     quarantined: int = 0
     journal_files_replayed: int = 0
+    journal_files_prepared: int = 0  # of those, files written full of zeros ahead of time
     pending_blocks: int = 0
     persisted_blocks: int = 0
     torn_blocks: int = 0
@@ -208,6 +209,7 @@ def verify(cycle: int, logs: Path, result: dict[str, object], *, flushing: bool 
         setattr(t, key, getattr(t, key) + value)
     t.journal_left = int(result.get("journal_files_after", 0))  # type: ignore[call-overload]
     t.journal_files_replayed = int(result.get("journal_files_before", 0))  # type: ignore[call-overload]
+    t.journal_files_prepared = int(result.get("journal_files_prepared", 0))  # type: ignore[call-overload]
     return t
 
 

@@ -7,7 +7,8 @@ every acknowledged send is there exactly once or was acknowledged by a poller be
 no torn or corrupt body is ever delivered; an at-most-once message delivered before the cut is
 never delivered again; FIFO groups drain in order and their deduplication window survived; a
 pending dedup copy still absorbs an identical send; a started move completes with the right
-count; the commit journal is replayed and then empty; ``e2fsck`` finds nothing.
+count; the commit journal is replayed and then empty (with ``journal``, files written full of
+zeros ahead of time among those replayed); ``e2fsck`` finds nothing.
 
 The store with its flushes switched off (``fsync=False``) runs under the same harness in the same
 run and must lose acknowledged sends: the harness can tell a flush from no flush.
@@ -39,6 +40,8 @@ def test_without_flushes_acknowledged_sends_are_lost(crash_disk: CrashDisk, tmp_
 def test_a_few_power_cuts(crash_disk: CrashDisk, tmp_path: Path, flush: str) -> None:
     tally = run_cuts(crash_disk, flush, 2, tmp_path / "logs")
     assert not tally.failures(flush), tally
+    if flush == "journal":
+        assert tally.journal_files_prepared, f"no journal file written full of zeros was there at a cut: {tally}"
 
 
 @pytest.mark.slow
@@ -47,3 +50,5 @@ def test_a_few_power_cuts(crash_disk: CrashDisk, tmp_path: Path, flush: str) -> 
 def test_fifty_power_cuts(crash_disk: CrashDisk, tmp_path: Path, flush: str) -> None:
     tally = run_cuts(crash_disk, flush, 50, tmp_path / "logs")
     assert not tally.failures(flush), tally
+    if flush == "journal":
+        assert tally.journal_files_prepared, f"no journal file written full of zeros was there at a cut: {tally}"

@@ -122,15 +122,22 @@ def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_pat
     store.close()
 
 
+def _small_files_checkpoint_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prepared files of a few records each, and a checkpoint as soon as a record is written."""
+    monkeypatch.setattr(journal_mod, "PREPARED_BYTES", 4096)
+    monkeypatch.setattr(journal_mod, "CHECKPOINT_SECONDS", 0.0)
+
+
 def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)  # every append starts a new file
+    _small_files_checkpoint_at_once(monkeypatch)
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    for i in range(20):
+    for i in range(60):
         store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
     assert core_of(store).commit.journal is not None
     _wait_for(lambda: len(_journals(root)) <= 2, f"retired journals pile up: {_journals(root)}")
     assert core_of(store).commit.journal.checkpoints >= 1
+    assert core_of(store).commit.journal.prepared_files >= 2, "the files never rotated: test proves little"
     store.close()
     assert _journals(root) == [], "a clean close leaves a journal to replay"
 
@@ -145,10 +152,10 @@ def _wait_for(condition: Callable[[], bool], message: str, seconds: float = 10.0
 def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rotation hands retired files to the checkpoint thread: a slow syncfs delays their deletion,
     never a send; every record of a retired file was fdatasync'd before its send returned."""
-    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)  # every append starts a new file
+    _small_files_checkpoint_at_once(monkeypatch)
     synced: list[str] = []
-    real_fdatasync_path = journal_mod._fdatasync_path
-    monkeypatch.setattr(journal_mod, "_fdatasync_path", lambda p: (synced.append(p), real_fdatasync_path(p))[1])
+    real_fdatasync_path = journal_mod.fdatasync_path
+    monkeypatch.setattr(journal_mod, "fdatasync_path", lambda p: (synced.append(p), real_fdatasync_path(p))[1])
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     j = core_of(store).commit.journal
@@ -173,15 +180,15 @@ def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.Mon
     _wait_for(lambda: len(syncfs_calls) >= 1 and len(_journals(root)) <= 2, "no checkpoint retired the files")
     store.close()
     assert _journals(root) == [], "a clean close leaves a journal to replay"
-    thread = j._checkpointer.thread
+    thread = j._thread.thread
     assert thread is not None
     thread.join(5)
     assert not thread.is_alive(), "the checkpoint thread outlived the store"
 
 
 def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.0)
-    monkeypatch.setattr(journal_mod._Checkpointer, "RETRY_SECONDS", 0.05)
+    _small_files_checkpoint_at_once(monkeypatch)
+    monkeypatch.setattr(journal_mod.Checkpointer, "RETRY_SECONDS", 0.05)
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     j = core_of(store).commit.journal
@@ -194,10 +201,14 @@ def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monk
             raise OSError(5, "Input/output error")
         real_syncfs()
     j._syncfs = failing_syncfs
-    for i in range(3):
+    for i in range(1000):  # until the files rotated (the first records go to an appended file)
         store.send("q", OutgoingMessage(body=make_body(f"f{i}")))
-    _wait_for(lambda: failures[0] == 0 and len(_journals(root)) <= 1, "retired files were never checkpointed")
-    assert j.checkpoints >= 1
+        if j.prepared_files >= 2:
+            break
+        time.sleep(0.005)
+    assert j.prepared_files >= 2, "the files never rotated: test proves little"
+    _wait_for(lambda: failures[0] == 0 and j.checkpoints >= 1 and len(_journals(root)) <= 2,
+              "retired files were never checkpointed")
     store.close()
     assert _journals(root) == []
 
@@ -212,7 +223,7 @@ def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
     real_syncfs = j._syncfs
     j._syncfs = lambda: (calls.append(time.monotonic()), real_syncfs())[1]
     j.append([("q/ready/x", b"one")])
-    taken = j.retire_active()  # as full_flush does, before its own syncfs
+    taken = j.retire_active()  # as close does, before its own syncfs
     j.flush()
     assert calls, "the send was acknowledged with no flush covering its record"
     for path, _retired_at in taken:
@@ -226,7 +237,7 @@ def test_after_a_failed_fdatasync_the_next_flush_is_a_syncfs(root: Path, monkeyp
     j = core_of(store).commit.journal
     assert j is not None
     store.send("q", OutgoingMessage(body=make_body("ok")))
-    monkeypatch.setattr(journal_mod, "_fdatasync_path", lambda p: (_ for _ in ()).throw(OSError(5, "EIO")))
+    monkeypatch.setattr(journal_mod, "fdatasync_path", lambda p: (_ for _ in ()).throw(OSError(5, "EIO")))
     with pytest.raises(StorageUnavailable):
         store.send("q", OutgoingMessage(body=make_body("failed")))
     monkeypatch.undo()
@@ -352,7 +363,7 @@ def test_without_unique_mount_ids_a_dead_process_is_replayed(root: Path, tmp_pat
 
 
 def test_an_idle_process_covers_its_last_records(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal_mod, "ROTATE_SECONDS", 0.2)
+    monkeypatch.setattr(journal_mod, "CHECKPOINT_SECONDS", 0.2)
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     store.send("q", OutgoingMessage(body=make_body("last")))
@@ -368,7 +379,7 @@ def test_an_idle_process_covers_its_last_records(root: Path, monkeypatch: pytest
         return j.checkpoints > checkpoints_before and any(
             int(n[:-7].split("~")[2]) > sent_at for n in os.listdir(root / "journal") if n.endswith(".synced"))
     _wait_for(marked_after_send, "no mark covered the last send of an idle process")
-    assert j._idle_due() is None
+    assert j._checkpoint_due() is None
     marks = [n for n in os.listdir(root / "journal") if n.endswith(".synced")]
     assert len(marks) == 1, f"older marks of the instance were kept: {marks}"
     store.close()

@@ -141,7 +141,7 @@ class GroupCommit:
     def _do_flush(self, paths: list[str]) -> float:
         start = time.perf_counter()
         if self.journal is not None:
-            self.journal.full_flush()  # syncfs, and this process's journal files are retired
+            self.journal.full_flush()  # syncfs: every record this process wrote before it is redundant
         elif self._syncfs is not None:
             self._syncfs_root()
         else:

@@ -2,14 +2,13 @@
 process's journal and the journal is ``fdatasync``'d.
 
 Why: on the data disk a ``syncfs`` writes back every dirty page of the file system (other
-programs' too) and each message file's own blocks; an ``fdatasync`` of one append-only file
-writes a few sequential blocks and one file-system journal commit, and the kernel merges the
-commits of concurrent fdatasyncs from every process of the node into one. Measured side by side
-(``bench/pg_bench.py``, docs/performance.md): the flush alone is 6-30x the syncfs rate, and
-per-process journals beat one node-wide journal behind a shared lock; end to end a send still
-creates and names its file, so the gain depends on the file system: ``bench/flush_bench.py`` found
-it ahead on ext4 with its journal, where it is the default, and behind ``syncfs`` on XFS
-(:mod:`spoolq.store.filesystems`).
+programs' too) and each message file's own blocks; an ``fdatasync`` of one journal file writes a
+few sequential blocks, and the kernel merges the flushes of concurrent fdatasyncs from every
+process of the node. Measured side by side (``bench/pg_bench.py``, docs/performance.md): the flush
+alone is 6-30x the syncfs rate, and per-process journals beat one node-wide journal behind a shared
+lock; end to end a send still creates and names its file, so the gain depends on the file system:
+``bench/flush_bench.py`` found it ahead on ext4 with its journal, where it is the default, and
+behind ``syncfs`` on XFS (:mod:`spoolq.store.filesystems`).
 
 Layout, in ``<root>/journal/``:
 
@@ -24,9 +23,21 @@ Layout, in ``<root>/journal/``:
 * ``<boot>~<instance>~<ns>.synced``: a **mark**, an empty file whose name says that a ``syncfs``
   of that instance, begun at ``ns`` (``time.monotonic_ns()``, one clock for the whole boot),
   completed: every message file named before then is on the disk, so every journal record of
-  that instance appended before ``ns`` is redundant. A mark is made durable (an fsync of
+  that instance written before ``ns`` is redundant. A mark is made durable (an fsync of
   ``journal/``) before any journal file is deleted on its strength; a new mark of an instance
   deletes the older ones.
+
+A journal file is one of two kinds, read the same way (records from the start, up to the first
+that is not whole):
+
+* **prepared** (the usual one): ``PREPARED_BYTES`` of real zeros, written, ``fsync``'d with its
+  directory by the process's journal thread (:mod:`spoolq.store.journal_thread`) before the file
+  takes its first record; records are written over the zeros with ``pwrite`` at the end of the
+  last one. The file's size and blocks never change after that, so an ``fdatasync`` writes the
+  record's data blocks and a cache flush, and commits nothing through ext4's own journal.
+* **appended** (the older kind, still written where no prepared file is ready: a process's first
+  records, a preparation that failed, say for a full disk, a batch larger than a prepared file):
+  records appended (``O_APPEND``), each ``fdatasync`` also committing the file's new size.
 
 A record::
 
@@ -39,22 +50,51 @@ is where it was, ``data`` ``<destination queue directory>/<new id>``. Files of t
 (``SPJ1``: a send's path and bytes, no time) are still read.
 
 A standard-queue send (``sending._write``) writes its files, names them in place (not flushed),
-appends one record per message (one ``write`` for the batch), then waits in :meth:`JournalCommit.flush`
-for one fdatasync of the journal that started after its append (group commit by tickets,
-:class:`~spoolq.store.ticketed_flush.TicketedFlush`, as :class:`~spoolq.store.group_commit.GroupCommit`). A failed fdatasync fails every send it covered, and the
-process moves to a new journal file (after a failed writeback the old file's pages may be gone; the
-file is kept for replay anyway). A transfer out of a standard queue (a move's batch, a dead letter)
-first appends and fdatasyncs its ``M`` records, then renames: a replay never writes back a message
-that a transfer took elsewhere, whether or not the power failure kept the rename.
+writes one record per message (one write for the batch), then waits in :meth:`JournalCommit.flush`
+for one fdatasync of the journal that started after its write (group commit by tickets,
+:class:`~spoolq.store.ticketed_flush.TicketedFlush`, as :class:`~spoolq.store.group_commit.GroupCommit`).
+A failed fdatasync fails every send it covered, and the process moves to a new journal file (after
+a failed writeback the old file's pages may be gone; the file is kept for replay anyway). A transfer
+out of a standard queue (a move's batch, a dead letter) first writes and fdatasyncs its ``M``
+records, then renames: a replay never writes back a message that a transfer took elsewhere,
+whether or not the power failure kept the rename.
 
-Checkpoints keep the journal small: after ``ROTATE_BYTES`` or ``ROTATE_SECONDS`` the next append
-starts a new file; the next group-commit leader fdatasyncs the retired file with the active one and
-hands it to a checkpoint thread of the process, which runs a ``syncfs``, makes a mark and deletes
-the file; senders never wait for that. A full flush (:meth:`~spoolq.store.group_commit.GroupCommit.flush`:
-FIFO, dedup and at-most-once sends, queue metadata, moves) retires the active file, runs the syncfs
-itself and leaves the mark and the deletion to the thread. A process that stops sending gets its
-last records covered all the same: ``ROTATE_SECONDS`` after its last append the thread runs a
-syncfs and makes a mark. So a record outlives the message it journals, at most, by about that long.
+What a power failure can leave in a journal file, and why the replay is still right:
+
+* **Records, then the first one that is not whole, then anything.** An acknowledged record was
+  covered by an fdatasync that began after its write, and that fdatasync wrote every dirty page of
+  the file, so every record before it as well (records are written in file order, under one lock).
+  So whatever follows the first record that is not whole was never acknowledged: the replay stops
+  there. What it sees there: zeros (a prepared file's, where nothing was written yet: the header's
+  magic does not match), or a torn record (some of its sectors on the disk and the others still
+  zeros or missing, in any order, since a disk writes its cache out in any order: the crc does not
+  match, or the header itself is zeros), or the end of an appended file.
+* **No stale record past the tail.** A file is created (``O_EXCL``) once, written full of zeros
+  once, written over once from its start, and deleted: never reused. So past its last record there
+  are only the zeros of its preparation (durable before its first record: blocks the file system
+  took back from a deleted journal are overwritten by them) and unacknowledged records of the file
+  itself. A preparation cut short holds no record (zeros, or blocks never written, which read as
+  zeros): replayed as empty.
+* **A failed write.** A prepared file's next record goes where the failed one began (its sends
+  failed; whatever it left is written over by the next records). An appended file is ended by a
+  failed write (a later append would land after the partial record, where the replay never reads).
+
+Rotation and checkpoints keep the journal small. The next record starts a new file when it does
+not fit in the active prepared file (an appended one: after ``ROTATE_BYTES``, or as soon as a
+prepared file is ready); the journal thread prepares the next file while the active one fills,
+so no sender waits for zeroing (if none is ready in time, an appended file takes the records). The
+next group-commit leader fdatasyncs the retired file with the active one and hands it to the thread.
+The thread's checkpoint, once the oldest record that no mark covers is ``CHECKPOINT_SECONDS`` old,
+runs a ``syncfs``, makes a mark and deletes the retired files; senders never wait for it. A full
+flush (:meth:`~spoolq.store.group_commit.GroupCommit.flush`: FIFO, dedup and at-most-once sends,
+queue metadata, moves) runs a syncfs, which the next checkpoint's mark stands on (the active file
+stays in use). So a record outlives the message it journals, at most, by about
+``CHECKPOINT_SECONDS``, and a process that stops sending gets its last records covered all the same.
+
+Disk use: a process that sends to standard queues keeps its active file and the next one, prepared:
+``2 x PREPARED_BYTES`` (8 MiB; a node of 8 server workers about 64 MiB), plus the full files
+waiting for the next checkpoint. A prepared file takes its whole size on the disk from the start
+(written zeros, not a sparse file): ``du`` of ``journal/`` shows it.
 
 Replay after a power failure, and retirement after a process crash: :mod:`spoolq.store.recovery`.
 Journals are per node: on a shared file system run ``--flush fsync``.
@@ -75,6 +115,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spoolq.store import process
+from spoolq.store.journal_thread import Checkpointer, Retired, fdatasync_path, fsync_dir, write_zeros
 from spoolq.store.ticketed_flush import FlushListener, TicketedFlush
 
 MAGIC = b"SPJ2"
@@ -84,8 +125,14 @@ _REC = struct.Struct(">cQH")  # kind, appended_ns, path length
 _PATH_V1 = struct.Struct(">H")
 SEND = b"S"
 MOVED = b"M"
+#: size of a prepared journal file: zeros are written as fast as records (a file is only ended when
+#: full), so this sets the disk use (two files per sending process) and how often files rotate
+#: (every 1.5 s at the fastest rate measured, batches of 10 from 8 processes)
+PREPARED_BYTES = 4 << 20
+#: an appended file (no prepared one ready) is ended after this many bytes
 ROTATE_BYTES = 16 << 20
-ROTATE_SECONDS = 5.0
+#: the journal thread's checkpoint is due once the oldest record no mark covers is this old
+CHECKPOINT_SECONDS = 5.0
 MARK_SUFFIX = ".synced"
 
 
@@ -152,11 +199,15 @@ def encode_record(kind: bytes, appended_ns: int, path: str, data: bytes) -> byte
 
 
 def decode_records(blob: bytes) -> list[Record]:
-    """Every whole record of a journal file, in order; stops at the first torn or foreign one."""
+    """Every whole record of a journal file, in order; stops at the first header that is not a
+    record's (the zeros past the last record of a prepared file, or foreign bytes) and at the first
+    torn record (its payload short or its crc wrong)."""
     out: list[Record] = []
     pos = 0
     while pos + _HEAD.size <= len(blob):
         magic, length, crc = _HEAD.unpack_from(blob, pos)
+        if magic not in (MAGIC, MAGIC_V1):
+            break
         payload = blob[pos + _HEAD.size:pos + _HEAD.size + length]
         if len(payload) != length or zlib.crc32(payload) != crc:
             break
@@ -178,7 +229,8 @@ def mark_name(boot: str, instance: str, ns: int) -> str:
 
 
 class JournalCommit:
-    """This process's journal: appends, the fdatasync group commit, rotation, checkpoints, marks."""
+    """This process's journal: records, the fdatasync group commit, prepared files, rotation,
+    checkpoints, marks."""
 
     def __init__(self, root: Path, node: str, boot: str, syncfs: Callable[[], None]) -> None:
         self.dir = root / "journal"
@@ -187,20 +239,26 @@ class JournalCommit:
         self._append_lock = threading.Lock()
         self._path = ""
         self._pid = -1
-        self._opened = 0.0
-        self._size = 0
+        self._capacity = 0  # PREPARED_BYTES for a prepared active file, 0 for an appended one
+        self._offset = 0  # where the next record goes (an appended file: its size)
         self._n = 0
-        self._retired: list[tuple[str, int]] = []  # (path, monotonic ns when retired)
+        self._retired: list[Retired] = []  # (path, monotonic ns when retired)
+        self._prepared = ""  # the next file, prepared and not yet in use
+        self._preparing = False  # a preparation is asked for or running
+        self._prepare_failed = 0.0  # monotonic time of the last failed preparation
+        self._closing = False
         self.tickets = TicketedFlush(self._flush_once, "flushing the commit journal")
         self._suspect = False  # the next flush must be a syncfs (a failed fdatasync, see retire_active)
-        self._unflushed = False  # records appended since the last flush leader took its files
+        self._unflushed = False  # records written since the last flush leader took its files
         self._mark_lock = threading.Lock()
         self._last_append_ns = 0
+        self._oldest_unmarked_ns = 0  # the first record written after the mark before it (if newer than _sealed)
         self._synced_from = 0  # start of the latest syncfs of this process that completed
         self._sealed = 0  # the latest mark this process made durable
-        self._checkpointer = _Checkpointer(self._checkpoint, self._idle_due, self.idle_checkpoint)
+        self._thread = Checkpointer(self._timed_checkpoint, self._checkpoint_due, self._prepare_next)
         self.flushes = 0
         self.checkpoints = 0
+        self.prepared_files = 0
         self.flush_seconds = 0.0
 
     @property
@@ -227,23 +285,32 @@ class JournalCommit:
     def prefix(self) -> str:
         return f"{self._node}~{self._boot}~{self.instance()}~"
 
-    def _open_new(self) -> None:
-        """Start a new active file (the append lock is held); the old one waits for a checkpoint."""
+    def _next_path(self) -> str:
+        """A new journal file's name (the append lock is held)."""
+        self._n += 1
+        return f"{self.dir}/{self.prefix()}{process.pid()}~{self._n}.jnl"
+
+    def _open_new(self, need: int) -> None:
+        """Start a new active file for a write of ``need`` bytes (the append lock is held): the
+        prepared one if it is ready and large enough, else an appended one; the old one waits for a
+        checkpoint."""
         if self._path and self._pid == process.pid():
             self._retired.append((self._path, time.monotonic_ns()))
-        elif self._pid != process.pid():
-            self._retired = []  # a forked child: the parent's files are the parent's
+        elif self._pid != process.pid():  # a forked child: the parent's files are the parent's
+            self._retired, self._prepared, self._preparing = [], "", False
         self._pid = process.pid()
-        self._n += 1
-        self._path = f"{self.dir}/{self.prefix()}{self._pid}~{self._n}.jnl"
-        self._opened, self._size = time.monotonic(), 0
+        if self._prepared and need <= PREPARED_BYTES:
+            self._path, self._capacity, self._prepared = self._prepared, PREPARED_BYTES, ""
+        else:
+            self._path, self._capacity = self._next_path(), 0
+        self._offset = 0
 
     def append(self, sends: Sequence[tuple[str, bytes]]) -> None:
-        """Append send records (path relative to queues/, message bytes) in one write; not yet durable."""
+        """Write send records (path relative to queues/, message bytes) in one write; not yet durable."""
         self._append(SEND, sends)
 
     def append_moves(self, moves: Sequence[tuple[str, str, str]]) -> None:
-        """Append moved records (source path relative to queues/, destination queue directory, new
+        """Write moved records (source path relative to queues/, destination queue directory, new
         id) in one write; not yet durable: :meth:`flush` before the renames."""
         self._append(MOVED, [(src, f"{qdir}/{new_id}".encode()) for src, qdir, new_id in moves])
 
@@ -251,29 +318,68 @@ class JournalCommit:
         """No descriptor stays open between calls (an open writable file would keep an operator
         from remounting the root read-only)."""
         with self._append_lock:
-            if (not self._path or self._pid != process.pid() or self._size >= ROTATE_BYTES
-                    or time.monotonic() - self._opened >= ROTATE_SECONDS):
-                self._open_new()
             ns = time.monotonic_ns()  # after every file these records name got its name
             blob = b"".join(encode_record(kind, ns, p, d) for p, d in records)
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                view = memoryview(blob)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            self._size += len(blob)
+            if (not self._path or self._pid != process.pid()
+                    or (self._offset + len(blob) > self._capacity if self._capacity
+                        else self._offset >= ROTATE_BYTES or (self._prepared and len(blob) <= PREPARED_BYTES))):
+                self._open_new(len(blob))
+            if self._capacity:
+                fd = os.open(self._path, os.O_WRONLY)
+                try:
+                    view, at = memoryview(blob), self._offset
+                    while view:
+                        n = os.pwrite(fd, view, at)
+                        view, at = view[n:], at + n
+                finally:
+                    os.close(fd)  # on failure the offset stays: the next record is written over this one
+            else:
+                fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    view = memoryview(blob)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError:
+                    self._offset = ROTATE_BYTES  # ended: a later record would follow the torn one
+                    raise
+                finally:
+                    os.close(fd)
+            self._offset += len(blob)
+            if self._oldest_unmarked_ns <= self._sealed:
+                self._oldest_unmarked_ns = ns
             self._last_append_ns = ns
             self._unflushed = True
-        self._checkpointer.wake()  # its idle checkpoint is due ROTATE_SECONDS from now
+            prepare = (not self._prepared and not self._preparing and not self._closing
+                       and time.monotonic() - self._prepare_failed >= CHECKPOINT_SECONDS)
+            self._preparing = self._preparing or prepare
+        self._thread.wake(prepare)  # its checkpoint may be due CHECKPOINT_SECONDS from now
 
-    def retire_active(self) -> list[tuple[str, int]]:
+    def _prepare_next(self) -> None:
+        """Prepare the next file (the journal thread, when asked): never raises; after a failure the
+        process keeps writing appended files and asks again ``CHECKPOINT_SECONDS`` later."""
+        with self._append_lock:
+            path = self._next_path()
+        try:
+            write_zeros(path, PREPARED_BYTES)
+        except OSError:
+            with self._append_lock:
+                self._preparing, self._prepare_failed = False, time.monotonic()
+            return
+        with self._append_lock:
+            self._preparing = False
+            if not self._closing and self._pid == process.pid() and not self._prepared:
+                self._prepared, path = path, ""
+                self.prepared_files += 1
+        if path:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def retire_active(self) -> list[Retired]:
         """End the active file for a checkpoint: every (file, retired at) to delete once a syncfs
-        that began after it completed and a mark says so. Records appended since the last flush
+        that began after it completed and a mark says so. Records written since the last flush
         leader took its files are in files taken here, which no fdatasync will cover: the next
         flush is a syncfs (a sender waiting for it may be acknowledged before the syncfs of the
-        full flush that took them has completed)."""
+        checkpoint that took them has completed)."""
         with self._append_lock:
             if self._path and self._pid == process.pid():
                 self._retired.append((self._path, time.monotonic_ns()))
@@ -285,8 +391,8 @@ class JournalCommit:
 
     def _flush_once(self) -> None:
         """fdatasync every file that may hold a record not yet known durable: the active file and
-        the files retired since the last flush; the retired ones then go to the checkpoint thread.
-        With no active file (a full flush retired it meanwhile, or a forked child) or after a failed
+        the files retired since the last flush; the retired ones then go to the journal thread.
+        With no active file (a close retired it meanwhile, or a forked child) or after a failed
         fdatasync, only a syncfs is known to cover every record: that checkpoint runs here."""
         start = time.perf_counter()
         with self._append_lock:
@@ -299,16 +405,16 @@ class JournalCommit:
         else:
             try:
                 for p in [*(r for r, _ns in retired), path]:
-                    _fdatasync_path(p)
+                    fdatasync_path(p)
             except OSError:
                 with self._append_lock:
                     if path == self._path:
-                        self._open_new()  # never trust this file's later fdatasyncs
+                        self._open_new(0)  # never trust this file's later fdatasyncs
                         self._suspect = True
                 raise
             finally:
                 if retired:
-                    self._checkpointer.submit(retired)  # kept until a syncfs after their last append
+                    self._thread.submit(retired)  # kept until a syncfs after their last record
         self.flushes += 1
         self.flush_seconds += time.perf_counter() - start
 
@@ -318,9 +424,8 @@ class JournalCommit:
         with self._mark_lock:
             self._synced_from = max(self._synced_from, start)
 
-    def _checkpoint(self, retired: list[tuple[str, int]], *, force_syncfs: bool = False,
-                    upto: int = 0) -> None:
-        """Make the records of ``retired`` (and every record appended before ``upto``) redundant
+    def _checkpoint(self, retired: list[Retired], *, force_syncfs: bool = False, upto: int = 0) -> None:
+        """Make the records of ``retired`` (and every record written before ``upto``) redundant
         and say so: a syncfs that began after they were retired (unless one already completed),
         a mark, then the files' deletion. On failure the files wait for the next checkpoint."""
         need = max([upto, *(ns for _p, ns in retired)])
@@ -329,7 +434,7 @@ class JournalCommit:
                 self._syncfs_now()
             self._seal()
         except OSError:
-            self._checkpointer.submit(retired, wake=False)
+            self._thread.submit(retired)
             raise
         for path, _ns in retired:
             with contextlib.suppress(FileNotFoundError):
@@ -345,7 +450,7 @@ class JournalCommit:
                 return
             name = mark_name(self._boot, self.instance(), ns)
             os.close(os.open(self.dir / name, os.O_WRONLY | os.O_CREAT, 0o644))
-            _fsync_dir(str(self.dir))
+            fsync_dir(str(self.dir))
             self._sealed = ns
             mine = name[:-(20 + len(MARK_SUFFIX))]
             for n in os.listdir(self.dir):
@@ -353,165 +458,43 @@ class JournalCommit:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(self.dir / n)
 
-    def _idle_due(self) -> float | None:
-        """Seconds until the idle checkpoint (every record appended so far covered by a mark) is
-        due, 0 if now; None if no record waits for one."""
-        last = self._last_append_ns
-        if last == 0 or last < self._sealed:
+    def _checkpoint_due(self) -> float | None:
+        """Seconds until the timed checkpoint is due (``CHECKPOINT_SECONDS`` after the oldest
+        record no mark covers), 0 if now; None if no record waits for one."""
+        last, sealed = self._last_append_ns, self._sealed
+        if last == 0 or last < sealed:
             return None
-        return max(0.0, (last - time.monotonic_ns()) / 1e9 + ROTATE_SECONDS)
+        since = max(self._oldest_unmarked_ns, sealed)  # records written during the last syncfs: its start
+        return max(0.0, (since - time.monotonic_ns()) / 1e9 + CHECKPOINT_SECONDS)
+
+    def _timed_checkpoint(self, retired: list[Retired]) -> None:
+        self._checkpoint(retired, upto=self._last_append_ns)
 
     def idle_checkpoint(self) -> None:
-        """Cover every record appended so far (the checkpoint thread runs it once the process has
-        appended nothing for ``ROTATE_SECONDS``)."""
-        self._checkpoint([], upto=self._last_append_ns)
+        """Cover every record written so far (the journal thread's timed checkpoint, with no file
+        retired)."""
+        self._timed_checkpoint([])
 
     def full_flush(self) -> None:
-        """syncfs, retiring the active file (the checkpoint thread marks and deletes it): after it
-        every record of this process is redundant."""
-        retired = self.retire_active()
-        try:
-            self._syncfs_now()
-        finally:
-            if retired:
-                self._checkpointer.submit(retired)
+        """syncfs: after it every record this process wrote before it is redundant (the next
+        checkpoint's mark says so; the active file, maybe prepared, stays in use)."""
+        self._syncfs_now()
 
     def flush(self) -> None:
         """Return once an fdatasync (or checkpoint) that started after this call has succeeded."""
         self.tickets.flush()
 
     def close(self) -> None:
-        """A clean stop: a checkpoint of every file of this process, then no more appends."""
+        """A clean stop: a checkpoint of every file of this process (the prepared one too), then
+        no more records."""
+        with self._append_lock:
+            self._closing = True
+        pending = self._thread.take()  # once a running checkpoint or preparation has finished
+        with self._append_lock:
+            prepared = [(self._prepared, time.monotonic_ns())] if self._prepared and self._pid == process.pid() else []
+            self._prepared = ""
         with contextlib.suppress(OSError):
-            self._checkpoint(self.retire_active() + self._checkpointer.take(), force_syncfs=True)
+            self._checkpoint(self.retire_active() + pending + prepared, force_syncfs=True)
         with self._append_lock:
             self._path = ""
-        self._checkpointer.stop()
-
-
-def _fdatasync_path(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-#: guards a checkpoint thread's start (re-made in a forked child, where a copy may be held)
-_START_LOCK = threading.Lock()
-
-
-def _new_start_lock() -> None:
-    global _START_LOCK
-    _START_LOCK = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_new_start_lock)
-
-
-class _Checkpointer:
-    """A thread of this process that checkpoints retired journal files off the send path.
-
-    Retired files were fdatasync'd by the flush that retired them (or covered by the syncfs of the
-    full flush that did), so their records are durable; they wait for a ``syncfs`` that makes their
-    messages durable too (one begun after their retirement: the full flush's, or the thread's own)
-    and a mark, after which they are deleted. Senders never wait for that (a checkpoint in the
-    group-commit leader held every sender of the process behind a whole-file-system writeback). A
-    file whose checkpoint failed waits for the next one; files left by a process that died are
-    handled by :mod:`spoolq.store.recovery`. With nothing retired, it makes the idle checkpoint
-    once the process has appended nothing for ``ROTATE_SECONDS``.
-    """
-
-    #: pause before a failed checkpoint is tried again
-    RETRY_SECONDS = 1.0
-
-    def __init__(self, checkpoint: Callable[[list[tuple[str, int]]], None], idle_due: Callable[[], float | None],
-                 idle_checkpoint: Callable[[], None]) -> None:
-        self._checkpoint = checkpoint
-        self._idle_due = idle_due
-        self._idle_checkpoint = idle_checkpoint
-        self._pid = -1
-        self.thread: threading.Thread | None = None
-        self._fresh()
-
-    def _fresh(self) -> None:
-        """New locks and no pending files: for the first use, and in a forked child (whose copied
-        locks may have been held by a parent thread, and whose parent's files are the parent's)."""
-        self._cond = threading.Condition()
-        self._running = threading.Lock()  # held while a checkpoint runs
-        self._pending: list[tuple[str, int]] = []
-        self._stopped = False
-        self._untimed = False  # waiting with no idle checkpoint due: an append must wake it
-
-    def _ensure_thread(self) -> None:
-        if self._pid != process.pid():
-            with _START_LOCK:
-                if self._pid != process.pid():
-                    self._fresh()
-                    self.thread = threading.Thread(target=self._run, name="spoolq-journal-checkpoint", daemon=True)
-                    self.thread.start()
-                    self._pid = process.pid()
-
-    def submit(self, files: list[tuple[str, int]], wake: bool = True) -> None:
-        self._ensure_thread()
-        with self._cond:
-            self._pending.extend(files)
-            if wake:
-                self._cond.notify()
-
-    def wake(self) -> None:
-        """A record was appended: a thread waiting with no idle checkpoint due looks again."""
-        self._ensure_thread()
-        with self._cond:
-            if self._untimed:
-                self._cond.notify()
-
-    def stop(self) -> None:
-        """End the thread once nothing is pending (the store is closing)."""
-        if self._pid == process.pid():
-            with self._cond:
-                self._stopped = True
-                self._cond.notify()
-
-    def take(self) -> list[tuple[str, int]]:
-        """Every pending file, once no checkpoint is running (for a synchronous checkpoint)."""
-        if self._pid != process.pid():
-            return []
-        with self._running, self._cond:
-            pending, self._pending = self._pending, []
-            return pending
-
-    def _run(self) -> None:
-        while True:
-            idle = False
-            with self._cond:
-                while not self._pending and not self._stopped:
-                    due = self._idle_due()
-                    if due == 0:
-                        idle = True
-                        break
-                    self._untimed = due is None
-                    self._cond.wait(due)
-                    self._untimed = False
-                if self._stopped and not self._pending:
-                    return
-            with self._running:
-                with self._cond:
-                    batch, self._pending = self._pending, []
-                try:
-                    if batch:
-                        self._checkpoint(batch)
-                    elif idle:
-                        self._idle_checkpoint()
-                    continue
-                except OSError:
-                    pass  # the files are pending again
-            time.sleep(self.RETRY_SECONDS)
+        self._thread.stop()

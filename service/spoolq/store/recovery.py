@@ -27,8 +27,12 @@ dead letter, took to another queue. At-most-once messages, FIFO and dedup queues
 journal (their sends take the full flush), so a replay cannot deliver them twice or break their
 order or dedup state.
 
-A torn tail (power failed during an append that was never fdatasync'd, so never acknowledged) ends
-a file's replay. Marks of instances with no journal file left are deleted.
+A file's replay reads its records from the start and ends at the first that is not whole: the
+zeros past the last record of a prepared file, a torn record (power failed during a write that was
+never fdatasync'd, so never acknowledged), or the end of an appended file; both kinds of file, and
+files of the older record format, are read alike (:mod:`spoolq.store.journal` says why nothing
+acknowledged can lie past that point). A prepared file that never took a record replays as empty.
+Marks of instances with no journal file left are deleted.
 """
 
 from __future__ import annotations
