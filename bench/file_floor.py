@@ -26,7 +26,8 @@ how it is made durable (``<flush>``)
   (``--flush journal``);
 * ``pjournal``: the same record written over a journal file the process wrote full of zeros (and
   fsync'd) before the cell: the file's size never changes, so an ``fdatasync`` has no metadata to
-  commit (what a pre-written journal would give ``--flush journal``; spoolq's journal appends);
+  commit (how ``--flush journal`` writes its prepared files; ``journal`` is how it wrote before,
+  and still writes where no prepared file is ready);
 * ``none``: no flush (what the file work costs in CPU and page cache).
 
 ``-b<N>`` makes N files before one flush (a batch, or N concurrent sends coalesced).

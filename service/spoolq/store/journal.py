@@ -105,6 +105,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import math
 import os
 import struct
 import threading
@@ -245,7 +246,7 @@ class JournalCommit:
         self._retired: list[Retired] = []  # (path, monotonic ns when retired)
         self._prepared = ""  # the next file, prepared and not yet in use
         self._preparing = False  # a preparation is asked for or running
-        self._prepare_failed = 0.0  # monotonic time of the last failed preparation
+        self._prepare_failed = -math.inf  # monotonic time of the last failed preparation
         self._closing = False
         self.tickets = TicketedFlush(self._flush_once, "flushing the commit journal")
         self._suspect = False  # the next flush must be a syncfs (a failed fdatasync, see retire_active)
@@ -322,7 +323,7 @@ class JournalCommit:
             blob = b"".join(encode_record(kind, ns, p, d) for p, d in records)
             if (not self._path or self._pid != process.pid()
                     or (self._offset + len(blob) > self._capacity if self._capacity
-                        else self._offset >= ROTATE_BYTES or (self._prepared and len(blob) <= PREPARED_BYTES))):
+                        else self._offset >= ROTATE_BYTES or (bool(self._prepared) and len(blob) <= PREPARED_BYTES))):
                 self._open_new(len(blob))
             if self._capacity:
                 fd = os.open(self._path, os.O_WRONLY)
