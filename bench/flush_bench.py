@@ -9,8 +9,8 @@ default flush of each local file system (``spoolq.store.filesystems``; docs/perf
 
 With ``--compare OTHER/service`` the store cells also run the store of another checkout (in a child
 process whose ``spoolq`` is that one), as more flushes named ``before-<flush>`` (``--compare-flushes``,
-default ``journal``) in the same rotation as the others: before and after in one run. HTTP cells
-run this checkout only.
+default ``journal``) in the same rotation as the others: before and after in one run (the HTTP
+cells are left out).
 
 Needs root (it makes, mounts and removes its own loop file systems), ``mkfs.xfs``
 (``scripts/system-deps xfs``, called when missing) and ``wrk`` for the HTTP cells
@@ -285,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     flushes = args.flushes.split(",")
     if args.compare:
         flushes += [f"before-{f}" for f in args.compare_flushes.split(",")]
+        if "http" in workloads:
+            log("--compare: the HTTP cells are left out (they run this checkout only)")
+            workloads.remove("http")
     if "http" in workloads and shutil.which("wrk") is None:
         subprocess.run([str(CHECKOUT / "scripts/system-deps"), "wrk"], check=True)
     parent = Path(args.dir or CHECKOUT.parent)
@@ -299,8 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         if "http" in workloads:
             for fs, mnt in mounts.items():
                 for flush in flushes:
-                    if not flush.startswith("before-"):
-                        servers.start(fs, flush, mnt / f"serve-{flush}")
+                    servers.start(fs, flush, mnt / f"serve-{flush}")
             servers.wait()
         log(f"file systems: {', '.join(f'{fs} at {m}' for fs, m in mounts.items())}; load {load():.2f}")
         for run in range(args.runs):
@@ -312,8 +314,6 @@ def main(argv: list[str] | None = None) -> int:
                             for flush in flushes[turn:] + flushes[:turn]:
                                 cell_no = next(cells)
                                 if workload == "http":
-                                    if flush.startswith("before-"):
-                                        continue
                                     rate, cpu = http_cell(servers, fs, flush, f"q{cell_no}", args.conns,
                                                           args.seconds, tmp)
                                 else:
@@ -339,8 +339,6 @@ def main(argv: list[str] | None = None) -> int:
     for fs in mounts:
         for nb in args.neighbours.split(","):
             for workload in workloads:
-                if workload == "http" and args.compare:
-                    continue  # the table's columns are the store cells'; HTTP: run without --compare
                 med = {f: statistics.median(r[0] for r in rows[(fs, nb, workload, f)]) for f in flushes}
                 cells_txt = []
                 for f in flushes:
