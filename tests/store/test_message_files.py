@@ -10,6 +10,7 @@ process's temp directory.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -360,3 +361,25 @@ def test_a_forked_child_names_its_own_files(tmp_path: Path) -> None:
     assert (Path(bucket) / "c").read_bytes() == b"child"
     assert files.make(b"parent again", bucket, "p2", base=str(base), fsync_file=False)
     assert (Path(bucket) / "p2").read_bytes() == b"parent again"
+
+
+def test_a_file_system_that_refuses_tmpfile_makes_files_through_the_temp_directory(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make`` on a file system that refuses O_TMPFILE (a FUSE server) does nothing and says so;
+    the store then makes this send's files, and every later one, in its temp directory."""
+    store = FileStore(root, node_id="t", fsync=False)
+    store.create_queue("q")
+    refused: list[str] = []
+
+    def refuse(_real_open: OpenFn, path: str, _flags: int) -> int:
+        refused.append(path)
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported", path)
+
+    _on_tmpfile_opens(monkeypatch, refuse)
+    store.send_batch("q", [OutgoingMessage(body=b"b%d" % i) for i in range(3)])
+    store.send("q", OutgoingMessage(body=b"one"))
+    monkeypatch.undo()
+    assert len(refused) == 1 and not core_of(store).files.in_place
+    assert os.listdir(core_of(store).files.own_dir()) == []  # every file was renamed out
+    assert sorted(d.message.body for d in store.poll("q", limit=10, claim_ttl=30)) == [b"b0", b"b1", b"b2", b"one"]
+    store.close()

@@ -171,8 +171,11 @@ class MessageFiles:
             return False
         try:
             fd = os.open(directory, _TMPFILE_FLAGS, 0o644)
-        except OSError:  # the directory is missing, or O_TMPFILE refused: the general path decides
-            fd = self._open_unnamed(directory, base)
+        except OSError as e:
+            if e.errno in _NO_TMPFILE:  # refused here: from now on this store uses its temp directory
+                self._in_place = False
+                return False
+            fd = self._open_unnamed(directory, base)  # the directory missing or removed: made again
             if fd < 0:
                 return False
         try:
