@@ -8,6 +8,7 @@ double delivery within a claim, never a legitimate redelivery.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -352,3 +353,109 @@ def test_long_poll_wakes_on_another_nodes_send(cluster: Cluster) -> None:
         assert [m["payload"] for m in result["got"]] == [{"r": r}]
         assert result["at"] - sent < bound, f"woke {result['at'] - sent:.2f} s after the send"
         b.ack(queue, [m["id"] for m in result["got"]])
+
+
+def ready_buckets(node_root: Any, queue: str) -> set[str]:
+    """The ready bucket directories of ``queue`` as one node's mount lists them."""
+    ready = node_root / "queues" / queue / "ready"
+    out: set[str] = set()
+    for ksec in (os.listdir(ready) if ready.is_dir() else []):
+        with contextlib.suppress(FileNotFoundError):
+            out.update(f"{ksec}/{b}" for b in os.listdir(ready / ksec))
+    return out
+
+
+@pytest.mark.timeout(300)
+def test_empty_buckets_go_while_claims_come_back(cluster: Cluster) -> None:
+    """Releases and claim expiries across three nodes put messages back into the (old) buckets
+    of their send seconds while those buckets empty and are removed: by pollers at once on
+    CephFS, by maintenance under the queue's bucket lock on GlusterFS (where an rmdir meeting a
+    rename into its directory can hang both). Nothing is lost, nothing is delivered twice within a
+    claim, no request hangs (each has a 60 s timeout), and every emptied bucket is removed."""
+    queue, urls, count, ttl = qname("buckets"), cluster.urls, 240, 1.0
+    began = time.monotonic()
+    assert not run_threads([lambda u=u, j=j: Emo(u).send_batch(queue, [{"k": k} for k in range(j, j + 20)])
+                            for i, u in enumerate(urls) for j in range(i * 20, count, 20 * len(urls))])
+    sent_for = time.monotonic() - began
+    root = cluster.nodes[0].root
+    lock = threading.Lock()
+    events: list[tuple[Any, ...]] = []  # ("got", k, t_req, t_resp) | ("release"|"ack", k, t_req, t_resp)
+    delivered: Counter[int] = Counter()
+    done: set[int] = set()
+    seen_buckets: set[str] = set()
+    stop = time.monotonic() + 150
+
+    def poller(url: str, seed: int) -> None:
+        emo, rng = Emo(url), random.Random(seed)
+        while time.monotonic() < stop:
+            with lock:
+                if len(done) >= count:
+                    return
+            t0 = time.monotonic()
+            got = emo.poll(queue, limit=5, wait=1, ttl=int(ttl))
+            t1 = time.monotonic()
+            acks: list[dict[str, Any]] = []
+            releases: list[dict[str, Any]] = []
+            with lock:
+                for m in got:
+                    k = m["payload"]["k"]
+                    delivered[k] += 1
+                    events.append(("got", k, t0, t1))
+                    choice = "ack" if delivered[k] >= 3 else rng.choice(["ack", "release", "expire"])
+                    (acks if choice == "ack" else releases if choice == "release" else []).append(m)
+            for kind, ms in (("release", releases), ("ack", acks)):
+                if not ms:
+                    continue
+                a0 = time.monotonic()
+                if kind == "ack":
+                    emo.ack(queue, [m["id"] for m in ms])
+                else:
+                    r = emo.http.post(f"{emo.url}/{queue}/renew", params={"ttl": 0}, json=[m["id"] for m in ms],
+                                      timeout=60)
+                    assert r.status_code == 200, r.text
+                a1 = time.monotonic()
+                with lock:
+                    events.extend((kind, m["payload"]["k"], a0, a1) for m in ms)
+                    if kind == "ack":
+                        done.update(m["payload"]["k"] for m in ms)
+
+    def sampler() -> None:
+        while time.monotonic() < stop and len(done) < count:
+            seen_buckets.update(ready_buckets(root, queue))
+            time.sleep(0.5)
+
+    errors = run_threads([lambda u=u, s=s: poller(u, s) for s, u in enumerate(urls * 2)] + [sampler])
+    assert not errors, errors
+    churned_for = time.monotonic() - began - sent_for
+    # every emptied bucket goes: CephFS's pollers remove what they find empty, GlusterFS's maintenance
+    # what is older than bucket_guard.REMOVE_AFTER_MS (10 s); empty polls keep the pollers walking
+    deadline = time.monotonic() + 60
+    while ready_buckets(root, queue) and time.monotonic() < deadline:
+        for url in urls:
+            assert Emo(url).poll(queue, wait=0) == []
+        time.sleep(1)
+    left = ready_buckets(root, queue)
+    twice = []
+    by_k: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+    for e in events:
+        by_k[e[1]].append(e)
+    for k, es in by_k.items():
+        gots = sorted((e for e in es if e[0] == "got"), key=lambda e: e[2])
+        for a in gots:
+            # a's claim surely lasted until its ttl ran out or a release or ack was asked for; an ack
+            # answered before its ttl ran out surely ended the message
+            later = [e for e in es if e[0] != "got" and e[2] >= a[3]]
+            end = min([a[2] + ttl, *(e[2] for e in later)])
+            gone = min([float("inf"), *(e[3] for e in later if e[0] == "ack" and e[3] < a[2] + ttl)])
+            if any(b[2] > a[3] and (b[3] < end or b[2] > gone) for b in gots):
+                twice.append(k)
+                break
+    lost = sorted(set(range(count)) - set(delivered))
+    print(f"\n{cluster.volume}: {count} messages, {sum(delivered.values())} deliveries, "
+          f"{sum(1 for e in events if e[0] == 'release')} releases, lost {len(lost)}, twice {len(twice)}, "
+          f"{len(seen_buckets)} buckets seen, {len(left)} left; sent in {sent_for:.1f} s, "
+          f"churned {churned_for:.1f} s, all removed {time.monotonic() - began - sent_for - churned_for:.1f} s later")
+    assert (lost[:10], len(lost)) == ([], 0)
+    assert (twice[:10], len(twice)) == ([], 0)
+    assert len(done) == count and Emo(urls[1]).size(queue) == 0
+    assert left == set() and seen_buckets

@@ -47,7 +47,7 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.fileops import listdir, read_file, rename_into
-from spoolq.store.handle import QueueHandle, write_window_start
+from spoolq.store.handle import QueueHandle
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_POLL_LIMIT,
@@ -153,7 +153,7 @@ class Claiming:
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
         ids: set[str] = set()  # the ids in out
-        keep_from = write_window_start(now_ms)
+        keep_from = q.removable_before(now_ms)  # guarded (GlusterFS): "", maintenance removes them
 
         def keep_recent() -> Iterator[tuple[str, str]]:
             return q.ready_buckets(keep_from)
@@ -203,7 +203,7 @@ class Claiming:
             core.quarantine(cpath, q)
             return None
         except OSError:
-            with contextlib.suppress(OSError):  # unread: put back for the next poll, not left claimed
+            with contextlib.suppress(OSError), core.renaming_into_buckets(q):  # unread: put back, not left claimed
                 rename_into(cpath, src_dir, name, base=q.path)
             raise
         rc = parsed.rc + 1
@@ -297,7 +297,7 @@ class Claiming:
                 return
             # the dead-letter queue is missing: keep the message rather than lose it
             bucket = os.path.basename(os.path.dirname(path))
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError), self.core.renaming_into_buckets(q):
                 rename_into(path, q.ready_dir(q.ready_bucket(parsed.id, bucket)),
                             L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
@@ -476,8 +476,9 @@ class Claiming:
     def _unclaim(self, q: QueueHandle, path: str, p: L.ClaimedName) -> bool:
         shard = os.path.basename(os.path.dirname(path))
         try:
-            rename_into(path, q.ready_dir(q.ready_bucket(p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
-                        base=q.path)
+            with self.core.renaming_into_buckets(q):  # back to the bucket of its send second (GlusterFS: locked)
+                rename_into(path, q.ready_dir(q.ready_bucket(p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
+                            base=q.path)
         except FileNotFoundError:
             return False
         return True

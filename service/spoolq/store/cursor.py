@@ -8,6 +8,12 @@ candidates are shuffled within windows of ``8 * (peers + 1)`` and each process s
 random window of its listing (wrapping around), so concurrent pollers in different processes
 and nodes, which all list the same oldest buckets, rarely try the same rename (MQ's ``--peers``
 fuzziness; a lost rename is a round trip on a network file system).
+
+A bucket the cursor finds empty is removed at once if it is older than ``keep_from`` (the write
+window's start): on local disks and CephFS an rmdir and a rename into the directory are ordered,
+and a release or a late send re-creates the bucket (:func:`~spoolq.store.fileops.rename_into`). On
+GlusterFS the two can hang each other, so there the caller passes ``""`` (nothing is old enough)
+and maintenance removes empty buckets under the queue's bucket lock (:mod:`spoolq.store.bucket_guard`).
 """
 
 from __future__ import annotations
@@ -42,8 +48,8 @@ class ReadyCursor:
         self.checked = 0.0
 
     def take(self, buckets: Buckets, n: int, peers: int, keep_from: str) -> list[tuple[str, str]]:
-        """Up to ``n`` candidates. A bucket found empty is removed unless it is at or after
-        ``keep_from`` (the write window senders are renaming into)."""
+        """Up to ``n`` candidates. A bucket found empty is removed if it is before ``keep_from``
+        (the write window senders are renaming into; ``""``: none, see the module docstring)."""
         with self.lock:
             now = time.monotonic()
             if self.pos < len(self.items) and now - self.checked > 1.0:

@@ -153,7 +153,8 @@ def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
     remove an empty state, shard or bucket directory at any moment (a poller that emptied a bucket,
     maintenance, purge replacing ``ready/``), on this node or another. FIFO group directories are
     the exception: they are removed only under the queue's lock, when their group holds no message
-    (see ``maintenance.remove_idle_groups`` for why). Whoever renames a file into a
+    (see ``maintenance.remove_idle_groups`` for why); so are standard buckets on GlusterFS, removed
+    only under the queue's bucket lock, which renames into old buckets hold (``bucket_guard.py``). Whoever renames a file into a
     directory therefore creates each missing level below ``base`` (the queue's directory, which
     only queue deletion removes) one ``mkdir`` at a time and renames again, until the rename
     succeeds. ``base`` itself is never created: a queue deleted meanwhile is not resurrected.

@@ -22,7 +22,7 @@ queues/<q> -> .del~<t>~<q> -> trash/        delete queue if empty (put back if a
 Concurrency never refuses work: directories come and go under every operation. Any process may
 remove an empty state, ksec, bucket or shard directory (pollers clean up buckets they emptied,
 maintenance and retention drop old ones, purge replaces ``ready/ claimed/ delayed/ dedup/``
-whole). So nobody relies on a directory staying: every rename into the queue
+whole; on GlusterFS only maintenance removes buckets, under a lock: :mod:`~spoolq.store.bucket_guard`). So nobody relies on a directory staying: every rename into the queue
 (:func:`~spoolq.store.fileops.rename_into`) re-creates the missing levels below the queue
 directory and renames again until it succeeds, and fails only if its own file was taken by
 someone else (a lost claim race) or the queue directory itself is gone (deleted). A send,
@@ -97,11 +97,14 @@ class FileStore(QueueStore):
     def __init__(self, root: Path | str, *, node_id: str | None = None, fsync: bool = True,
                  clock: Clock = time.time, peers: int = 0, maintenance_interval: float = 1.0,
                  flush: str | None = None, force_flush: bool = False,
-                 default_config: QueueConfig | None = None, in_place: bool = True) -> None:
+                 default_config: QueueConfig | None = None, in_place: bool = True,
+                 empty_buckets: str | None = None) -> None:
+        """``empty_buckets``: ``immediate`` or ``guarded`` (see :mod:`spoolq.store.bucket_guard`);
+        by default what the root's file system needs (guarded on GlusterFS)."""
         self._core = core = StoreCore(root, node_id=node_id or os.uname().nodename or "node", fsync=fsync,
                                      clock=clock, peers=peers, maintenance_interval=maintenance_interval,
                                      flush=flush, force_flush=force_flush, default_config=default_config,
-                                     in_place=in_place)
+                                     in_place=in_place, empty_buckets=empty_buckets)
         self._reading = Reading(core)
         self._sending = Sending(core)
         self._claiming = Claiming(core, functools.partial(maybe_maintain, core))

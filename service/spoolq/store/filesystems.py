@@ -254,3 +254,20 @@ def headroom(path: Path | str) -> Headroom:
     """The free bytes and free inodes (as an unprivileged writer may use them) of ``path``'s file system."""
     st = os.statvfs(path)
     return Headroom(st.f_bavail * st.f_frsize, *inode_counts(st))
+
+
+#: mount types (``fuse.glusterfs`` as the mount table names a GlusterFS FUSE mount) on which an rmdir and a
+#: rename into the same directory can hang each other for good: empty buckets are removed only under
+#: a guard there (see :mod:`spoolq.store.bucket_guard`)
+RMDIR_RENAME_HANG = frozenset({"fuse.glusterfs", "glusterfs"})
+EMPTY_BUCKET_REMOVALS = ("immediate", "guarded")
+
+
+def empty_bucket_removal(root: Path | str) -> tuple[str, str]:
+    """(``immediate`` or ``guarded``, why) for the file system holding ``root``: how empty standard
+    buckets are removed (:mod:`spoolq.store.bucket_guard`)."""
+    fs_type = file_system_of(root)[0]
+    if fs_type in RMDIR_RENAME_HANG:
+        return "guarded", (f"{fs_type}: an rmdir meeting a rename into the same directory can hang both, so "
+                           "maintenance removes empty buckets under the queue's bucket lock")
+    return "immediate", f"{fs_type} orders an rmdir and a rename into the same directory: pollers remove empty buckets"

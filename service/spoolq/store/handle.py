@@ -72,6 +72,9 @@ class QueueHandle:
     #: the queue directory's real path: what this process's lock tables know it by
     #: (recordlock.py, markerlock.py), so that every handle of the queue shares its locks
     real_path: str
+    #: empty buckets are removed only under the bucket lock (GlusterFS; see bucket_guard.py), by
+    #: maintenance: pollers and listings leave them in place
+    guarded_buckets: bool = False
     cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
     last_maintained: float = 0.0
 
@@ -97,7 +100,8 @@ class QueueHandle:
         """(bucket, directory) of every ready bucket, oldest first, listed lazily: a caller that
         stops early lists only ``ready/`` and the ksec directories it reached. An empty ksec
         directory is removed on the way unless it holds buckets at or after ``keep_from`` (the
-        write window, see :data:`WRITE_WINDOW_MS`)."""
+        write window, see :data:`WRITE_WINDOW_MS`), or the queue's buckets are guarded
+        (:attr:`guarded_buckets`)."""
         ready = self.sub("ready")
         if self.info.kind is QueueKind.FIFO:
             for group in sorted(listdir(ready)):
@@ -109,13 +113,18 @@ class QueueHandle:
             kdir = f"{ready}/{ksec}"
             buckets = sorted(listdir(kdir))
             if not buckets:
-                if ksec < keep_from[:8]:
+                if ksec < keep_from[:8] and not self.guarded_buckets:
                     with contextlib.suppress(OSError):
                         os.rmdir(kdir)
                 continue
             for b in buckets:
                 if L.STD_BUCKET_RE.fullmatch(b):
                     yield b, f"{kdir}/{b}"
+
+    def removable_before(self, now_ms: int) -> str:
+        """The buckets a poller that finds them empty removes: those before this one (the write
+        window's start), or none (``""``) where removal is guarded."""
+        return "" if self.guarded_buckets else write_window_start(now_ms)
 
     def claimed_files(self) -> Iterator[tuple[str, L.ClaimedName]]:
         """(path, parsed name) of every claimed file, live or expired, across all shards."""

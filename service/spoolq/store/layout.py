@@ -14,6 +14,9 @@ Root layout::
                                       by sends, claims and maintenance's removal of idle groups
         fifo.last                     FIFO queues only: the last id issued (keeps ids increasing)
         dedup.lock                    dedup queues only: one record-lock byte per marker stripe
+        buckets.lock                  standard and dedup queues on GlusterFS: the record lock under which
+                                      maintenance removes empty buckets (shared by renames into old
+                                      ones; bucket_guard.py), made on first use
         settings.lock                 the record lock (lockf) held while meta.json is read, changed and
                                       replaced (core.change_queue); made with the queue (a queue made
                                       by an older release: by its first settings change)

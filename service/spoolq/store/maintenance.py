@@ -1,5 +1,5 @@
-"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, trash
-and temp sweep, old dead-letter origin markers (:meth:`~spoolq.store.handle.QueueHandle.prune_origins`).
+"""Maintenance: claim expiry, due delays, retention, dedup-window sweep, idle FIFO groups, empty
+buckets where their removal is guarded (GlusterFS: :func:`remove_empty_buckets`), trash and temp sweep, old dead-letter origin markers (:meth:`~spoolq.store.handle.QueueHandle.prune_origins`).
 
 Every step is a set of renames or unlinks that is safe to run from any number of
 processes and nodes at once: the loser of a race gets ENOENT and moves on. Each step
@@ -33,11 +33,13 @@ import stat
 import time
 from collections.abc import Callable
 
+from spoolq.store import bucket_guard
 from spoolq.store import layout as L
 from spoolq.store.archive import compact, expire_segments
+from spoolq.store.cursor import REFILL_TARGET
 from spoolq.store.deleting import sweep_deleting
 from spoolq.store.fileops import GONE, listdir, rename_into
-from spoolq.store.handle import QueueHandle, write_window_start
+from spoolq.store.handle import QueueHandle
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
 from spoolq.store.queues import StoreCore
 
@@ -47,13 +49,23 @@ TMP_MAX_AGE = 3600.0
 STAGING_MAX_AGE = 60.0
 #: a FIFO group's directories are removed once both are empty and unchanged this long (seconds)
 GROUP_IDLE = 60.0
+#: empty buckets one guarded pass removes at most (it holds the bucket lock meanwhile)
+REMOVALS_PER_PASS = 1000
 
 
 def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     """Requeue expired claims. A claim whose message is still ready under its name from before
     that claim (a second copy: a raw copy of a live root, a crash between the two halves of the
-    claim on a shared file system) is dropped instead, so one copy stays (one ``stat``)."""
+    claim on a shared file system) is dropped instead, so one copy stays (one ``stat``). The
+    renames back into the buckets hold the bucket lock where it is used (bucket_guard.py), taken
+    at the first one."""
+    with contextlib.ExitStack() as returning:
+        return _expire_claims(store, q, now_ms, returning)
+
+
+def _expire_claims(store: StoreCore, q: QueueHandle, now_ms: int, returning: contextlib.ExitStack) -> int:
     requeued = 0
+    locked = False
     for shard in listdir(q.sub("claimed")):
         sdir = q.sub(f"claimed/{shard}")
         for n in listdir(sdir):
@@ -66,6 +78,9 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
                 with contextlib.suppress(FileNotFoundError):
                     store.trash.discard(f"{sdir}/{n}")
                 continue
+            if not locked:
+                returning.enter_context(store.renaming_into_buckets(q))
+                locked = True
             try:
                 rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt), base=q.path)
                 requeued += 1
@@ -80,7 +95,7 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     due = [b for b in sorted(listdir(q.sub("delayed"))) if b.isdigit() and int(b) <= now_s]
     if not due:
         return 0
-    with store.renaming_into_groups(q):
+    with store.renaming_into_groups(q), store.renaming_into_buckets(q):
         for b in due:
             bdir = q.sub(f"delayed/{b}")
             for n in listdir(bdir):
@@ -92,8 +107,9 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
                     released += 1
                 except FileNotFoundError:
                     continue
-            with contextlib.suppress(OSError):
-                os.rmdir(bdir)
+            if not q.guarded_buckets or q.kind is QueueKind.FIFO:  # guarded: remove_empty_buckets
+                with contextlib.suppress(OSError):
+                    os.rmdir(bdir)
     return released
 
 
@@ -146,21 +162,89 @@ def _idle_groups(q: QueueHandle, groups: list[str], now: float) -> list[str]:
 
 
 def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
-    """Retention: ready buckets whose second is older than the queue's retention are dropped."""
+    """Retention: ready buckets whose second is older than the queue's retention are dropped (the
+    emptied directories too, except where removal is guarded: :func:`remove_empty_buckets`)."""
     if q.kind is QueueKind.FIFO:
         return 0
     cutoff = L.std_bucket(now_ms - int(q.info.config.retention * 1000))
     dropped = 0
-    for b, bdir in q.ready_buckets(write_window_start(now_ms)):
+    for b, bdir in q.ready_buckets(q.removable_before(now_ms)):
         if b >= cutoff:
             break
         for n in listdir(bdir):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{bdir}/{n}")
                 dropped += 1
-        with contextlib.suppress(OSError):
-            os.rmdir(bdir)
+        if not q.guarded_buckets:
+            with contextlib.suppress(OSError):
+                os.rmdir(bdir)
     return dropped
+
+
+def remove_empty_buckets(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+    """Where removal is guarded (GlusterFS, see :mod:`spoolq.store.bucket_guard`): remove the
+    empty ready buckets, ksec directories and delayed buckets older than
+    :data:`~spoolq.store.bucket_guard.REMOVE_AFTER_MS`, under the queue's bucket lock held
+    exclusive. A first look without the lock finds the candidates (most passes find none, and
+    take no lock); under the lock each is listed again and removed only if still empty. Ready
+    buckets are looked at oldest first, as far as a poll's cursor would read (until
+    :data:`~spoolq.store.cursor.REFILL_TARGET` messages) and at most :data:`REMOVALS_PER_PASS`
+    of them, so a pass costs about one cursor refill, holds the lock briefly, and never lists a
+    deep backlog whole. Returns how many directories it removed."""
+    if not q.guarded_buckets or q.kind is QueueKind.FIFO:
+        return 0
+    cutoff = L.std_bucket(now_ms - bucket_guard.REMOVE_AFTER_MS)
+    ready, ksecs = _empty_ready_buckets(q, cutoff)
+    cutoff_s = int(cutoff)
+    delayed = [q.sub(f"delayed/{b}") for b in listdir(q.sub("delayed"))
+               if L.STD_BUCKET_RE.fullmatch(b) and int(b) < cutoff_s and not listdir(q.sub(f"delayed/{b}"))]
+    if not (ready or ksecs or delayed):
+        return 0
+    removed = 0
+    with bucket_guard.removing(q.real_path) as held:
+        if not held:
+            return 0  # a rename into an old bucket runs somewhere: the next pass tries again
+        for d in [*ready, *delayed, *ksecs]:  # a ksec directory after the buckets in it
+            if listdir(d):  # listed again under the lock: see bucket_guard's race rule
+                continue
+            try:
+                os.rmdir(d)
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
+def _empty_ready_buckets(q: QueueHandle, cutoff: str) -> tuple[list[str], list[str]]:
+    """(empty ready buckets before ``cutoff``, ksec directories wholly before it that are empty or
+    hold only those), oldest first, as far as :data:`REFILL_TARGET` messages into the queue and at
+    most :data:`REMOVALS_PER_PASS` buckets."""
+    ready: list[str] = []
+    ksecs: list[str] = []
+    seen = 0
+    rdir = q.sub("ready")
+    for ksec in sorted(listdir(rdir)):
+        if not L.KSEC_RE.fullmatch(ksec):
+            continue
+        if ksec > cutoff[:8] or seen >= REFILL_TARGET:
+            break
+        kdir = f"{rdir}/{ksec}"
+        all_empty = True
+        for b in sorted(listdir(kdir)):
+            if not L.STD_BUCKET_RE.fullmatch(b):
+                all_empty = False
+                continue
+            if b >= cutoff or seen >= REFILL_TARGET or len(ready) >= REMOVALS_PER_PASS:
+                return ready, ksecs
+            names = listdir(f"{kdir}/{b}")
+            seen += len(names)
+            if names:
+                all_empty = False
+            else:
+                ready.append(f"{kdir}/{b}")
+        if all_empty and ksec < cutoff[:8]:
+            ksecs.append(kdir)
+    return ready, ksecs
 
 
 def sweep_dedup(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
@@ -315,6 +399,7 @@ def maintain_all(store: StoreCore, now_ms: int, shared_interval: float | None = 
         for key, value in maintain_queue(store, q, now_ms).items():
             totals[key] = totals.get(key, 0) + value
         totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(store, q, time.time())
+        totals["buckets_removed"] = totals.get("buckets_removed", 0) + remove_empty_buckets(store, q, now_ms)
     totals["tmp_swept"] = sweep_tmp(store, time.time())
     totals["journals_retired"], totals["journal_restored"] = recover_journals()
     totals["trash_swept"] = sweep_trash(store)

@@ -35,8 +35,8 @@ from spoolq.errors import (
     StorageUnavailable,
     storage_error,
 )
+from spoolq.store import bucket_guard, markerlock, recordlock
 from spoolq.store import layout as L
-from spoolq.store import markerlock, recordlock
 from spoolq.store.codec import CorruptMessage, decode_message
 from spoolq.store.cursor import ReadyCursor
 from spoolq.store.fileops import (
@@ -48,7 +48,13 @@ from spoolq.store.fileops import (
     rename_into,
     write_json_atomic,
 )
-from spoolq.store.filesystems import FLUSH_MODES, LOCAL_DEFAULT, choose_flush
+from spoolq.store.filesystems import (
+    EMPTY_BUCKET_REMOVALS,
+    FLUSH_MODES,
+    LOCAL_DEFAULT,
+    choose_flush,
+    empty_bucket_removal,
+)
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.message_files import MessageFiles
@@ -64,6 +70,10 @@ DELETING_PREFIX = ".del~"
 COMEBACK_WAIT = 2.0
 #: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
 _FIFO_HELD = threading.local()
+
+
+#: what :meth:`StoreCore.renaming_into_buckets` holds where nothing is needed
+_NOTHING = contextlib.nullcontext()
 
 
 def _fifo_locks_held() -> set[str]:
@@ -84,7 +94,8 @@ class StoreCore:
 
     def __init__(self, root: Path | str, *, node_id: str, fsync: bool, clock: Clock, peers: int,
                  maintenance_interval: float, flush: str | None, force_flush: bool = False,
-                 default_config: QueueConfig | None = None, in_place: bool = True) -> None:
+                 default_config: QueueConfig | None = None, in_place: bool = True,
+                 empty_buckets: str | None = None) -> None:
         self.root = Path(root)
         #: the config of a queue created without one (the config file's ``queue_defaults``)
         self.default_config = validate_config(default_config) if default_config is not None else QueueConfig()
@@ -118,6 +129,11 @@ class StoreCore:
         self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=self.flush_mode != "fsync",
                                   node_id=self.node_id, journal=self.flush_mode == "journal")
         self.fsync = fsync
+        # how empty standard buckets go: at once, or under the bucket lock (see bucket_guard.py)
+        if empty_buckets is not None and empty_buckets not in EMPTY_BUCKET_REMOVALS:
+            raise InvalidArgument(f"empty_buckets must be 'immediate' or 'guarded', got {empty_buckets!r}")
+        self.empty_buckets = empty_buckets or empty_bucket_removal(self.root)[0]
+        self.guarded_buckets = self.empty_buckets == "guarded"
         self.watcher = Watcher()
         if self.commit.per_file:  # as a flush does for the directories it flushes (see group_commit.py)
             try:
@@ -169,7 +185,8 @@ class StoreCore:
             if current is not None:
                 current.info, current.stamp = info, stamp
                 return current
-            q = QueueHandle(info=info, path=path, stamp=stamp, real_path=os.path.realpath(path))
+            q = QueueHandle(info=info, path=path, stamp=stamp, real_path=os.path.realpath(path),
+                            guarded_buckets=self.guarded_buckets)
             self._queues[name] = q
             return q
 
@@ -462,6 +479,19 @@ class StoreCore:
         with self.fifo_lock(q):
             yield
 
+    def renaming_into_buckets(self, q: QueueHandle,
+                              sent_ms: int | None = None) -> contextlib.AbstractContextManager[None]:
+        """Held around a rename into a standard queue's old ready or delayed bucket (a release, a
+        claim expiry, a due delay, a transfer): on GlusterFS such a rename must not meet the
+        removal of that bucket, so it holds the queue's bucket lock shared (see bucket_guard.py).
+        ``sent_ms``: a send's start, whose renames hold it only if they come later than
+        :data:`~spoolq.store.bucket_guard.LATE_MS` after it. Elsewhere, and for FIFO queues, nothing."""
+        if not q.guarded_buckets or q.kind is QueueKind.FIFO:
+            return _NOTHING
+        if sent_ms is not None and self.now_ms() - sent_ms <= bucket_guard.LATE_MS:
+            return _NOTHING
+        return bucket_guard.renaming(q.real_path)
+
     def write_marker(self, q: QueueHandle, marker: str, data: bytes) -> None:
         """Write (or replace) a small record under the queue directory; a purge that is replacing
         ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`). Flushed with
@@ -511,7 +541,7 @@ class StoreCore:
             bucket = L.std_bucket(L.id_time_ms(new_id))
         rc, frt = keep_counts or (0, 0)
         try:
-            with self.renaming_into_groups(target):
+            with self.renaming_into_groups(target), self.renaming_into_buckets(target):
                 rename_into(src, target.ready_dir(bucket), L.ready_name(new_id, rc, frt), base=target.path)
         except FileNotFoundError:
             return None

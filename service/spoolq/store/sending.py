@@ -375,8 +375,14 @@ class Sending:
         raise AssertionError("unreachable: the second try returns or raises")
 
     def _name(self, q: QueueHandle, unnamed: Unnamed, directory: str, name: str) -> None:
-        """Name a file :meth:`MessageFiles.write` wrote; QueueNotFound when its queue is gone."""
+        """Name a file :meth:`MessageFiles.write` wrote; QueueNotFound when its queue is gone. Where
+        buckets are guarded (GlusterFS), a file named late after its send began (the id's time: see
+        bucket_guard.py) holds the queue's bucket lock while it is renamed into place."""
         try:
+            if q.guarded_buckets:
+                with self.core.renaming_into_buckets(q, L.id_time_ms(name)):
+                    self.core.files.name(unnamed, directory, name, base=q.path)
+                return
             self.core.files.name(unnamed, directory, name, base=q.path)
         except FileNotFoundError:
             raise QueueNotFound(q.name) from None  # deleted meanwhile (our unnamed file is ours alone)
