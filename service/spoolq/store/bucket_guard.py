@@ -12,8 +12,9 @@ that comes first makes the rename fail with ENOENT, and
 those a poller removes an empty ready bucket once it is past the write window
 (:data:`~spoolq.store.handle.WRITE_WINDOW_MS`), as soon as it finds it empty (``cursor.py``).
 
-**What renames into an old standard bucket** (a ready bucket ``ready/<ksec>/<second>`` whose second is past
-the write window, a ``delayed/<due-second>`` past its due time, or their ``ksec`` directory):
+**What renames into an old standard bucket** (a ready bucket ``ready/<ksec>/<second>`` whose
+second is past the write window, a ``delayed/<due-second>`` past its due time, or their ``ksec``
+directory):
 
 * a release, a claim expiry, a Disque NACK, ``unclaim_all``, and a poll putting back a message it
   could not read or could not dead-letter. Each returns a claimed message to the bucket of its send
