@@ -445,8 +445,8 @@ def test_empty_buckets_go_while_claims_come_back(cluster: Cluster) -> None:
             # a's claim surely lasted until its ttl ran out or a release or ack was asked for; an ack
             # answered before its ttl ran out surely ended the message
             later = [e for e in es if e[0] != "got" and e[2] >= a[3]]
-            end = min([a[2] + ttl, *(e[2] for e in later)])
-            gone = min([float("inf"), *(e[3] for e in later if e[0] == "ack" and e[3] < a[2] + ttl)])
+            end = min([a[2] + ttl - 0.01, *(e[2] for e in later)])  # a claim's expiry: whole ms, rounded down
+            gone = min([float("inf"), *(e[3] for e in later if e[0] == "ack" and e[3] < a[2] + ttl - 0.01)])
             if any(b[2] > a[3] and (b[3] < end or b[2] > gone) for b in gots):
                 twice.append(k)
                 break

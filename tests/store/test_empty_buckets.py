@@ -34,6 +34,8 @@ from spoolq.store.filesystems import empty_bucket_removal
 
 QUEUE = "eb"
 TTL = 0.3  # seconds: the pollers' claims, short enough to expire during the test
+#: a claim's expiry is counted from the store's clock in whole milliseconds, rounded down
+SLACK = 0.005
 
 
 def bucket_dirs(root: Path, queue: str = QUEUE) -> list[str]:
@@ -214,7 +216,7 @@ def _twice(rows: list[list[Any]]) -> list[str]:
         ends = {}  # a delivery's (poll start) -> the earliest its claim surely ended
         for g in gots:
             done = [r[3] for r in rs if r[0] in ("ack", "release") and r[5] and r[3] >= g[4]]
-            ends[g[3]] = min([g[3] + TTL, *done])
+            ends[g[3]] = min([g[3] + TTL - SLACK, *done])
         acks = [r for r in rs if r[0] == "ack" and r[5]]
         if len(acks) > 1:
             bad.append(tag)
@@ -275,7 +277,7 @@ def test_buckets_go_under_mixed_load_and_nothing_is_lost_or_doubled(root: Path, 
           f"{len(overlaps)} rmdirs overlapping a rename into their directory, lost {len(lost)}, twice {len(twice)}")
     assert len(sent) > 300 and rmdirs > 0
     assert (sorted(lost)[:5], len(lost)) == ([], 0)
-    assert (twice[:5], len(twice)) == ([], 0)
+    assert (twice[:5], len(twice)) == ([], 0), [r for r in rows if r[1] in twice[:2]]
     assert bucket_dirs(root) == []
     assert not [b for b in os.listdir(root / "queues" / QUEUE) if b == "delayed"
                 and os.listdir(root / "queues" / QUEUE / "delayed")]
