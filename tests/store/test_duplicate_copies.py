@@ -8,6 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from spoolq.store import FileStore
 from spoolq.store import layout as L
 from spoolq.store.model import OutgoingMessage
@@ -83,6 +85,24 @@ def test_maintenance_leaves_one_copy(store: FileStore, clock: FakeClock) -> None
     assert [d.message.id for d in got] == [a]
     assert store.ack(Q, [got[0].receipt]) == [True]
     assert _files_of(store, a) == [] and store.size(Q) == 0
+
+
+def test_an_expired_claim_is_requeued_when_only_a_stale_stat_shows_its_old_name(
+        store: FileStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On GlusterFS a stat may be answered from the mount's cache for about a second after another
+    node claimed a message away from its ready name. Maintenance must not take that answer for a
+    second copy and drop the claim: the message would be lost."""
+    store.create_queue(Q)
+    a = _send(store, b"a")
+    assert len(store.poll(Q, limit=1, claim_ttl=1)) == 1
+    old_name = "/" + L.ready_name(a, 0, 0)
+    real_exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: str(p).endswith(old_name) or real_exists(p))
+    clock.advance(5)  # the claim expired
+    store.maintain()
+    monkeypatch.undo()
+    got = store.poll(Q, limit=10, claim_ttl=30)
+    assert [(g.message.id, g.message.receive_count) for g in got] == [(a, 2)]
 
 
 def test_nothing_else_is_dropped(store: FileStore) -> None:

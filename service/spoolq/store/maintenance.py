@@ -56,9 +56,11 @@ REMOVALS_PER_PASS = 1000
 def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     """Requeue expired claims. A claim whose message is still ready under its name from before
     that claim (a second copy: a raw copy of a live root, a crash between the two halves of the
-    claim on a shared file system) is dropped instead, so one copy stays (one ``stat``). The
-    renames back into the buckets hold the bucket lock where it is used (bucket_guard.py), taken
-    at the first one."""
+    claim on a shared file system) is dropped instead, so one copy stays: one ``stat``, and only if
+    that finds the copy, a listing of its bucket to confirm it (on GlusterFS a stat may be answered
+    from the mount's cache for about a second after another node claimed the message away from
+    that name, and the claim would be dropped: a message lost). The renames back into the buckets
+    hold the bucket lock where it is used (bucket_guard.py), taken at the first one."""
     with contextlib.ExitStack() as returning:
         return _expire_claims(store, q, now_ms, returning)
 
@@ -73,8 +75,9 @@ def _expire_claims(store: StoreCore, q: QueueHandle, now_ms: int, returning: con
             if p is None or p.expires > now_ms:
                 continue
             bucket = shard if q.kind is QueueKind.FIFO else L.std_bucket(L.id_time_ms(p.id))
-            before = f"{q.ready_dir(bucket)}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
-            if p.rc >= 1 and os.path.exists(before):
+            ready_dir = q.ready_dir(bucket)
+            before = L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)
+            if p.rc >= 1 and os.path.exists(f"{ready_dir}/{before}") and before in listdir(ready_dir):
                 with contextlib.suppress(FileNotFoundError):
                     store.trash.discard(f"{sdir}/{n}")
                 continue
