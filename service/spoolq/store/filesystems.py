@@ -256,10 +256,15 @@ def headroom(path: Path | str) -> Headroom:
     return Headroom(st.f_bavail * st.f_frsize, *inode_counts(st))
 
 
-#: mount types (``fuse.glusterfs`` as the mount table names a GlusterFS FUSE mount) on which an rmdir and a
-#: rename into the same directory can hang each other for good: empty buckets are removed only under
-#: a guard there (see :mod:`spoolq.store.bucket_guard`)
-RMDIR_RENAME_HANG = frozenset({"fuse.glusterfs", "glusterfs"})
+#: mount types on which empty buckets are removed only under a guard (see
+#: :mod:`spoolq.store.bucket_guard`), and why
+GUARDED_BUCKET_REMOVAL: dict[str, str] = {
+    "fuse.glusterfs": "an rmdir meeting a rename into the same directory can hang both",
+    "glusterfs": "an rmdir meeting a rename into the same directory can hang both",
+    "fuse.ceph-fuse": "requests hung for good on ceph-fuse once while pollers removed buckets that releases "
+                      "and claim expiries were renaming into (cause not established)",
+    "ceph": "as on ceph-fuse (the kernel client was not tried)",
+}
 EMPTY_BUCKET_REMOVALS = ("immediate", "guarded")
 
 
@@ -267,7 +272,7 @@ def empty_bucket_removal(root: Path | str) -> tuple[str, str]:
     """(``immediate`` or ``guarded``, why) for the file system holding ``root``: how empty standard
     buckets are removed (:mod:`spoolq.store.bucket_guard`)."""
     fs_type = file_system_of(root)[0]
-    if fs_type in RMDIR_RENAME_HANG:
-        return "guarded", (f"{fs_type}: an rmdir meeting a rename into the same directory can hang both, so "
-                           "maintenance removes empty buckets under the queue's bucket lock")
+    why = GUARDED_BUCKET_REMOVAL.get(fs_type)
+    if why is not None:
+        return "guarded", f"{fs_type}: {why}; maintenance removes empty buckets under the queue's bucket lock"
     return "immediate", f"{fs_type} orders an rmdir and a rename into the same directory: pollers remove empty buckets"
