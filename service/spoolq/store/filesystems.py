@@ -261,9 +261,6 @@ def headroom(path: Path | str) -> Headroom:
 GUARDED_BUCKET_REMOVAL: dict[str, str] = {
     "fuse.glusterfs": "an rmdir meeting a rename into the same directory can hang both",
     "glusterfs": "an rmdir meeting a rename into the same directory can hang both",
-    "fuse.ceph-fuse": "requests hung for good on ceph-fuse once while pollers removed buckets that releases "
-                      "and claim expiries were renaming into (cause not established)",
-    "ceph": "as on ceph-fuse (the kernel client was not tried)",
 }
 EMPTY_BUCKET_REMOVALS = ("immediate", "guarded")
 
