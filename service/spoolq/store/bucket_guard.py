@@ -24,7 +24,9 @@ directory):
 * a transfer (a move, a dead letter) into the bucket of its new id's second. A dead letter keeps
   its id's time, so that bucket may be hours old (``StoreCore.transfer``).
 * a send, whose ids are made at its start. Usually it names its files within a second, but a slow
-  or stalled mount can make that late (``sending.py``).
+  or stalled mount can make that late (``sending.py``). Where removal is guarded, every message
+  file is written in the process's temp directory and renamed into place (``message_files.py``),
+  never made in place, so each naming can take the lock.
 * not a restore (the service is stopped), and not a journal replay (the commit journal runs only on
   local disks).
 

@@ -119,7 +119,15 @@ class StoreCore:
             raise storage_error(e, f"preparing the root {self.root}") from e
         self.queues_dir = str(self.root / "queues")
         self.tmp = TempWriter(self.root / "tmp", self.node_id)
-        self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix, in_place=in_place)
+        # how empty standard buckets go: at once, or under the bucket lock (see bucket_guard.py)
+        if empty_buckets is not None and empty_buckets not in EMPTY_BUCKET_REMOVALS:
+            raise InvalidArgument(f"empty_buckets must be 'immediate' or 'guarded', got {empty_buckets!r}")
+        self.empty_buckets = empty_buckets or empty_bucket_removal(self.root)[0]
+        self.guarded_buckets = self.empty_buckets == "guarded"
+        # guarded: every message file is named by a rename (MessageFiles.name), which a late send
+        # does under the bucket lock; a file made in place is linked without it
+        self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix,
+                                  in_place=in_place and not self.guarded_buckets)
         self.trash = Trash(self.root, self.tmp.prefix)
         # the flush that reaches stable storage where the root lives, or the one asked for (refused
         # where it may not, unless forced): see spoolq.store.filesystems
@@ -129,11 +137,6 @@ class StoreCore:
         self.commit = GroupCommit(self.root, enabled=fsync, use_syncfs=self.flush_mode != "fsync",
                                   node_id=self.node_id, journal=self.flush_mode == "journal")
         self.fsync = fsync
-        # how empty standard buckets go: at once, or under the bucket lock (see bucket_guard.py)
-        if empty_buckets is not None and empty_buckets not in EMPTY_BUCKET_REMOVALS:
-            raise InvalidArgument(f"empty_buckets must be 'immediate' or 'guarded', got {empty_buckets!r}")
-        self.empty_buckets = empty_buckets or empty_bucket_removal(self.root)[0]
-        self.guarded_buckets = self.empty_buckets == "guarded"
         self.watcher = Watcher()
         if self.commit.per_file:  # as a flush does for the directories it flushes (see group_commit.py)
             try:
