@@ -84,6 +84,10 @@ def _new_start_lock() -> None:
 os.register_at_fork(after_in_child=_new_start_lock)
 
 
+#: how long a closing store waits for the journal thread's last preparation or checkpoint (seconds)
+STOP_WAIT = 30.0
+
+
 class Checkpointer:
     """The thread of this process that checkpoints and prepares journal files (module docstring).
 
@@ -144,11 +148,16 @@ class Checkpointer:
                 self._cond.notify()
 
     def stop(self) -> None:
-        """End the thread once nothing is pending (the store is closing)."""
+        """End the thread once nothing is pending (the store is closing), and wait for it: a
+        preparation asked for before the close may still be running, and it removes its file only
+        when it ends (the journal is closing, so the file is not taken)."""
         if self._pid == process.pid():
             with self._cond:
                 self._stopped = True
                 self._cond.notify()
+            thread = self.thread
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(STOP_WAIT)
 
     def take(self) -> list[Retired]:
         """Every pending file, once no checkpoint or preparation is running (for a synchronous
