@@ -4,12 +4,14 @@ Every rename into a queue goes through :func:`rename_into`, which re-creates the
 somebody else removed; :func:`listdir` and :func:`read_file` take a name that vanished (ENOENT,
 or ESTALE on a shared file system: :data:`GONE`) as a race lost, not an error. Besides: temp
 files written whole under ``<root>/tmp`` (:class:`TempWriter`), JSON records replaced whole
-(:func:`write_json_atomic`, :func:`read_json`) and directory fsyncs. How writes are made durable
+(:func:`write_json_atomic`, :func:`read_json`), directory fsyncs, and files of written zeros
+(:func:`write_zeros`, the commit journal's prepared files). How writes are made durable
 is :mod:`spoolq.store.group_commit`'s business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -73,6 +75,37 @@ def fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_ZEROS = bytes(1 << 20)
+
+
+def write_zeros(path: str, size: int) -> None:
+    """Make ``path`` (which must not exist) a file of ``size`` written zero bytes, durable with its
+    name: real writes, not ``fallocate`` (an unwritten extent turns written on the first write into
+    it, a metadata change that every later ``fdatasync`` of the block would have to commit). On
+    failure the partial file is removed and the error raised."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        done = 0
+        while done < size:
+            done += os.write(fd, memoryview(_ZEROS)[:min(len(_ZEROS), size - done)])
+        os.fsync(fd)
+        fsync_dir(os.path.dirname(path))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def fdatasync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
     finally:
         os.close(fd)
 

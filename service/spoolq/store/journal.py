@@ -116,7 +116,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spoolq.store import process
-from spoolq.store.journal_thread import Checkpointer, Retired, fdatasync_path, fsync_dir, write_zeros
+from spoolq.store.fileops import fdatasync_path, fsync_dir, write_zeros
+from spoolq.store.journal_thread import Checkpointer, Retired
 from spoolq.store.ticketed_flush import FlushListener, TicketedFlush
 
 MAGIC = b"SPJ2"

@@ -3,7 +3,7 @@
 :class:`Checkpointer` runs the work of :class:`~spoolq.store.journal.JournalCommit` that no sender
 should wait for:
 
-* **Preparing the next journal file** (:func:`write_zeros`): ``PREPARED_BYTES`` of real zeros
+* **Preparing the next journal file** (:func:`~spoolq.store.fileops.write_zeros`): ``PREPARED_BYTES`` of real zeros
   written, ``fsync``'d, and the directory ``fsync``'d, before the file takes a record. Asked for
   when the process has no prepared file; it runs before any checkpoint that is due (a checkpoint's
   ``syncfs`` may take seconds, a preparation takes one short sequential write).
@@ -22,7 +22,6 @@ process that died are handled by :mod:`spoolq.store.recovery`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -32,45 +31,6 @@ from spoolq.store import process
 
 #: (path, ``time.monotonic_ns()`` when it was retired)
 Retired = tuple[str, int]
-
-_ZEROS = bytes(1 << 20)
-
-
-def write_zeros(path: str, size: int) -> None:
-    """Make ``path`` (which must not exist) a file of ``size`` written zero bytes, durable with its
-    name: real writes, not ``fallocate`` (an unwritten extent turns written on the first write into
-    it, a metadata change that every later ``fdatasync`` of the block would have to commit). On
-    failure the partial file is removed and the error raised."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        done = 0
-        while done < size:
-            done += os.write(fd, memoryview(_ZEROS)[:min(len(_ZEROS), size - done)])
-        os.fsync(fd)
-        fsync_dir(os.path.dirname(path))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def fdatasync_path(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
 
 #: guards a thread's start (re-made in a forked child, where a copy may be held)
 _START_LOCK = threading.Lock()
