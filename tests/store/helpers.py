@@ -139,3 +139,15 @@ def files_under(path: Path | str) -> list[str]:
     for dirpath, _dirnames, filenames in os.walk(path):
         found.extend(os.path.relpath(os.path.join(dirpath, n), path) for n in filenames)
     return sorted(found)
+
+
+def journal_files(root: Path) -> list[str]:
+    """The commit journal's files under ``root``, by name."""
+    return sorted(n for n in os.listdir(root / "journal") if n.endswith(".jnl"))
+
+
+def as_earlier_boot(root: Path) -> None:
+    """Rename every journal file as if an earlier boot had written it (a power failure's aftermath)."""
+    for n in journal_files(root):
+        node, _boot, instance, pid, k = n[:-4].split("~")
+        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{instance}~{pid}~{k}.jnl")

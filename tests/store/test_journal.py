@@ -25,19 +25,9 @@ from spoolq.store.journal import MOVED, SEND, Record, decode_records, encode_rec
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
 from tests.inside import core_of
 
-from .helpers import check_body, files_under, make_body
+from .helpers import as_earlier_boot, check_body, files_under, journal_files, make_body
 
 NODE = "jnode"
-
-
-def _journals(root: Path) -> list[str]:
-    return sorted(n for n in os.listdir(root / "journal") if n.endswith(".jnl"))
-
-
-def _as_earlier_boot(root: Path) -> None:
-    for n in _journals(root):
-        node, _boot, instance, pid, k = n[:-4].split("~")
-        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{instance}~{pid}~{k}.jnl")
 
 
 def test_power_failure_replay_restores_every_journaled_message_whole(root: Path) -> None:
@@ -50,7 +40,7 @@ def test_power_failure_replay_restores_every_journaled_message_whole(root: Path)
     batch = store.send_batch("q", [OutgoingMessage(body=make_body(f"b{i}", pad=5000)) for i in range(10)])
     tags.update({r.id: f"b{i}" for i, r in enumerate(batch)})
     assert core_of(store).commit.journal is not None and core_of(store).commit.journal.flushes > 0
-    assert _journals(root), "standard sends wrote no journal"
+    assert journal_files(root), "standard sends wrote no journal"
     # the power fails: the process is gone without closing, some files never reached the disk
     # and some were torn; the journal (fdatasync'd before each send returned) survived
     core_of(store).commit.journal = None
@@ -61,10 +51,10 @@ def test_power_failure_replay_restores_every_journaled_message_whole(root: Path)
     for path in files[1::3]:
         with open(path, "r+b") as f:
             f.truncate(40)
-    _as_earlier_boot(root)
+    as_earlier_boot(root)
 
     fresh = FileStore(root, node_id=NODE, flush="journal")
-    assert _journals(root) == [], "replayed journals were not retired"
+    assert journal_files(root) == [], "replayed journals were not retired"
     found = {m.id: check_body(m.body) for m in fresh.peek("q", limit=1000)}
     assert found == tags
     assert files_under(root / "corrupt") == []
@@ -80,7 +70,7 @@ def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root:
     got = store.poll("q", limit=2, claim_ttl=600)  # claimed (whole, elsewhere): not restored twice
     store.delete_queue("gone")
     core_of(store).commit.journal = None
-    _as_earlier_boot(root)
+    as_earlier_boot(root)
     fresh = FileStore(root, node_id=NODE, flush="journal")
     assert fresh.claim_count("q") == 2
     assert len(got) == 2
@@ -114,9 +104,9 @@ def _a_process_sends_acks_and_dies(root: Path, tmp_path: Path) -> tuple[int, str
 
 def test_a_crashed_process_journal_is_retired_without_replay(root: Path, tmp_path: Path) -> None:
     pid, acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
-    assert any(f"~{pid}~" in n for n in _journals(root)), "the dead process left no journal: test proves little"
+    assert any(f"~{pid}~" in n for n in journal_files(root)), "the dead process left no journal: test proves little"
     store = FileStore(root, node_id=NODE, flush="journal")
-    assert not any(f"~{pid}~" in n for n in _journals(root)), "a dead process's journal was not retired"
+    assert not any(f"~{pid}~" in n for n in journal_files(root)), "a dead process's journal was not retired"
     left = {m.id for m in store.peek("q", limit=100)}
     assert left == set(ids) - {acked}, "same boot: an acked message came back (nothing may be replayed)"
     store.close()
@@ -135,11 +125,11 @@ def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: 
     for i in range(60):
         store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
     assert core_of(store).commit.journal is not None
-    _wait_for(lambda: len(_journals(root)) <= 2, f"retired journals pile up: {_journals(root)}")
+    _wait_for(lambda: len(journal_files(root)) <= 2, f"retired journals pile up: {journal_files(root)}")
     assert core_of(store).commit.journal.checkpoints >= 1
     assert core_of(store).commit.journal.prepared_files >= 2, "the files never rotated: test proves little"
     store.close()
-    assert _journals(root) == [], "a clean close leaves a journal to replay"
+    assert journal_files(root) == [], "a clean close leaves a journal to replay"
 
 
 def _wait_for(condition: Callable[[], bool], message: str, seconds: float = 10.0) -> None:
@@ -173,13 +163,13 @@ def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.Mon
         t0 = time.monotonic()
         store.send("q", OutgoingMessage(body=make_body(f"c{i}")))
         slowest = max(slowest, time.monotonic() - t0)
-        written = {n for n in _journals(root) if _journal_holds(root / "journal" / n, f"c{i}")}
+        written = {n for n in journal_files(root) if _journal_holds(root / "journal" / n, f"c{i}")}
         assert written and all(any(s.endswith(n) for s in synced) for n in written), \
             f"send c{i} returned before its journal file was fdatasync'd"
     assert slowest < 0.5, f"a send waited {slowest:.2f} s: it waited for a checkpoint's syncfs"
-    _wait_for(lambda: len(syncfs_calls) >= 1 and len(_journals(root)) <= 2, "no checkpoint retired the files")
+    _wait_for(lambda: len(syncfs_calls) >= 1 and len(journal_files(root)) <= 2, "no checkpoint retired the files")
     store.close()
-    assert _journals(root) == [], "a clean close leaves a journal to replay"
+    assert journal_files(root) == [], "a clean close leaves a journal to replay"
     thread = j._thread.thread
     assert thread is not None
     thread.join(5)
@@ -207,10 +197,10 @@ def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monk
             break
         time.sleep(0.005)
     assert j.prepared_files >= 2, "the files never rotated: test proves little"
-    _wait_for(lambda: failures[0] == 0 and j.checkpoints >= 1 and len(_journals(root)) <= 2,
+    _wait_for(lambda: failures[0] == 0 and j.checkpoints >= 1 and len(journal_files(root)) <= 2,
               "retired files were never checkpointed")
     store.close()
-    assert _journals(root) == []
+    assert journal_files(root) == []
 
 
 def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
@@ -247,7 +237,7 @@ def test_after_a_failed_fdatasync_the_next_flush_is_a_syncfs(root: Path, monkeyp
     store.send("q", OutgoingMessage(body=make_body("after")))
     assert calls, "a file whose fdatasync failed was trusted to a later fdatasync"
     store.close()
-    assert _journals(root) == []
+    assert journal_files(root) == []
 
 
 def _journal_holds(path: Path, tag: str) -> bool:
@@ -265,8 +255,8 @@ def test_fifo_dedup_and_at_most_once_sends_take_the_full_flush(root: Path) -> No
     store.send("f.fifo", OutgoingMessage(body=b"x", group_id="g", dedup_id="1"))
     store.send("d", OutgoingMessage(body=b"y"))
     store.send("s", OutgoingMessage(body=b"z", at_most_once=True))
-    assert _journals(root) == [] or all(
-        decode_records((root / "journal" / n).read_bytes()) == [] for n in _journals(root))
+    assert journal_files(root) == [] or all(
+        decode_records((root / "journal" / n).read_bytes()) == [] for n in journal_files(root))
     store.close()
 
 
@@ -287,7 +277,7 @@ def test_files_of_the_older_format_are_read() -> None:
 
 def _as_earlier_boot_with_marks(root: Path) -> None:
     """As :func:`_as_earlier_boot`, marks included."""
-    _as_earlier_boot(root)
+    as_earlier_boot(root)
     for n in os.listdir(root / "journal"):
         if n.endswith(".synced"):
             _boot, instance, ns = n[:-7].split("~")
@@ -328,7 +318,7 @@ def test_a_dead_letter_is_not_written_back(root: Path) -> None:
         time.sleep(0.03)
     assert store.counts("q").total == 0 and store.size("dlq") == 1
     core_of(store).commit.journal = None
-    _as_earlier_boot(root)  # no mark covers the send: only the transfer's record keeps it from coming back
+    as_earlier_boot(root)  # no mark covers the send: only the transfer's record keeps it from coming back
     fresh = FileStore(root, node_id=NODE, flush="journal")
     assert fresh.size("q") == 0, f"the dead letter {sent} was written back into its queue"
     assert [check_body(m.body) for m in fresh.peek("dlq", limit=10)] == ["poison"]
@@ -339,11 +329,11 @@ def test_a_dead_process_of_another_mount_is_replayed(root: Path, tmp_path: Path)
     """The same boot but another mount of the file system (unmounted and mounted again since: the
     page cache that held the dead process's files is gone): replayed, unlike a crash in this mount."""
     _pid, acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
-    for n in _journals(root):
+    for n in journal_files(root):
         node, boot, _instance, pid, k = n[:-4].split("~")
         os.rename(root / "journal" / n, root / "journal" / f"{node}~{boot}~m1~{pid}~{k}.jnl")
     store = FileStore(root, node_id=NODE, flush="journal")
-    assert _journals(root) == []
+    assert journal_files(root) == []
     assert {m.id for m in store.peek("q", limit=100)} == set(ids), "replayed: the acked message is back"
     assert acked in ids
     store.close()
@@ -355,9 +345,9 @@ def test_without_unique_mount_ids_a_dead_process_is_replayed(root: Path, tmp_pat
     cache: its journal is replayed (a duplicate of a message acked in its last seconds, never a loss)."""
     monkeypatch.setattr(journal_mod, "mount_id", lambda path: None)
     pid, _acked, ids = _a_process_sends_acks_and_dies(root, tmp_path)
-    assert all(f"~p{pid}~{pid}~" in n for n in _journals(root))
+    assert all(f"~p{pid}~{pid}~" in n for n in journal_files(root))
     store = FileStore(root, node_id=NODE, flush="journal")
-    assert _journals(root) == []
+    assert journal_files(root) == []
     assert {m.id for m in store.peek("q", limit=100)} == set(ids)
     store.close()
 

@@ -26,20 +26,10 @@ from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.store.journal import SEND, Record, decode_records, encode_record
 from tests.inside import core_of
 
-from .helpers import check_body, files_under, make_body
+from .helpers import as_earlier_boot, check_body, files_under, journal_files, make_body
 
 NODE = "pjnode"
 SMALL = 64 << 10  # prepared files of a few dozen records: they rotate under the test's load
-
-
-def _journals(root: Path) -> list[str]:
-    return sorted(n for n in os.listdir(root / "journal") if n.endswith(".jnl"))
-
-
-def _as_earlier_boot(root: Path) -> None:
-    for n in _journals(root):
-        node, _boot, instance, pid, k = n[:-4].split("~")
-        os.rename(root / "journal" / n, root / "journal" / f"{node}~{'0' * 16}~{instance}~{pid}~{k}.jnl")
 
 
 def _power_fails(store: FileStore) -> None:
@@ -115,7 +105,7 @@ def test_records_over_zeros_then_a_torn_record_replay_every_acknowledged_send(
     assert j is not None and getattr(j, "prepared_files", 0) >= 2, "fewer than two prepared files were used"
 
     jdir = root / "journal"
-    sizes = {n: (jdir / n).stat().st_size for n in _journals(root)}
+    sizes = {n: (jdir / n).stat().st_size for n in journal_files(root)}
     prepared = [n for n, size in sizes.items() if size == SMALL]
     assert prepared, f"no journal file is a prepared one: {sizes}"
     active = Path(j._path).name
@@ -146,7 +136,7 @@ def test_records_over_zeros_then_a_torn_record_replay_every_acknowledged_send(
     # still covers. A full flush (the FIFO sends') is a syncfs, after which the journal's thread
     # deletes the full files it made redundant: their messages' files are on the disk, and a
     # power failure cannot take them
-    journaled = {r.path.rsplit("/", 1)[-1] for n in _journals(root) for r in decode_records((jdir / n).read_bytes())
+    journaled = {r.path.rsplit("/", 1)[-1] for n in journal_files(root) for r in decode_records((jdir / n).read_bytes())
                  if r.kind == SEND}
     ready = root / "queues" / "q" / "ready"
     files = sorted(str(ready / f) for f in files_under(ready) if os.path.basename(f) in journaled)
@@ -156,10 +146,10 @@ def test_records_over_zeros_then_a_torn_record_replay_every_acknowledged_send(
     for path in files[1::3]:
         with open(path, "r+b") as f:
             f.truncate(40)
-    _as_earlier_boot(root)
+    as_earlier_boot(root)
 
     fresh = FileStore(root, node_id=NODE, flush="journal")
-    assert _journals(root) == [], "replayed journals were not retired"
+    assert journal_files(root) == [], "replayed journals were not retired"
     found: dict[str, str] = {}
     while got := fresh.poll("q", limit=1000, claim_ttl=600):
         for d in got:
@@ -222,7 +212,7 @@ def test_full_flushes_between_sends_do_not_end_the_prepared_file(root: Path) -> 
     records = decode_records(Path(active).read_bytes())
     assert len(records) == 21 and b"second:" in records[0].data and b"s19:" in records[-1].data
     store.close()
-    assert _journals(root) == [], "a clean close leaves a journal file (the prepared next one?)"
+    assert journal_files(root) == [], "a clean close leaves a journal file (the prepared next one?)"
 
 
 def test_a_failed_preparation_leaves_sends_on_an_appended_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,7 +243,7 @@ def test_a_failed_preparation_leaves_sends_on_an_appended_file(root: Path, monke
     assert len(failures) == 1, "a failed preparation was retried for every send"
     assert sorted(m.id for m in store.peek("q", limit=1000)) == sorted(ids)
     store.close()
-    assert _journals(root) == []
+    assert journal_files(root) == []
 
 
 def _wait(condition: Callable[[], bool], seconds: float = 10.0) -> None:
@@ -291,4 +281,4 @@ def test_a_forked_child_never_writes_into_its_parents_prepared_file(root: Path, 
     assert {m.id for m in store.peek("q", limit=100)} >= set(child_ids)
     store.send("q", OutgoingMessage(body=make_body("parent again")))
     store.close()
-    assert _journals(root) == [f for f in _journals(root) if f"~{p.pid}~" in f], "the parent left a file"
+    assert journal_files(root) == [f for f in journal_files(root) if f"~{p.pid}~" in f], "the parent left a file"
