@@ -165,3 +165,107 @@ def test_failed_flush_fails_every_caller_it_covered_and_only_those(tmp_path: Pat
     # and the store recovers: the next caller gets a fresh, successful flush
     gc.flush()
     assert len(calls) == 4
+
+
+class _CountingFlush:
+    """A TicketedFlush over a flush that records how many tickets had been issued when it started."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        from spoolq.store.ticketed_flush import TicketedFlush
+
+        self.started_at: list[int] = []
+        self.seconds = seconds
+        self.tickets = TicketedFlush(self._once, "flushing")
+
+    def _once(self) -> None:
+        self.started_at.append(self.tickets.issued)
+        time.sleep(self.seconds)
+
+
+def test_a_leader_waits_for_an_announced_writer_and_one_flush_covers_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writer A has announced itself and is still writing when B leads a flush: B's flush starts only
+    once A has taken its ticket, so one flush covers both (without the wait: two flushes)."""
+    import spoolq.store.ticketed_flush as tf
+
+    monkeypatch.setattr(tf, "GATHER_SECONDS", 10.0)
+    f = _CountingFlush()
+    f.tickets.announce()  # A begins its writes
+    b = threading.Thread(target=f.tickets.flush)
+    b.start()
+    deadline = time.monotonic() + 5
+    while f.tickets.issued < 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)
+    assert f.started_at == [], "the leader flushed while an announced writer was still writing"
+    f.tickets.flush(announced=True)  # A is done writing
+    b.join(5)
+    assert not b.is_alive()
+    assert f.started_at == [2], f"flushes started at tickets {f.started_at}: A was not covered by B's flush"
+
+
+def test_a_withdrawn_announcement_releases_the_waiting_leader(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spoolq.store.ticketed_flush as tf
+
+    monkeypatch.setattr(tf, "GATHER_SECONDS", 10.0)
+    f = _CountingFlush()
+    f.tickets.announce()
+    started = time.monotonic()
+    b = threading.Thread(target=f.tickets.flush)
+    b.start()
+    time.sleep(0.05)
+    f.tickets.withdraw()  # A's writes failed: it will not flush
+    b.join(5)
+    assert not b.is_alive() and time.monotonic() - started < 5
+    assert f.started_at == [1]
+
+
+def test_a_leader_waits_no_longer_than_the_gather_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An announced writer that stalls (no core, say) delays a flush by GATHER_SECONDS at most."""
+    import spoolq.store.ticketed_flush as tf
+
+    monkeypatch.setattr(tf, "GATHER_SECONDS", 0.05)
+    f = _CountingFlush()
+    f.tickets.announce()
+    started = time.monotonic()
+    f.tickets.flush()
+    assert 0.04 <= time.monotonic() - started < 3
+    f.tickets.withdraw()
+    started = time.monotonic()
+    f.tickets.flush()  # nobody announced: no wait
+    assert time.monotonic() - started < 0.04
+    assert f.started_at == [1, 2]
+
+
+def test_announced_concurrent_callers_are_each_covered_by_a_flush_that_started_after_their_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group-commit rule with announcements, under load: a caller returns only after a flush that
+    started after its write; failed writers withdraw; flushes are shared."""
+    gc = GroupCommit(tmp_path, enabled=True)
+    rec = Recorder(seconds=0.002)
+    monkeypatch.setattr(gc, "_do_flush", rec)
+    start = threading.Barrier(THREADS)
+    uncovered: list[str] = []
+
+    def caller(i: int) -> None:
+        start.wait()
+        for n in range(CALLS):
+            assert gc.announce()
+            time.sleep(0.0002)  # writing its files
+            if (i + n) % 7 == 0:
+                gc.withdraw()  # a write that failed
+                continue
+            mine = rec.write()
+            gc.flush(announced=True)
+            if rec.durable_writes < mine:
+                uncovered.append(f"thread {i}: write {mine} returned, durable only up to {rec.durable_writes}")
+
+    _run_threads(THREADS, caller)
+    assert not uncovered, "\n".join(uncovered[:5])
+    assert 1 <= rec.flushes <= rec.writes // 2, f"{rec.flushes} flushes for {rec.writes} writes"
+    assert gc.tickets._announced == 0
+
+
+def test_a_disabled_group_commit_announces_nothing(tmp_path: Path) -> None:
+    gc = GroupCommit(tmp_path, enabled=False)
+    assert gc.announce() is False
+    assert gc.tickets._announced == 0

@@ -395,3 +395,23 @@ def test_records_a_full_flush_took_away_are_flushed_by_a_syncfs(root: Path) -> N
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     store.close()
+
+
+def test_a_send_that_fails_after_announcing_itself_withdraws(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A send announces itself to the journal's flush before it writes its files; one that fails
+    withdraws, or every later flush would wait for it."""
+    store = FileStore(root, node_id=NODE, flush="journal")
+    store.create_queue("q")
+    j = core_of(store).commit.journal
+    assert j is not None
+    store.send("q", OutgoingMessage(body=make_body("ok")))
+    assert j.tickets._announced == 0
+    monkeypatch.setattr(j, "append", lambda sends: (_ for _ in ()).throw(OSError(5, "EIO")))
+    with pytest.raises(StorageUnavailable):
+        store.send("q", OutgoingMessage(body=make_body("failed")))
+    assert j.tickets._announced == 0
+    monkeypatch.undo()
+    started = time.monotonic()
+    store.send_batch("q", [OutgoingMessage(body=make_body(f"after{i}")) for i in range(3)])
+    assert j.tickets._announced == 0 and time.monotonic() - started < 5
+    store.close()

@@ -202,9 +202,21 @@ class GroupCommit:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
 
-    def flush(self) -> None:
+    def announce(self) -> bool:
+        """A send has begun writing files it will flush (:meth:`TicketedFlush.announce`); False
+        when flushes are off (nothing announced)."""
         if self.enabled:
-            self.tickets.flush()
+            self.tickets.announce()
+            return True
+        return False
+
+    def withdraw(self) -> None:
+        """An announced send failed before its flush."""
+        self.tickets.withdraw()
+
+    def flush(self, announced: bool = False) -> None:
+        if self.enabled:
+            self.tickets.flush(announced)
 
     def close(self) -> None:
         if self.journal is not None:

@@ -482,9 +482,20 @@ class JournalCommit:
         checkpoint's mark says so; the active file, maybe prepared, stays in use)."""
         self._syncfs_now()
 
-    def flush(self) -> None:
-        """Return once an fdatasync (or checkpoint) that started after this call has succeeded."""
-        self.tickets.flush()
+    def announce(self) -> bool:
+        """A send has begun writing files whose records it will append and flush
+        (:meth:`TicketedFlush.announce`); always True."""
+        self.tickets.announce()
+        return True
+
+    def withdraw(self) -> None:
+        """An announced send failed before its flush."""
+        self.tickets.withdraw()
+
+    def flush(self, announced: bool = False) -> None:
+        """Return once an fdatasync (or checkpoint) that started after this call has succeeded
+        (``announced``: the caller announced itself)."""
+        self.tickets.flush(announced)
 
     def close(self) -> None:
         """A clean stop: a checkpoint of every file of this process (the prepared one too), then

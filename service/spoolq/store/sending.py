@@ -328,6 +328,9 @@ class Sending:
         if journal is not None and (not flush or kind is not QueueKind.STANDARD
                                     or any(p.meta.get("o") for p in prepared)):
             journal = None
+        # announced before the files are written: a flush leader starting meanwhile waits for this send
+        flusher = journal if journal is not None else commit if flush else None
+        announced = flusher is not None and flusher.announce()
         for retry in (False, True):
             placed: list[str] = []
             unnamed: list[Unnamed] = []
@@ -350,10 +353,15 @@ class Sending:
                 if journal is not None:
                     cut = len(core.queues_dir) + 1
                     journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
-                    journal.flush()
+                    was, announced = announced, False
+                    journal.flush(was)
                 elif flush:
-                    commit.flush()
+                    was, announced = announced, False
+                    commit.flush(was)
             except BaseException as e:
+                if announced and flusher is not None:
+                    announced = False
+                    flusher.withdraw()
                 for path in placed:
                     with contextlib.suppress(OSError):
                         os.unlink(path)

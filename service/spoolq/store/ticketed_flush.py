@@ -11,6 +11,15 @@ returns; the others wait, and one of them leads the next flush. So a caller retu
 flush that *started after* its call began, and while one flush runs, every caller that arrives
 meanwhile is served by the next one.
 
+A writer may :meth:`~TicketedFlush.announce` itself when it begins the writes it will flush (a send,
+before it writes its files), and then passes ``announced=True`` to :meth:`~TicketedFlush.flush` (or
+calls :meth:`~TicketedFlush.withdraw` if it fails before that). A leader that finds announced writers
+waits for them to take their tickets, at most ``GATHER_SECONDS``, before its flush starts and notes
+the highest ticket: one flush then covers writers that would otherwise each wait for the next one.
+The wait comes before the flush starts, so the rule above holds unchanged. Through HTTP (64
+connections, 4 workers, ``--flush journal``) it made a flush cover 5.6-5.7 sends instead of 3.8-3.9
+(docs/performance.md).
+
 A failed flush fails every caller it covered, with
 :class:`~spoolq.errors.StorageUnavailable`, and only those: a later successful flush does not
 hide the failure (after an I/O error the kernel may have dropped the dirty pages).
@@ -28,8 +37,13 @@ import time
 from collections.abc import Callable
 
 from spoolq.errors import storage_error
+from spoolq.store import process
 
 FlushListener = Callable[[float, int], None]
+
+#: how long a leader waits, at most, for announced writers to take their tickets before it flushes
+#: (a writer announces itself before a few file writes: tens of microseconds when it has a core)
+GATHER_SECONDS = 0.001
 
 
 class TicketedFlush:
@@ -38,7 +52,13 @@ class TicketedFlush:
         ``OSError``); ``doing`` names it in the error (``"flushing to stable storage"``)."""
         self._flush_once = flush_once
         self._doing = doing
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)
+        #: a leader gathering announced writers waits on this one (same lock): only it is woken
+        self._gathered = threading.Condition(lock)
+        self._announced = 0
+        self._announced_pid = process.pid()  # a forked child starts with none
+        self._gathering = False
         #: tickets handed out, and the highest one known durable
         self.issued = 0
         self.durable = 0
@@ -47,9 +67,33 @@ class TicketedFlush:
         self._syncing = False
         self.on_flush: FlushListener | None = None
 
-    def flush(self) -> None:
-        """Return once a flush that started after this call has succeeded."""
+    def announce(self) -> None:
+        """A writer has begun writes it will flush soon: a leader starting meanwhile waits for its
+        ticket (at most ``GATHER_SECONDS``). Each announcement ends with ``flush(announced=True)`` or
+        :meth:`withdraw`."""
         with self._cond:
+            if self._announced_pid != process.pid():
+                self._announced, self._announced_pid = 0, process.pid()
+            self._announced += 1
+
+    def withdraw(self) -> None:
+        """An announced writer will not call :meth:`flush` (its writes failed)."""
+        with self._cond:
+            self._arrived()
+
+    def _arrived(self) -> None:
+        """One announced writer fewer (the lock is held)."""
+        if self._announced_pid == process.pid() and self._announced > 0:
+            self._announced -= 1
+            if self._announced == 0 and self._gathering:
+                self._gathered.notify()
+
+    def flush(self, announced: bool = False) -> None:
+        """Return once a flush that started after this call has succeeded. ``announced``: this
+        caller announced itself (:meth:`announce`)."""
+        with self._cond:
+            if announced:
+                self._arrived()
             self.issued += 1
             ticket = self.issued
             while True:
@@ -67,6 +111,10 @@ class TicketedFlush:
     def _lead(self) -> None:
         """Run one flush for every ticket issued so far (called with the lock held, returns with it)."""
         self._syncing = True
+        if self._announced > 0 and self._announced_pid == process.pid():
+            self._gathering = True
+            self._gathered.wait_for(lambda: self._announced <= 0, GATHER_SECONDS)
+            self._gathering = False
         target = self.issued
         covered = target - self.durable
         self._cond.release()
