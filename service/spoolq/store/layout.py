@@ -30,6 +30,7 @@ Root layout::
                                       ``archive_dir_name``: qdir with ``+`` for ``:``)
       batches/<qdir>/<token>          batch claims: what a token claimed, for its fetch again (batches.py)
       moves/<ref>.json                move status; moves/<ref>.cancel asks a move to stop
+      pollers.lock                    byte k record-locked by the process whose poll lane is k (cursor.py)
       trash/                          purged queues and directories awaiting rmtree
       corrupt/                        files whose checksum failed (never acknowledged writes)
 
@@ -323,5 +324,38 @@ def parse_delayed(name: str) -> DelayedName | None:
     return DelayedName(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16), m.group(5))
 
 
+class _Tokens:
+    """Random 64-bit tokens as 16 hex digits (claims, staging and trash names): drawn from the OS
+    :data:`AT_ONCE` at a time, one ``getrandom(2)`` per that many tokens. A forked child starts
+    afresh (``os.register_at_fork``), so parent and child never hand out the same token."""
+
+    AT_ONCE = 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hex = ""
+        self._next = 0
+
+    def next(self) -> str:
+        with self._lock:
+            at = self._next
+            if at >= len(self._hex):
+                self._hex, at = os.urandom(8 * self.AT_ONCE).hex(), 0
+            self._next = at + 16
+        return self._hex[at:at + 16]
+
+
+_tokens = _Tokens()
+
+
+def _forked() -> None:
+    global _tokens
+    _tokens = _Tokens()  # a fresh lock too: another thread of the parent may have held the old one
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def new_token() -> str:
-    return os.urandom(8).hex()
+    """A token no other call, process or node makes (64 random bits)."""
+    return _tokens.next()
