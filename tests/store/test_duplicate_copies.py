@@ -53,24 +53,42 @@ def test_one_id_is_never_twice_in_one_answer(store: FileStore) -> None:
     assert len(_files_of(store, a)) == 1  # the extra copy was dropped, not left claimed
 
 
-def test_an_ack_removes_every_copy(store: FileStore) -> None:
+def _restarted(store: FileStore, clock: FakeClock) -> FileStore:
+    """The service started again on the same root: what putting a raw copy in place takes."""
+    store.close()
+    return FileStore(core_of(store).root, node_id="test-node", fsync=False, clock=clock)
+
+
+@pytest.mark.parametrize("by", ["receipt", "id"])
+def test_an_ack_after_a_restart_removes_every_copy(store: FileStore, clock: FakeClock, by: str) -> None:
+    """A raw copy of a live root holds a claimed message also under its ready name; put in place
+    (the service stopped meanwhile), the ack of that claim removes both."""
     store.create_queue(Q)
     a = _send(store, b"a")
     [d] = store.poll(Q, limit=1, claim_ttl=30)
     _second_ready_copy(store, a)  # the same message, also ready
-    assert store.ack(Q, [d.receipt]) == [True]
-    assert _files_of(store, a) == []
-    assert store.poll(Q, limit=10, claim_ttl=30) == []
+    store = _restarted(store, clock)
+    try:
+        assert store.ack(Q, [d.receipt if by == "receipt" else a]) == [True]
+        assert _files_of(store, a) == []
+        assert store.size(Q) == 0 and store.poll(Q, limit=10, claim_ttl=30) == []
+    finally:
+        store.close()
 
 
-def test_an_ack_by_id_removes_every_copy(store: FileStore) -> None:
+@pytest.mark.parametrize("by", ["receipt", "id"])
+def test_the_ack_of_a_claim_made_here_looks_for_no_ready_copy(
+        store: FileStore, monkeypatch: pytest.MonkeyPatch, by: str) -> None:
+    """The claim's own rename took the message's ready name away: its ack stats nothing."""
     store.create_queue(Q)
     a = _send(store, b"a")
-    store.poll(Q, limit=1, claim_ttl=30)
-    _second_ready_copy(store, a)
-    assert store.ack(Q, [a]) == [True]
+    [d] = store.poll(Q, limit=1, claim_ttl=30)
+    looked: list[str] = []
+    real_exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: looked.append(str(p)) or real_exists(p))
+    assert store.ack(Q, [d.receipt if by == "receipt" else a]) == [True]
+    assert looked == []
     assert _files_of(store, a) == []
-    assert store.size(Q) == 0
 
 
 def test_maintenance_leaves_one_copy(store: FileStore, clock: FakeClock) -> None:

@@ -3,7 +3,10 @@
 8 independent processes, each with its own FileStore, poll and ack one queue of 20,000
 messages with a claim ttl far longer than the test: every message must be delivered
 exactly once (a second delivery could only come from two claimants of one message) and
-none may be missing.
+none may be missing. Told of their peers, the processes split each bucket into
+lanes (cursor.py) and seldom reach for a message another one took: they lose fewer than one
+claim rename in five messages (about one in twenty measured), where pollers sweeping side by side
+lose more than one per message.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def _fill(root: Path) -> dict[str, str]:
 
 
 def _run_consumers(root: Path, tmp_path: Path, children: list[Child], nodes: list[str],
-                   peers: int) -> list[list[tuple[str, str, int]]]:
+                   peers: int) -> tuple[list[list[tuple[str, str, int]]], int]:
+    """What each process delivered, and how many claim renames they lost to each other."""
     go = tmp_path / "go"
     outs = [tmp_path / f"out-{i}" for i in range(len(nodes))]
     procs = [Child("consume", str(root), node, QUEUE, str(out), str(go), str(peers))
@@ -58,7 +62,7 @@ def _run_consumers(root: Path, tmp_path: Path, children: list[Child], nodes: lis
             mid, tag, rc = line.split("\t")
             rows.append((mid, tag, int(rc)))
         per_process.append(rows)
-    return per_process
+    return per_process, sum(int((tmp_path / f"{out.name}.lost").read_text()) for out in outs)
 
 
 def _assert_exactly_once(root: Path, sent: dict[str, str], per_process: list[list[tuple[str, str, int]]]) -> None:
@@ -84,6 +88,7 @@ def _assert_exactly_once(root: Path, sent: dict[str, str], per_process: list[lis
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(("nodes", "peers"), [
     pytest.param(["node-a"] * 8, 0, id="one-node-8-processes"),
+    pytest.param(["node-a"] * 8, 7, id="one-node-8-processes-in-lanes"),
     pytest.param(["node-a"] * 4 + ["node-b"] * 4, 7, id="two-nodes-4-processes-each"),
 ])
 def test_eight_processes_deliver_each_message_exactly_once(root: Path, tmp_path: Path, children: list[Child],
@@ -91,7 +96,10 @@ def test_eight_processes_deliver_each_message_exactly_once(root: Path, tmp_path:
     t0 = time.monotonic()
     sent = _fill(root)
     t1 = time.monotonic()
-    per_process = _run_consumers(root, tmp_path, children, nodes, peers)
+    per_process, lost = _run_consumers(root, tmp_path, children, nodes, peers)
     t2 = time.monotonic()
     _assert_exactly_once(root, sent, per_process)
-    print(f"fill {t1 - t0:.1f}s, drain {t2 - t1:.1f}s, per process: {[len(r) for r in per_process]}")
+    print(f"fill {t1 - t0:.1f}s, drain {t2 - t1:.1f}s, per process: {[len(r) for r in per_process]}, "
+          f"lost claim renames: {lost}")
+    if peers:
+        assert lost < N / 5, f"{lost} claim renames lost for {N} messages: the pollers did not split the buckets"

@@ -9,7 +9,8 @@ Commands:
 ``consume ROOT NODE QUEUE OUT GO PEERS``
     wait for the file GO, then poll (limit 10, long claim ttl) and ack until nothing is
     ready or delayed; write ``id<TAB>tag<TAB>receive-count`` lines to OUT and ``ackfail`` lines for
-    any ack that returned False.
+    any ack that returned False, and to OUT.lost the number of claim renames this process lost
+    to another poller (the queue's cursor counts them).
 ``send ROOT NODE QUEUE LOG THREADS SEED [FLUSH]``
     send self-checking bodies in a loop from THREADS threads (single sends and batches,
     fsync on, ``--flush`` FLUSH, syncfs by default); log ``<id> <tag>`` for every message whose send returned.
@@ -36,10 +37,12 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from helpers import check_body, make_body
 
 from spoolq.store import FileStore, OutgoingMessage
+from tests.inside import core_of
 
 
 def _log_fd(path: str) -> int:
@@ -82,6 +85,8 @@ def consume(root: str, node: str, queue: str, out: str, go: str, peers: str) -> 
         lines.append("timeout\n")
     with open(out, "w") as f:
         f.writelines(lines)
+    with open(f"{out}.lost", "w") as f:
+        f.write(f"{core_of(store).find(queue).cursor.lost}\n")  # type: ignore[union-attr]
 
 
 def send(root: str, node: str, queue: str, log: str, threads: str, seed: str, flush: str = "syncfs") -> None:

@@ -49,8 +49,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="requests each worker handles at once (default 32); a long poll that is waiting "
                         "for a message holds no thread, only while it looks")
     p.add_argument("--peers", type=int,
-                   help="when many consumers poll one queue at once, spread them over this many "
-                        "candidate messages so they rarely reach for the same one (default 0: off)")
+                   help="how many other processes poll the same queues (other workers, other nodes): "
+                        "each bucket of messages is split into this many + 1 lanes, one per process, so "
+                        "they rarely reach for the same message (default 0: off, each takes oldest first)")
     p.add_argument("--fsync", choices=["always", "never"],
                    help="always: a send returns once the message is on stable storage (default); "
                         "never: for a data directory on tmpfs")

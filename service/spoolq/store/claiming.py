@@ -8,15 +8,19 @@ commit journal, a dead letter out of a standard queue, which is journaled before
 
 A message present twice (a raw copy of a live root put in place, a crash between the two halves
 of a claim on a shared file system) is tolerated at no cost to the common path: a poll never
-returns one id twice (a second copy it claims is dropped), the ack of a claim also removes the
-message's ready copy under its name from before that claim (one ``stat``), an ack by id that has
-to list its shard (below) removes every claimed copy it finds there, and maintenance drops an
-expired claim whose pre-claim ready copy exists instead of requeueing it (``expire_claims``).
+returns one id twice (a second copy it claims is dropped), the ack of a claim that this process
+did not make (a claim from before a start, another worker's) also removes the message's ready
+copy under its name from before that claim (one ``stat``), an ack by id that has to list its
+shard (below) removes every claimed copy it finds there, and maintenance drops an expired claim
+whose pre-claim ready copy exists instead of requeueing it (``expire_claims``). The ack of a claim
+this process made and remembers looks for no ready copy: that claim's own rename took the ready
+name away, and only a copy put into the data directory while the service runs could bring it
+back (a raw copy is put back through ``spoolq restore``, or in place with the service stopped:
+then no claim of it is remembered).
 
 An ack by id (EmoDB, Disque) does not know the claimed file's name: a claim made by this process
-is remembered (:class:`~spoolq.store.remembered_claims.RememberedClaims`: the id's latest claimed file and the ready file it was
-claimed from), and its ack renames that file without listing anything (and looks for a ready copy
-under that remembered name); an id claimed elsewhere, renewed elsewhere since (the renewal renamed
+is remembered (:class:`~spoolq.store.remembered_claims.RememberedClaims`: the id's latest claimed
+file), and its ack renames that file without listing anything; an id claimed elsewhere, renewed elsewhere since (the renewal renamed
 it), or no longer remembered, is looked for in one listing of its claim shard. A second claimed copy of a
 remembered id (only a raw copy of a live root makes one: a poll drops a second copy it claims)
 then outlives the ack until its claim expires and is delivered once more: a duplicate, never a
@@ -46,6 +50,7 @@ from spoolq.errors import (
 )
 from spoolq.store import layout as L
 from spoolq.store.codec import CorruptMessage, decode_message
+from spoolq.store.cursor import HomeLane
 from spoolq.store.fileops import listdir, read_file, rename_into
 from spoolq.store.handle import QueueHandle
 from spoolq.store.model import (
@@ -84,12 +89,25 @@ MaintainQueue = Callable[[QueueHandle, float], bool]
 DIRECTORY_CLOCK_LAG_MS = 10
 
 
+class _Lost:
+    """The type of :data:`LOST`."""
+
+
+#: what :meth:`Claiming._claim_one` returns for a candidate another poller claimed first
+LOST = _Lost()
+
+
 class Claiming:
     def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
         self.core = core
         self.maintain = maintain
         #: the claims made here, for acks by id (see the module doc)
         self.claimed_here = RememberedClaims()
+        #: the lane of each bucket this process takes first when it has peers (cursor.py)
+        self.home = HomeLane(f"{core.root}/pollers.lock")
+
+    def close(self) -> None:
+        self.home.close()
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -158,18 +176,28 @@ class Claiming:
         def keep_recent() -> Iterator[tuple[str, str]]:
             return q.ready_buckets(keep_from)
 
+        peers = self.core.peers
+        home = self.home.lane(peers + 1) if peers > 0 else 0
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
         try:
             while len(out) < limit and budget > 0 and time.monotonic() < give_up_at:
-                candidates = q.cursor.take(keep_recent, limit - len(out), self.core.peers, keep_from)
+                candidates = q.cursor.take(keep_recent, limit - len(out), peers, home, keep_from)
                 if not candidates:
                     break
                 budget -= len(candidates)
+                lost = lost_in_a_row = 0
                 for directory, name in candidates:
                     d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
+                    if isinstance(d, _Lost):
+                        lost += 1
+                        lost_in_a_row += 1
+                        continue
+                    lost_in_a_row = 0
                     if d is not None:
                         self._add_once(q, out, d, ids)
+                if lost:
+                    q.cursor.report(lost, lost_in_a_row, claimed=lost_in_a_row < len(candidates))
         except OSError:
             # a storage error after some claims (a file system stalling or failing over) ends the
             # poll with what it claimed: an error answer would leave those claimed for nobody, out
@@ -181,7 +209,10 @@ class Claiming:
         return out
 
     def _claim_one(self, q: QueueHandle, src_dir: str, name: str, shard: str, now_ms: int,
-                   exp: int) -> Delivery | None:
+                   exp: int) -> Delivery | _Lost | None:
+        """Claim the ready file ``src_dir/name``: its delivery; :data:`LOST` if another poller
+        claimed it first; None if it was not delivered (gone since, expired, dead-lettered,
+        quarantined)."""
         core = self.core
         parsed = L.parse_ready(name)
         if parsed is None:  # not ours: keep it out of every poller's way
@@ -193,7 +224,7 @@ class Claiming:
         try:
             rename_into(f"{src_dir}/{name}", cdir, cname, base=q.path)
         except FileNotFoundError:
-            return None  # another poller won it
+            return LOST  # another poller won it
         cpath = f"{cdir}/{cname}"
         try:
             meta, body = decode_message(read_file(cpath, message=True))
@@ -227,7 +258,7 @@ class Claiming:
             core.commit.note_paths(cdir)
             core.commit.flush()
         else:  # an at-most-once delivery has ended already: nothing to remember
-            self.claimed_here.remember(parsed.id, cpath, f"{src_dir}/{name}")
+            self.claimed_here.remember(parsed.id, cpath)
         return Delivery(core.message(parsed.id, meta, body, rc, frt), f"{shard}:{cname}", exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
@@ -270,7 +301,7 @@ class Claiming:
                 if len(out) >= limit:
                     return out
                 d = self._claim_one(q, f"{ready}/{group}", name, group, now_ms, exp)
-                if d is not None:  # None: expired or dead-lettered (we hold the lock: nobody else took it)
+                if isinstance(d, Delivery):  # else expired or dead-lettered (we hold the lock: nobody else took it)
                     self._add_once(q, out, d, ids)
         return out
 
@@ -336,14 +367,15 @@ class Claiming:
     def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
         if ref.claimed_name is None:  # by id: the claim made here first (see the module doc)
             known = self.claimed_here.take(ref.id)
-            if known is not None and known[0].startswith(q.path + "/claimed/") and self._finish(q, known[0]):
-                self._drop_copy(known[1])  # its name before that claim: what _drop_ready_copy works out
-                return True
+            if known is not None and known.startswith(q.path + "/claimed/") and self._finish(q, known):
+                return True  # made here: no ready copy to look for (the module doc)
         acked, claims = self._ack_files(q, ref, released_too)
+        known = None
         if acked and ref.claimed_name is not None:  # by receipt: the claim remembered for it ended too
-            self.claimed_here.take(ref.id)
+            known = self.claimed_here.take(ref.id)
         for path in claims:
-            self._drop_ready_copy(q, path)
+            if path != known:  # a claim not made here: its message may have a ready copy
+                self._drop_ready_copy(q, path)
         return acked
 
     def _ack_files(self, q: QueueHandle, ref: L.Ref, released_too: bool) -> tuple[bool, list[str]]:
@@ -390,9 +422,7 @@ class Claiming:
         else:
             bucket = L.std_bucket(L.id_time_ms(p.id))
             ready_dir = f"{q.path}/ready/{bucket[:8]}/{bucket}"  # q.ready_dir(bucket)
-        self._drop_copy(f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}")
-
-    def _drop_copy(self, before: str) -> None:
+        before = f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
         if os.path.exists(before):
             with contextlib.suppress(FileNotFoundError):
                 self.core.trash.discard(before)

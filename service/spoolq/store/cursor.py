@@ -1,13 +1,28 @@
-"""A process's cursor over the oldest ready bucket of a standard or dedup queue.
+"""A process's cursor over the oldest ready buckets of a standard or dedup queue.
 
 Poll never lists a whole queue: the cursor lists the oldest non-empty bucket(s) once and
 hands out candidates until they are spent; then it lists again. At most once a second it
 re-lists bucket names only, so an older bucket that reappeared (a requeue, a delay that came
-due, another node with a slower clock) is seen within that second. With ``peers > 0``
-candidates are shuffled within windows of ``8 * (peers + 1)`` and each process starts at a
-random window of its listing (wrapping around), so concurrent pollers in different processes
-and nodes, which all list the same oldest buckets, rarely try the same rename (MQ's ``--peers``
-fuzziness; a lost rename is a round trip on a network file system).
+due, another node with a slower clock) is seen within that second.
+
+**Order.** With ``peers == 0`` (the default) a listing is handed out in id order: oldest first.
+With ``peers > 0`` the pollers split a listing instead of sweeping it side by side (they all list
+the same oldest buckets; a lost rename costs a system call here and a round trip on a network file
+system). A message's *lane* is the last three hex digits of its id's random word modulo
+``peers + 1``: the same in every process and every listing. Each process has a *home* lane
+(:class:`HomeLane`: the first free one, held by a record lock on ``<root>/pollers.lock``, so
+processes polling together, on one node or several, get lanes of their own while there are lanes
+enough). A listing is handed out as: the home lane's messages oldest first, then each other lane
+in turn (the next lane first, wrapping round), newest first: what that lane's own poller, working
+oldest first, reaches last. Pollers that run side by side each take their own lane and rarely try
+the same rename; a poller alone drains every lane. So the order is oldest first within a lane,
+and across lanes oldest first by listing (the oldest bucket, a second of sends, or the oldest
+:data:`REFILL_TARGET` messages and more): a standard queue's best-effort order, as SQS gives it.
+
+**Stale listings.** A listing goes stale as other pollers claim from it. When
+:data:`STALE_AFTER` candidates in a row were taken by someone else (:meth:`ReadyCursor.report`),
+the rest of the listing is dropped and the next take lists again; ``lost`` counts such
+candidates (how much pollers got in each other's way).
 
 A bucket the cursor finds empty is removed at once if it is older than ``keep_from`` (the write
 window's start): on local disks and CephFS an rmdir and a rename into the directory are ordered,
@@ -19,18 +34,25 @@ and maintenance removes empty buckets under the queue's bucket lock (:mod:`spool
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import functools
 import os
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 
+from spoolq.store import process
 from spoolq.store.fileops import listdir
 
 Buckets = Callable[[], Iterator[tuple[str, str]]]
 #: candidates gathered per refill: a refill lists several buckets, so it should be rare enough
 #: (< 1 poll in 100 when buckets hold a few messages each) to stay out of the p99
 REFILL_TARGET = 512
+#: candidates in a row found claimed by someone else after which the rest of a listing is dropped
+STALE_AFTER = 4
+#: where a lane is read in a ready file's name: the end of its id's random word (``layout``'s id format)
+_LANE_FROM, _LANE_TO = 33, 36
 
 
 class ReadyCursor:
@@ -46,9 +68,13 @@ class ReadyCursor:
         self.pos = 0
         self.bucket = ""
         self.checked = 0.0
+        #: candidates handed out here that another poller had claimed first
+        self.lost = 0
+        self._streak = 0
 
-    def take(self, buckets: Buckets, n: int, peers: int, keep_from: str) -> list[tuple[str, str]]:
-        """Up to ``n`` candidates. A bucket found empty is removed if it is before ``keep_from``
+    def take(self, buckets: Buckets, n: int, peers: int, home: int, keep_from: str) -> list[tuple[str, str]]:
+        """Up to ``n`` candidates, in the order of the module docstring (``home``: this process's
+        lane when ``peers > 0``). A bucket found empty is removed if it is before ``keep_from``
         (the write window senders are renaming into; ``""``: none, see the module docstring)."""
         with self.lock:
             now = time.monotonic()
@@ -59,14 +85,26 @@ class ReadyCursor:
                 if first is not None and first[0] < self.bucket:
                     self.pos = len(self.items)
             if self.pos >= len(self.items):
-                self._refill(buckets, peers, keep_from)
+                self._refill(buckets, peers, home, keep_from)
                 self.checked = now
             out = self.items[self.pos:self.pos + n]
             self.pos += len(out)
             return out
 
-    def _refill(self, buckets: Buckets, peers: int, keep_from: str) -> None:
-        items: list[tuple[str, str]] = []
+    def report(self, lost: int, lost_since_last_claim: int, claimed: bool) -> None:
+        """What became of candidates taken: ``lost`` of them were claimed by someone else first,
+        the last ``lost_since_last_claim`` of them after this poller's last claim (all of them
+        when ``claimed`` is false). Enough in a row drop the rest of the listing."""
+        with self.lock:
+            self.lost += lost
+            self._streak = lost_since_last_claim + (0 if claimed else self._streak)
+            if self._streak >= STALE_AFTER:
+                self._streak = 0
+                self.pos = len(self.items)
+
+    def _refill(self, buckets: Buckets, peers: int, home: int, keep_from: str) -> None:
+        names_by_dir: list[tuple[str, list[str]]] = []
+        listed = 0
         first = ""
         for bucket, path in buckets():
             names = listdir(path)
@@ -76,17 +114,95 @@ class ReadyCursor:
                         os.rmdir(path)
                 continue
             first = first or bucket
-            names.sort()
-            items.extend((path, n) for n in names)
-            if len(items) >= REFILL_TARGET:
+            names_by_dir.append((path, names))
+            listed += len(names)
+            if listed >= REFILL_TARGET:
                 break
         self.bucket = first
-        if peers > 0:
-            window = 8 * (peers + 1)
-            for i in range(0, len(items), window):
-                chunk = items[i:i + window]
-                random.shuffle(chunk)
-                items[i:i + window] = chunk
-            start = random.randrange(0, len(items), window) if items else 0
-            items = items[start:] + items[:start]
+        self._streak = 0
+        if peers <= 0:
+            items = [(path, n) for path, names in names_by_dir for n in sorted(names)]
+        else:
+            items = _by_lanes(names_by_dir, peers + 1, home)
         self.items, self.pos = items, 0
+
+
+def _by_lanes(names_by_dir: list[tuple[str, list[str]]], count: int, home: int) -> list[tuple[str, str]]:
+    """The listing in the order the module docstring gives: lane ``home`` oldest first, then
+    lanes ``home + 1``, ``home + 2``... (modulo ``count``), each newest first."""
+    lane_of = _lane_table(count).get
+    lanes: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    for path, names in names_by_dir:
+        for n in names:  # a name that is not a message's goes first: the poll quarantines it
+            lanes[lane_of(n[_LANE_FROM:_LANE_TO], home)].append((path, n))
+    items = sorted(lanes[home])
+    for k in range(1, count):
+        items.extend(sorted(lanes[(home + k) % count], reverse=True))
+    return items
+
+
+@functools.cache
+def _lane_table(count: int) -> dict[str, int]:
+    """Lane by the last three hex digits of an id's random word (a dictionary lookup costs half
+    of parsing the digits: a refill sorts a whole bucket into lanes)."""
+    return {f"{i:03x}": i % count for i in range(16 ** (_LANE_TO - _LANE_FROM))}
+
+
+class HomeLane:
+    """This process's home lane among ``count`` (see the module docstring), for every queue of one
+    data directory: byte ``k`` of ``<root>/pollers.lock`` record-locked (``lockf``) by the process
+    whose home is lane ``k``, tried from lane ``pid % count`` on; a process that finds every lane
+    taken, or cannot lock (a file system without record locks), keeps ``pid % count``.
+
+    Lanes only spare pollers lost renames; two processes in one lane poll as correctly as ever,
+    just side by side. So nothing here waits or fails: a lock is tried without blocking, a crash
+    frees the dead process's lane (the kernel, or the shared file system, drops its locks), and a
+    forked child, which holds no lock of its parent's, takes a lane of its own. The locks live as
+    long as the descriptor (closed by :meth:`close`; closing any other descriptor of the file in
+    the process would drop them too, and nothing else opens it).
+    """
+
+    def __init__(self, lock_file: str) -> None:
+        self._file = lock_file
+        self._guard = threading.Lock()
+        self._fd = -1
+        self._key = (-1, 0)  # (pid, count) the lane was taken for
+        self._lane = 0
+
+    def lane(self, count: int) -> int:
+        if self._key == (process.pid(), count):
+            return self._lane
+        with self._guard:
+            if self._key != (process.pid(), count):
+                self._lane = self._take(count)
+                self._key = (process.pid(), count)
+            return self._lane
+
+    def _take(self, count: int) -> int:
+        first = process.pid() % count
+        self._close_fd()  # a forked child closes its copy: the parent's locks are the parent's
+        try:
+            self._fd = os.open(self._file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            return first
+        for k in range(count):
+            lane = (first + k) % count
+            try:
+                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, lane)
+                return lane
+            except OSError as e:
+                if e.errno not in (errno.EACCES, errno.EAGAIN):  # no record locks here
+                    break
+        self._close_fd()
+        return first
+
+    def _close_fd(self) -> None:
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
+
+    def close(self) -> None:
+        with self._guard:
+            self._close_fd()
+            self._key = (-1, 0)

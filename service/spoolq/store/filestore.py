@@ -304,4 +304,5 @@ class FileStore(QueueStore):
 
     def close(self) -> None:
         self._closed = True
+        self._claiming.close()
         self._core.close()

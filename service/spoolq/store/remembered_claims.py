@@ -15,8 +15,7 @@ REMEMBERED_CLAIMS = 16_384
 
 class RememberedClaims:
     """The claims this process made that have not ended here yet, for acks by id: message id ->
-    (the claimed file this process last made for it, the ready file it was made from: the name a
-    second copy would have, see :mod:`spoolq.store.claiming`).
+    the claimed file this process last made for it (see :mod:`spoolq.store.claiming`).
 
     An entry goes as soon as its claim ends through this process, whatever the door: acked by id or
     by receipt, released (a nack, a visibility of 0, ``unclaim_all``), renamed by a renewal (then
@@ -28,32 +27,31 @@ class RememberedClaims:
     dictionary operation; an entry lost to a race is forgotten, nothing more)."""
 
     def __init__(self, limit: int = REMEMBERED_CLAIMS) -> None:
-        self._claims: dict[str, tuple[str, str]] = {}
+        self._claims: dict[str, str] = {}
         self._limit = limit
 
     def __len__(self) -> int:
         return len(self._claims)
 
-    def remember(self, mid: str, claimed: str, ready: str) -> None:
+    def remember(self, mid: str, claimed: str) -> None:
         claims = self._claims
         if len(claims) >= self._limit:  # insertion order is age: keep the newer half
             kept = list(claims.items())  # one C-level copy: other threads may change the table meanwhile
             claims = self._claims = dict(kept[len(kept) // 2:])
-        claims[mid] = (claimed, ready)
+        claims[mid] = claimed
 
-    def take(self, mid: str) -> tuple[str, str] | None:
-        """The entry of ``mid``, forgotten (its claim is being ended)."""
+    def take(self, mid: str) -> str | None:
+        """The claimed file remembered for ``mid``, forgotten (its claim is being ended)."""
         return self._claims.pop(mid, None)
 
     def renamed(self, mid: str, before: str, after: str) -> None:
         """The claimed file ``before`` of ``mid`` is called ``after`` now (a renewal)."""
-        known = self._claims.get(mid)
-        if known is not None and known[0] == before:
-            self._claims[mid] = (after, known[1])
+        if self._claims.get(mid) == before:
+            self._claims[mid] = after
 
     def forget_queue(self, queue_path: str) -> None:
         """Forget every claim in the queue at ``queue_path`` (all its claims were released)."""
         inside = queue_path + "/claimed/"
-        for mid, (claimed, _ready) in list(self._claims.items()):
+        for mid, claimed in list(self._claims.items()):
             if claimed.startswith(inside):
                 self._claims.pop(mid, None)

@@ -1,0 +1,167 @@
+"""Pollers told of their peers split each bucket into lanes (``cursor.py``), each process has a lane
+of its own while there are lanes enough, and claim tokens are drawn in bulk without a forked child
+ever repeating its parent's.
+
+The multi-process drain under load, with the lost renames counted, is in ``test_multiprocess.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store import layout as L
+from spoolq.store.cursor import STALE_AFTER, HomeLane, ReadyCursor
+
+LANES = 4
+
+
+def _lane(name: str) -> int:
+    return int(name[33:36], 16) % LANES
+
+
+def _bucket(tmp_path: Path, count: int) -> tuple[str, list[str]]:
+    """A ready bucket of ``count`` message names (random words spread over the lanes)."""
+    bucket = tmp_path / "ready" / "00000001" / "00000001000"
+    bucket.mkdir(parents=True)
+    names = []
+    for i in range(count):
+        mid = f"{1000 + i:012x}{'a' * 8}{i:08x}{os.urandom(4).hex()}{'0' * 4}"
+        names.append(L.ready_name(mid, 0, 0))
+        (bucket / names[-1]).touch()
+    return str(bucket), names
+
+
+def _drain(cursor: ReadyCursor, bucket: str, peers: int, home: int) -> list[str]:
+    def buckets() -> Iterator[tuple[str, str]]:
+        yield "00000001000", bucket
+
+    out: list[str] = []
+    while len(out) < 1000:
+        got = cursor.take(buckets, 7, peers, home, "")
+        out.extend(name for _directory, name in got)
+        if len(got) < 7:
+            break
+    return out
+
+
+def test_without_peers_a_listing_goes_oldest_first(tmp_path: Path) -> None:
+    bucket, names = _bucket(tmp_path, 60)
+    assert _drain(ReadyCursor(), bucket, 0, 0)[:60] == sorted(names)
+
+
+def test_with_peers_the_home_lane_goes_first_then_each_other_lane_newest_first(tmp_path: Path) -> None:
+    bucket, names = _bucket(tmp_path, 200)
+    home = 2
+    order = _drain(ReadyCursor(), bucket, LANES - 1, home)[:200]
+    assert sorted(order) == sorted(names)  # every message once
+    expected = sorted(n for n in names if _lane(n) == home)
+    for k in range(1, LANES):
+        expected += sorted((n for n in names if _lane(n) == (home + k) % LANES), reverse=True)
+    assert order == expected
+
+
+def test_a_listing_others_claimed_from_is_listed_again(tmp_path: Path) -> None:
+    """After STALE_AFTER candidates in a row that another poller had taken, the cursor drops the
+    rest of its listing: the next take lists the bucket again and sees what is left."""
+    bucket, names = _bucket(tmp_path, 100)
+    cursor = ReadyCursor()
+
+    def buckets() -> Iterator[tuple[str, str]]:
+        yield "00000001000", bucket
+
+    first = cursor.take(buckets, 10, 0, 0, "")
+    for name in sorted(names)[:80]:  # another poller took these meanwhile
+        os.unlink(f"{bucket}/{name}")
+    cursor.report(STALE_AFTER, STALE_AFTER, claimed=False)
+    again = cursor.take(buckets, 10, 0, 0, "")
+    assert [n for _d, n in again] == sorted(names)[80:90]
+    assert cursor.lost == STALE_AFTER and len(first) == 10
+
+
+def _lanes_of_processes(lock_file: str, count: int) -> list[int]:
+    """The home lanes of ``count`` processes started one after another, all alive together."""
+    children = []
+    lanes = []
+    for _ in range(count):
+        report_r, report_w = os.pipe()
+        hold_r, hold_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe and holds its lane
+            try:
+                os.close(hold_w)  # its read ends when the parent closes the last write end
+                for _pid, earlier in children:
+                    os.close(earlier)
+                os.write(report_w, b"%d" % HomeLane(lock_file).lane(LANES))
+                os.read(hold_r, 1)
+            finally:
+                os._exit(0)
+        os.close(report_w)
+        os.close(hold_r)
+        lanes.append(int(os.read(report_r, 16)))
+        os.close(report_r)
+        children.append((pid, hold_w))
+    for pid, hold_w in children:
+        os.close(hold_w)
+        os.waitpid(pid, 0)
+    return lanes
+
+
+def test_processes_polling_together_get_lanes_of_their_own(tmp_path: Path) -> None:
+    """Four processes, four lanes: each its own, whatever their pids; a fifth shares one. Their
+    lanes are free again once they are gone."""
+    lock_file = str(tmp_path / "pollers.lock")
+    lanes = _lanes_of_processes(lock_file, LANES + 1)
+    assert sorted(lanes[:LANES]) == list(range(LANES))
+    assert 0 <= lanes[LANES] < LANES
+    assert sorted(_lanes_of_processes(lock_file, LANES)) == list(range(LANES))
+
+
+def test_a_process_keeps_its_lane_and_others_go_round_it(tmp_path: Path) -> None:
+    lock_file = str(tmp_path / "pollers.lock")
+    mine = HomeLane(lock_file)
+    lane = mine.lane(LANES)
+    try:
+        assert mine.lane(LANES) == lane
+        others = _lanes_of_processes(lock_file, LANES - 1)
+        assert sorted([lane, *others]) == list(range(LANES))
+    finally:
+        mine.close()
+
+
+def test_claim_tokens_of_a_forked_child_are_its_own() -> None:
+    ours = {L.new_token() for _ in range(3)}  # the parent has drawn a batch: the child must not reuse it
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.write(write, ",".join(L.new_token() for _ in range(600)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 65536):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    theirs = data.decode().split(",")
+    ours |= {L.new_token() for _ in range(600)}
+    assert len(theirs) == len(set(theirs)) == 600 and len(ours) == 603
+    assert not ours & set(theirs)
+    assert all(len(t) == 16 and int(t, 16) >= 0 for t in theirs)
+
+
+def test_a_poller_alone_with_peers_still_drains_every_lane(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "root", node_id="n", fsync=False, peers=3)
+    try:
+        store.create_queue("q")
+        sent = {r.id for r in store.send_batch("q", [OutgoingMessage(body=b"m%d" % i) for i in range(300)])}
+        got: list[str] = []
+        while batch := store.poll("q", limit=10, claim_ttl=30):
+            got.extend(d.message.id for d in batch)
+            assert store.ack("q", [d.receipt for d in batch]) == [True] * len(batch)
+        assert sorted(got) == sorted(sent)
+    finally:
+        store.close()
