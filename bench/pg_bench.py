@@ -30,8 +30,9 @@ clients on both sides:
   ``--threads`` threads each calling ``FileStore.send`` one message at a time (the default flush of
   the data dir's file system, as ``send_batch`` and poll+ack), as a server's
   request threads do: concurrent sends of a process share one flush.
-* ``poll+ack``: 8 consumers, batch 10, on a pre-filled queue. store: ``poll(limit=10)`` +
-  ``ack``; PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
+* ``poll+ack``: ``--consumers`` processes (8 unless told, e.g. ``--consumers 1,2,8``), batch 10, on
+  a pre-filled queue. store: ``poll(limit=10)`` + ``ack``, each consumer's store told that the
+  others poll too (``peers``: consumers - 1, so they split each bucket into lanes); PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
   RETURNING`` (the claim, with a visibility deadline) + ``DELETE ... WHERE id = ANY(...)``.
   The poll+ack ``floor``: each message renamed from its ready bucket into a claimed directory,
   read, renamed into the trash and unlinked, consumers walking the buckets in their own orders
@@ -166,7 +167,7 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
     if kind.startswith("file-"):  # file_floor.py's cell: the file-system work alone
         return file_floor.message_op(kind.removeprefix("file-"), Path(p["root"]))
     if kind == "store-consume":
-        store = FileStore(p["root"], peers=p["procs"])
+        store = FileStore(p["root"], peers=p["procs"] - 1)  # its peers: the other consumers
 
         def consume() -> int:
             got = store.poll("q", limit=BATCH, claim_ttl=300)
@@ -307,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--procs", default="8", help="client process counts for enqueue (comma-separated)")
-    ap.add_argument("--consumers", type=int, default=8)
+    ap.add_argument("--consumers", default="8", help="consumer process counts for poll+ack (comma-separated)")
     ap.add_argument("--threads", type=int, default=8, help="threads per process in the coalesced cell")
     ap.add_argument("--fill", type=int, default=60_000, help="messages pre-filled for poll+ack")
     ap.add_argument("--dir", default=None, help="parent of the store's data dir (default: beside the checkout)")
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cells = iter(range(1_000_000))
 
-    def store_root(fill: int = 0, threads: int = 1) -> dict[str, Any]:
+    def store_root(fill: int = 0, threads: int = 1, consumers: int = 8) -> dict[str, Any]:
         # a fresh root per cell, all removed at the end: no cell's figure includes deleting the
         # tens of thousands of files the cell before it wrote (the disk is mounted with discard)
         root = work / f"root-{next(cells)}"
@@ -370,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             s.send_batch("q", [OutgoingMessage(body=BODY)] * min(1000, fill - i))
         s.close()
         os.sync()  # no cell pays for the writeback of the one before
-        return {"root": str(root), "procs": args.consumers, "threads": threads}
+        return {"root": str(root), "procs": consumers, "threads": threads}
 
     def pg_fresh(fill: int = 0) -> dict[str, Any]:
         pg.reset()
@@ -388,7 +389,6 @@ def main(argv: list[str] | None = None) -> int:
         cell always follows the same neighbour (a cell after another's writeback or delete pays
         for it on a busy disk)."""
         groups: list[list[Cell]] = []
-        c = args.consumers
         for n in (int(x) for x in args.procs.split(",")) if "enqueue" in args.cells else ():
             g: list[Cell] = [(f"enqueue {n}: PostgreSQL INSERT", "pg-insert", n, pg_fresh, None)]
             for f in flushes:
@@ -414,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                 g.append((f"batch of {BATCH}, 8: compared store send_batch", "store-batch", 8, store_root,
                           args.compare))
             groups.append(g)
-        if "consume" in args.cells:
-            filled = lambda: store_root(args.fill)  # noqa: E731
+        for c in (int(x) for x in args.consumers.split(",")) if "consume" in args.cells else ():
+            filled = lambda c=c: store_root(args.fill, consumers=c)  # noqa: E731
             g = [(f"poll+ack batch {BATCH}, {c}: store", "store-consume", c, filled, None),
                  (f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED", "pg-consume", c,
                   lambda: pg_fresh(args.fill), None),
@@ -477,14 +477,17 @@ def main(argv: list[str] | None = None) -> int:
         ratio(f"batch of {BATCH}: store send_batch / compared store", sb, f"batch of {BATCH}, 8: compared store send_batch")
         ratio(f"batch of {BATCH}: compared store send_batch / PostgreSQL INSERT of {BATCH} rows",
               f"batch of {BATCH}, 8: compared store send_batch", f"batch of {BATCH}, 8: PostgreSQL INSERT of {BATCH} rows")
-    if "consume" in args.cells:
-        c = args.consumers
+    for c in (int(x) for x in args.consumers.split(",")) if "consume" in args.cells else ():
         pgc = f"poll+ack batch {BATCH}, {c}: PostgreSQL SKIP LOCKED"
-        ratio("poll+ack: store / PostgreSQL SKIP LOCKED + DELETE", f"poll+ack batch {BATCH}, {c}: store", pgc)
-        ratio("poll+ack: floor / PostgreSQL SKIP LOCKED + DELETE",
+        ratio(f"poll+ack {c}: store / PostgreSQL SKIP LOCKED + DELETE", f"poll+ack batch {BATCH}, {c}: store", pgc)
+        ratio(f"poll+ack {c}: store / its floor", f"poll+ack batch {BATCH}, {c}: store",
+              f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink")
+        ratio(f"poll+ack {c}: floor / PostgreSQL SKIP LOCKED + DELETE",
               f"poll+ack batch {BATCH}, {c}: floor rename, read, rename, unlink", pgc)
-        ratio("poll+ack: store / compared store", f"poll+ack batch {BATCH}, {c}: store",
+        ratio(f"poll+ack {c}: store / compared store", f"poll+ack batch {BATCH}, {c}: store",
               f"poll+ack batch {BATCH}, {c}: compared store")
+        ratio(f"poll+ack {c}: compared store / PostgreSQL SKIP LOCKED + DELETE",
+              f"poll+ack batch {BATCH}, {c}: compared store", pgc)
     return 0
 
 
