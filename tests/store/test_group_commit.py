@@ -189,6 +189,7 @@ def test_a_leader_waits_for_an_announced_writer_and_one_flush_covers_both(monkey
 
     monkeypatch.setattr(tf, "GATHER_SECONDS", 10.0)
     f = _CountingFlush()
+    f.tickets._last_seconds = 10.0  # as if the last flush had taken that long
     f.tickets.announce()  # A begins its writes
     b = threading.Thread(target=f.tickets.flush)
     b.start()
@@ -208,6 +209,7 @@ def test_a_withdrawn_announcement_releases_the_waiting_leader(monkeypatch: pytes
 
     monkeypatch.setattr(tf, "GATHER_SECONDS", 10.0)
     f = _CountingFlush()
+    f.tickets._last_seconds = 10.0
     f.tickets.announce()
     started = time.monotonic()
     b = threading.Thread(target=f.tickets.flush)
@@ -219,21 +221,31 @@ def test_a_withdrawn_announcement_releases_the_waiting_leader(monkeypatch: pytes
     assert f.started_at == [1]
 
 
-def test_a_leader_waits_no_longer_than_the_gather_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An announced writer that stalls (no core, say) delays a flush by GATHER_SECONDS at most."""
+def test_a_leader_waits_no_longer_than_the_gather_time_nor_the_last_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An announced writer that stalls (no core, say) delays a flush by GATHER_SECONDS at most, and by
+    no more than the last flush took."""
     import spoolq.store.ticketed_flush as tf
 
     monkeypatch.setattr(tf, "GATHER_SECONDS", 0.05)
     f = _CountingFlush()
+    f.tickets.flush()  # the first flush: nothing to measure it by, so no wait
+    f.tickets._last_seconds = 10.0
     f.tickets.announce()
     started = time.monotonic()
     f.tickets.flush()
     assert 0.04 <= time.monotonic() - started < 3
+    monkeypatch.setattr(tf, "GATHER_SECONDS", 10.0)
+    f.seconds = 0.05
+    f.tickets.flush()  # takes 0.05 s: the next wait is at most that
+    started = time.monotonic()
+    f.tickets.flush()
+    assert 0.04 <= time.monotonic() - started - f.seconds < 3
     f.tickets.withdraw()
+    f.seconds = 0.0
     started = time.monotonic()
     f.tickets.flush()  # nobody announced: no wait
     assert time.monotonic() - started < 0.04
-    assert f.started_at == [1, 2]
+    assert f.started_at == [1, 2, 3, 4, 5]
 
 
 def test_announced_concurrent_callers_are_each_covered_by_a_flush_that_started_after_their_write(
@@ -269,3 +281,4 @@ def test_a_disabled_group_commit_announces_nothing(tmp_path: Path) -> None:
     gc = GroupCommit(tmp_path, enabled=False)
     assert gc.announce() is False
     assert gc.tickets._announced == 0
+

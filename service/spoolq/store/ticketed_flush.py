@@ -14,8 +14,10 @@ meanwhile is served by the next one.
 A writer may :meth:`~TicketedFlush.announce` itself when it begins the writes it will flush (a send,
 before it writes its files), and then passes ``announced=True`` to :meth:`~TicketedFlush.flush` (or
 calls :meth:`~TicketedFlush.withdraw` if it fails before that). A leader that finds announced writers
-waits for them to take their tickets, at most ``GATHER_SECONDS``, before its flush starts and notes
-the highest ticket: one flush then covers writers that would otherwise each wait for the next one.
+waits for them to take their tickets before its flush starts and notes the highest ticket: one flush
+then covers writers that would otherwise each wait for the next one. It waits no longer than the
+last flush took, nor than ``GATHER_SECONDS`` (a writer that has no core yet must not hold a flush
+back longer than the flush itself costs: on a fast disk the wait shrinks with the flush).
 The wait comes before the flush starts, so the rule above holds unchanged. Through HTTP (64
 connections, 4 workers, ``--flush journal``) it made a flush cover 5.6-5.7 sends instead of 3.8-3.9
 (docs/performance.md).
@@ -42,7 +44,8 @@ from spoolq.store import process
 FlushListener = Callable[[float, int], None]
 
 #: how long a leader waits, at most, for announced writers to take their tickets before it flushes
-#: (a writer announces itself before a few file writes: tens of microseconds when it has a core)
+#: (a writer announces itself before a few file writes: tens of microseconds when it has a core);
+#: never longer than the last flush took
 GATHER_SECONDS = 0.001
 
 
@@ -59,6 +62,7 @@ class TicketedFlush:
         self._announced = 0
         self._announced_pid = process.pid()  # a forked child starts with none
         self._gathering = False
+        self._last_seconds = 0.0  # how long the last successful flush took
         #: tickets handed out, and the highest one known durable
         self.issued = 0
         self.durable = 0
@@ -113,7 +117,7 @@ class TicketedFlush:
         self._syncing = True
         if self._announced > 0 and self._announced_pid == process.pid():
             self._gathering = True
-            self._gathered.wait_for(lambda: self._announced <= 0, GATHER_SECONDS)
+            self._gathered.wait_for(lambda: self._announced <= 0, min(GATHER_SECONDS, self._last_seconds))
             self._gathering = False
         target = self.issued
         covered = target - self.durable
@@ -122,10 +126,12 @@ class TicketedFlush:
         try:
             started = time.perf_counter()
             self._flush_once()
+            seconds = time.perf_counter() - started
+            self._last_seconds = seconds
             listener = self.on_flush
             if listener is not None:
                 with contextlib.suppress(Exception):
-                    listener(time.perf_counter() - started, covered)
+                    listener(seconds, covered)
         except OSError as e:
             error = e
         finally:
