@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound
-from spoolq.store import FileStore, deleting
+from spoolq.store import FileStore, bucket_guard, deleting
 from spoolq.store.model import OutgoingMessage, QueueCounts, QueueKind
 from spoolq.store.queues import StoreCore
 from tests.conftest import tree
@@ -191,3 +191,35 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
         assert deletions[1] > 0 and deletions[0] == 0  # put back every time: the anchor is in it
     else:
         assert sum(deletions) > 0
+
+
+@pytest.mark.parametrize("mode", ["guarded", "immediate"])
+def test_a_merge_into_a_queue_made_again_holds_its_bucket_lock_where_removal_is_guarded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The merged messages go into the deleted queue's (old) buckets in the remade queue: where
+    empty buckets are removed under the bucket lock (GlusterFS), no removal may run meanwhile."""
+    store = FileStore(tmp_path / "root", node_id="del", fsync=False, empty_buckets=mode)
+    try:
+        store.send("q", M(b"old"), create=QueueKind.STANDARD)
+        monkeypatch.setattr(reading_of(store), "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
+        settle, rename_into = deleting.settle, deleting.rename_into
+        removal_possible: list[bool] = []
+
+        def send_first(core: StoreCore, aside: str) -> bool:
+            store.send("q", M(b"new"), create=QueueKind.STANDARD)
+            return settle(core, aside)
+
+        def watched(source: str, directory: str, name: str, base: str) -> None:
+            with bucket_guard.removing(os.path.realpath(base)) as held:  # what maintenance would try now
+                removal_possible.append(held)
+            rename_into(source, directory, name, base=base)
+
+        monkeypatch.setattr(deleting, "settle", send_first)
+        monkeypatch.setattr(deleting, "rename_into", watched)
+        with pytest.raises(QueueNotEmpty):
+            store.delete_queue("q", if_empty=True)
+        monkeypatch.undo()
+        assert removal_possible == [mode == "immediate"]
+        assert sorted(d.message.body for d in store.poll("q", limit=5)) == [b"new", b"old"]
+    finally:
+        store.close()

@@ -27,6 +27,8 @@ directory):
   or stalled mount can make that late (``sending.py``). Where removal is guarded, every message
   file is written in the process's temp directory and renamed into place (``message_files.py``),
   never made in place, so each naming can take the lock.
+* a deletion's merge: a delete-if-empty that finds its queue made again meanwhile renames the old
+  queue's messages into the new one's buckets of the same (old) seconds (``deleting._merge``);
 * not a restore (the service is stopped), and not a journal replay (the commit journal runs only on
   local disks).
 

@@ -56,6 +56,7 @@ import time
 from collections.abc import Callable
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
+from spoolq.store import bucket_guard
 from spoolq.store import layout as L
 from spoolq.store.fileops import GONE, listdir, rename_into
 from spoolq.store.queues import DELETING_PREFIX as PREFIX
@@ -137,18 +138,24 @@ def settle(store: StoreCore, aside: str, *, final: bool = False) -> bool:
     except OSError as e:
         if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
             raise
-    _merge(aside, home)  # a send made the queue again meanwhile: its messages join ours
+    _merge(aside, home, guarded=store.guarded_buckets)  # a send made the queue again meanwhile: its messages join ours
     os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
     return True
 
 
-def _merge(aside: str, home: str) -> None:
-    for sub in MESSAGE_DIRS:
-        for dirpath, _dirnames, filenames in os.walk(f"{aside}/{sub}"):
-            rel = os.path.relpath(dirpath, aside)
-            for n in filenames:
-                with contextlib.suppress(FileNotFoundError):
-                    rename_into(f"{dirpath}/{n}", f"{home}/{rel}", n, base=home)
+def _merge(aside: str, home: str, *, guarded: bool) -> None:
+    """Rename every message file of ``aside`` into ``home`` at the same place. Those are the buckets
+    of the deleted queue's send (or due) seconds, old ones in the remade queue: where empty buckets
+    are removed under the queue's bucket lock (GlusterFS), the renames hold it shared, as every
+    rename into an old bucket does (bucket_guard.py). FileNotFoundError if ``home`` went meanwhile
+    (the deletion is settled again later)."""
+    with bucket_guard.renaming(os.path.realpath(home)) if guarded else contextlib.nullcontext():
+        for sub in MESSAGE_DIRS:
+            for dirpath, _dirnames, filenames in os.walk(f"{aside}/{sub}"):
+                rel = os.path.relpath(dirpath, aside)
+                for n in filenames:
+                    with contextlib.suppress(FileNotFoundError):
+                        rename_into(f"{dirpath}/{n}", f"{home}/{rel}", n, base=home)
 
 
 def sweep_deleting(store: StoreCore, now: float) -> int:
