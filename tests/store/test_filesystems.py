@@ -149,7 +149,7 @@ def _journaled_ext4_and_xfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.mark.parametrize(("root", "mode", "why"), [
     ("/srv/j/spoolq", "journal", "measured fastest on ext4 for single and HTTP sends"),
-    ("/srv/x/spoolq", "syncfs", "measured fastest on XFS for single, batched and HTTP sends"),
+    ("/srv/x/spoolq", "syncfs", "measured fastest on XFS for single and HTTP sends"),
     ("/var/lib/spoolq", "syncfs", "ext4 made without a journal, where the modes were not measured"),
 ])
 def test_each_local_file_system_gets_the_flush_measured_fastest_there(

@@ -39,8 +39,8 @@ LOCAL_DEFAULT = "syncfs"
 MEASURED_DEFAULTS: dict[str, tuple[str, str]] = {
     "ext4": ("journal", "measured fastest on ext4 for single and HTTP sends, idle and beside a busy writer, "
                         "where syncfs also writes whatever else is dirty (docs/performance.md)"),
-    "xfs": ("syncfs", "measured fastest on XFS for single, batched and HTTP sends, idle and beside a busy writer "
-                       "(docs/performance.md)"),
+    "xfs": ("syncfs", "measured fastest on XFS for single and HTTP sends, idle and beside a busy writer; "
+                       "journal leads batches (docs/performance.md)"),
 }
 
 #: mount-table type names (before any ``.subtype``) of file systems whose syncfs may not reach stable storage
