@@ -8,6 +8,7 @@ The multi-process drain under load, with the lost renames counted, is in ``test_
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -151,6 +152,21 @@ def test_claim_tokens_of_a_forked_child_are_its_own() -> None:
     assert len(theirs) == len(set(theirs)) == 600 and len(ours) == 603
     assert not ours & set(theirs)
     assert all(len(t) == 16 and int(t, 16) >= 0 for t in theirs)
+
+
+def test_threads_drawing_claim_tokens_at_once_never_get_the_same_one() -> None:
+    drawn: list[list[str]] = [[] for _ in range(8)]
+
+    def draw(mine: list[str]) -> None:
+        mine.extend(L.new_token() for _ in range(5000))
+
+    threads = [threading.Thread(target=draw, args=(mine,)) for mine in drawn]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [token for mine in drawn for token in mine]
+    assert len(every) == len(set(every)) == 40_000
 
 
 def test_a_poller_alone_with_peers_still_drains_every_lane(tmp_path: Path) -> None:

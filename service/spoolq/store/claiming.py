@@ -188,7 +188,7 @@ class Claiming:
                 budget -= len(candidates)
                 lost = lost_in_a_row = 0
                 for directory, name in candidates:
-                    d = self._claim_one(q, directory, name, L.id_shard(name[:40]), now_ms, exp)
+                    d = self._claim_one(q, directory, name, name[35:36], now_ms, exp)  # L.id_shard of its id
                     if isinstance(d, _Lost):
                         lost += 1
                         lost_in_a_row += 1

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import itertools
 import os
 import re
 import struct
@@ -327,35 +328,31 @@ def parse_delayed(name: str) -> DelayedName | None:
 class _Tokens:
     """Random 64-bit tokens as 16 hex digits (claims, staging and trash names): drawn from the OS
     :data:`AT_ONCE` at a time, one ``getrandom(2)`` per that many tokens. A forked child starts
-    afresh (``os.register_at_fork``), so parent and child never hand out the same token."""
+    afresh (``os.register_at_fork``), so parent and child never hand out the same token.
+
+    Threads share a batch without a lock: a batch is its digits and a counter in one tuple, read
+    in one step, and ``next`` of an ``itertools.count`` is atomic, so a counter never hands out one
+    place twice and only ever indexes its own digits."""
 
     AT_ONCE = 256
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._hex = ""
-        self._next = 0
+        self.forget()
+
+    def forget(self) -> None:
+        """Draw a new batch at the next token (in a forked child: the parent's batch is the parent's)."""
+        self._batch = ("", itertools.count())
 
     def next(self) -> str:
-        with self._lock:
-            at = self._next
-            if at >= len(self._hex):
-                self._hex, at = os.urandom(8 * self.AT_ONCE).hex(), 0
-            self._next = at + 16
-        return self._hex[at:at + 16]
+        while True:
+            digits, places = self._batch
+            at = next(places) * 16
+            if at < len(digits):
+                return digits[at:at + 16]
+            self._batch = (os.urandom(8 * self.AT_ONCE).hex(), itertools.count())
 
 
 _tokens = _Tokens()
-
-
-def _forked() -> None:
-    global _tokens
-    _tokens = _Tokens()  # a fresh lock too: another thread of the parent may have held the old one
-
-
-os.register_at_fork(after_in_child=_forked)
-
-
-def new_token() -> str:
-    """A token no other call, process or node makes (64 random bits)."""
-    return _tokens.next()
+os.register_at_fork(after_in_child=_tokens.forget)
+#: a token no other call, process or node makes (64 random bits): ``() -> str``
+new_token = _tokens.next
