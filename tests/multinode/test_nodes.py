@@ -24,7 +24,7 @@ import requests
 
 from spoolq.store.moves import STALE_AFTER
 from spoolq.store.watch import Watcher
-from tests.multinode.cluster import Cluster, file_system
+from tests.multinode.cluster import Cluster
 from tests.sqs.harness import client as sqs_client
 
 pytestmark = pytest.mark.multinode
@@ -371,18 +371,10 @@ def test_empty_buckets_go_while_claims_come_back(cluster: Cluster) -> None:
     of their send seconds while those buckets empty and are removed: by pollers at once on
     CephFS, by maintenance under the queue's bucket lock on GlusterFS (where an rmdir meeting a
     rename into its directory can hang both). Nothing is lost, nothing is delivered twice within a
-    claim, no request hangs (each has a 60 s timeout), and every emptied bucket is removed. Skipped on
-    CephFS, where this load meets a bug of ceph-fuse 16.2 (below)."""
-    if file_system(cluster.volume) == "cephfs":
-        # A release and another node's expiry of the same 1 s claim rename one claimed file to the
-        # same ready name at the same moment. ceph-fuse marks a rename's target name as being renamed
-        # and makes lookups of it wait until that rename ends; the client whose rename lost keeps the
-        # mark, and its next lookup of that name waits for good (client log: "_lookup ... rename is on
-        # the way, will wait for dn"). That lookup was inside a rename, whose kernel locks then stall
-        # the node's other renames and the client's dentry invalidations. Two mounts renaming one file
-        # to one name at once show it on the first try, without spoolq.
-        pytest.skip("ceph-fuse 16.2: a client that loses a race of two renames of one file to one name waits "
-                    "for good on the next lookup of that name (a release meeting another node's claim expiry)")
+    claim, no request hangs (each has a 60 s timeout), and every emptied bucket is removed. On
+    CephFS a release and another node's expiry of the same claim used to rename one file to one
+    name at once, which hangs the losing ceph-fuse client (StoreCore.requeue takes two renames
+    there)."""
     queue, urls, count, ttl = qname("buckets"), cluster.urls, 240, 1.0
     began = time.monotonic()
     assert not run_threads([lambda u=u, j=j: Emo(u).send_batch(queue, [{"k": k} for k in range(j, j + 20)])

@@ -507,8 +507,7 @@ class Claiming:
         shard = os.path.basename(os.path.dirname(path))
         try:
             with self.core.renaming_into_buckets(q):  # back to the bucket of its send second (GlusterFS: locked)
-                rename_into(path, q.ready_dir(q.ready_bucket(p.id, shard)), L.ready_name(p.id, p.rc, p.frt),
-                            base=q.path)
+                self.core.requeue(q, path, p, q.ready_dir(q.ready_bucket(p.id, shard)))
         except FileNotFoundError:
             return False
         return True

@@ -264,6 +264,17 @@ GUARDED_BUCKET_REMOVAL: dict[str, str] = {
 }
 EMPTY_BUCKET_REMOVALS = ("immediate", "guarded")
 
+#: mount types whose client waits for good on its next lookup of a name after losing a race of two
+#: renames of one file to that name (ceph-fuse 16.2: it keeps the name marked as being renamed; see
+#: docs/scale-out.md). There a claimed message goes back to its ready name in two renames
+#: (:meth:`~spoolq.store.queues.StoreCore.requeue`), so that no two nodes race to one name.
+SAME_NAME_RENAME_RACE_HANGS = frozenset({"fuse.ceph-fuse"})
+
+
+def requeue_in_two_steps(root: Path | str) -> bool:
+    """Whether claimed messages go back to their ready names in two renames on ``root``'s file system."""
+    return file_system_of(root)[0] in SAME_NAME_RENAME_RACE_HANGS
+
 
 def empty_bucket_removal(root: Path | str) -> tuple[str, str]:
     """(``immediate`` or ``guarded``, why) for the file system holding ``root``: how empty standard

@@ -60,7 +60,8 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     that finds the copy, a listing of its bucket to confirm it (on GlusterFS a stat may be answered
     from the mount's cache for about a second after another node claimed the message away from
     that name, and the claim would be dropped: a message lost). The renames back into the buckets
-    hold the bucket lock where it is used (bucket_guard.py), taken at the first one."""
+    hold the bucket lock where it is used (bucket_guard.py), taken at the first one, and take two
+    steps on ``ceph-fuse`` (:meth:`~spoolq.store.queues.StoreCore.requeue`)."""
     with contextlib.ExitStack() as returning:
         return _expire_claims(store, q, now_ms, returning)
 
@@ -85,7 +86,7 @@ def _expire_claims(store: StoreCore, q: QueueHandle, now_ms: int, returning: con
                 returning.enter_context(store.renaming_into_buckets(q))
                 locked = True
             try:
-                rename_into(f"{sdir}/{n}", q.ready_dir(bucket), L.ready_name(p.id, p.rc, p.frt), base=q.path)
+                store.requeue(q, f"{sdir}/{n}", p, q.ready_dir(bucket))
                 requeued += 1
             except FileNotFoundError:
                 continue

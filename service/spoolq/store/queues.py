@@ -54,6 +54,7 @@ from spoolq.store.filesystems import (
     LOCAL_DEFAULT,
     choose_flush,
     empty_bucket_removal,
+    requeue_in_two_steps,
 )
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
@@ -68,6 +69,9 @@ Clock = Callable[[], float]
 DELETING_PREFIX = ".del~"
 #: how long a send that found its queue aside waits for it to come back (seconds)
 COMEBACK_WAIT = 2.0
+#: a two-step requeue's own claimed name expires this long after its first rename (ms): a crash
+#: between its two renames delays the message by this much
+REQUEUE_HOLD_MS = 30_000
 #: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
 _FIFO_HELD = threading.local()
 
@@ -124,6 +128,8 @@ class StoreCore:
             raise InvalidArgument(f"empty_buckets must be 'immediate' or 'guarded', got {empty_buckets!r}")
         self.empty_buckets = empty_buckets or empty_bucket_removal(self.root)[0]
         self.guarded_buckets = self.empty_buckets == "guarded"
+        # claimed messages go back to their ready names in two renames (see requeue)
+        self.two_step_requeue = requeue_in_two_steps(self.root)
         # guarded: every message file is named by a rename (MessageFiles.name), which a late send
         # does under the bucket lock; a file made in place is linked without it
         self.files = MessageFiles(str(self.root / "tmp"), self.tmp.prefix,
@@ -481,6 +487,23 @@ class StoreCore:
             return
         with self.fifo_lock(q):
             yield
+
+    def requeue(self, q: QueueHandle, claimed: str, p: L.ClaimedName, ready_dir: str) -> None:
+        """Rename the claimed message file ``claimed`` back to its ready name in ``ready_dir`` (a
+        release, a nack, a claim expiry). FileNotFoundError if another caller (any node) did, or
+        took it, first. Where two nodes racing to rename one file to one name can hang the loser
+        (``ceph-fuse``: :data:`~spoolq.store.filesystems.SAME_NAME_RENAME_RACE_HANGS`), it is first
+        renamed, in its shard, to a claimed name of this call's own (a fresh token, expiring
+        :data:`REQUEUE_HOLD_MS` from now), which no one else renames before it expires; the
+        racers each race to a name of their own, and only the winner renames it on to the ready
+        name. A crash between the two leaves a claim that expires by then: delivered later, never
+        lost."""
+        if self.two_step_requeue:
+            hold = self.now_ms() + REQUEUE_HOLD_MS
+            own = f"{os.path.dirname(claimed)}/{L.claimed_name(p.id, p.rc, p.frt, hold, L.new_token())}"
+            os.rename(claimed, own)
+            claimed = own
+        rename_into(claimed, ready_dir, L.ready_name(p.id, p.rc, p.frt), base=q.path)
 
     def renaming_into_buckets(self, q: QueueHandle,
                               sent_ms: int | None = None) -> contextlib.AbstractContextManager[None]:
