@@ -31,7 +31,7 @@ from spoolq.store import (
 from spoolq.store.archive import compact, segments
 from spoolq.store.layout import IdFactory, id_time_ms, std_bucket
 from tests.conftest import FakeClock, tree
-from tests.inside import core_of
+from tests.inside import claiming_of, core_of
 
 M = OutgoingMessage
 STD = QueueKind.STANDARD
@@ -644,6 +644,33 @@ def test_long_poll_wakes_on_send_from_another_store_instance(tmp_path: Path) -> 
     b.close()
     assert bodies(got) == [b"w"]
     assert time.monotonic() - t0 < 3  # inotify (or the 50 ms fallback), not the end of the wait
+
+
+def test_long_poll_wakes_on_a_send_elsewhere_between_its_poll_and_its_wait(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's send that lands after the poll found nothing, before the wait began: the
+    wait must see it (inotify armed before the poll), not sleep until the next re-poll."""
+    a = FileStore(tmp_path / "r", fsync=False)
+    b = FileStore(tmp_path / "r", fsync=False)
+    a.watcher.rescan = 30.0
+    a.create_queue("q")
+    claiming = claiming_of(a)
+    first_claim = claiming._claim
+
+    def claim_then_send_elsewhere(*args: object) -> object:
+        got = first_claim(*args)  # type: ignore[arg-type]
+        monkeypatch.setattr(claiming, "_claim", first_claim)
+        b.send("q", M(b"w"))  # after the poll's listing, before its wait
+        time.sleep(0.2)  # the watcher thread has read every event there was
+        return got
+
+    monkeypatch.setattr(claiming, "_claim", claim_then_send_elsewhere)
+    t0 = time.monotonic()
+    got = a.poll("q", wait=5)
+    a.close()
+    b.close()
+    assert bodies(got) == [b"w"]
+    assert time.monotonic() - t0 < 2.5
 
 
 def test_long_poll_times_out_empty(tmp_path: Path) -> None:

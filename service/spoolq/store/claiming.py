@@ -120,6 +120,10 @@ class Claiming:
         core = self.core
         q = core.resolve(queue)
         while True:
+            if q is not None and wait > 0:
+                # armed before the generation is read: a send from another process that lands
+                # between this poll and the wait below is an inotify event, not a missed wake-up
+                core.watcher.watch_once(q.path)
             seen = core.watcher.generation(q.path) if q is not None else 0
             if q is not None:
                 self.maintain(q, core.maintenance_interval)

@@ -1,9 +1,10 @@
 """Long-poll wake-ups: inotify where available, a 50 ms re-poll elsewhere.
 
-A waiting poller reads the queue's *generation* (a per-process counter bumped by every
-in-process send and every inotify event under the queue's ``ready/`` tree), polls, and
-then waits for the generation to move on. Reading the generation before polling means
-a message that lands between the poll and the wait is never missed.
+A waiting poller arms the queue's watches, reads the queue's *generation* (a per-process
+counter bumped by every in-process send and every inotify event under the queue's ``ready/``
+tree), polls, and then waits for the generation to move on. Arming and reading the generation
+before polling means a message that lands between the poll and the wait, from this process or
+another, is never missed.
 
 One watcher thread per process serves every queue (inotify instances are a scarce,
 per-user resource); it starts lazily on the first wait, after any fork. inotify sees
@@ -73,6 +74,12 @@ class Watcher:
     def watch(self, qpath: str) -> bool:
         """Arm inotify for ``qpath`` (idempotent). False: no inotify here; re-poll every FALLBACK_STEP."""
         return self._arm(qpath)
+
+    def watch_once(self, qpath: str) -> None:
+        """:meth:`watch` unless ``qpath`` is armed in this process already (a dictionary lookup:
+        the directories made since are added by the watcher thread as it sees them made)."""
+        if os.getpid() != self._pid or os.path.join(qpath, "ready") not in self._watched:
+            self._arm(qpath)
 
     def _tell(self, qpaths: tuple[str, ...] | set[str]) -> None:
         for listener in self._listeners:
