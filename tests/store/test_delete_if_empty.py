@@ -128,6 +128,25 @@ def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real:
     assert [m.body for m in real.peek("q")] == [b"late"]
 
 
+def test_a_send_that_may_create_outlasts_a_run_of_deletions(real: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deletion wins each of a send's first 15 attempts to make its queue (more than
+    SEND_ATTEMPTS, within SEND_RETRY_FOR): the send goes on trying and is stored, once."""
+    core = core_of(real)
+    made = core.create_queue
+    wins = [15]
+
+    def made_then_deleted(name: str, kind: QueueKind) -> None:
+        made(name, kind)
+        if wins[0]:
+            wins[0] -= 1
+            real.delete_queue(name, if_empty=True)
+
+    monkeypatch.setattr(core, "create_queue", made_then_deleted)
+    sent = real.send("q", M(b"late"), create=QueueKind.STANDARD)
+    assert wins == [0]
+    assert [m.id for m in real.peek("q")] == [sent.id]
+
+
 @pytest.mark.parametrize("create", [QueueKind.STANDARD, None], ids=["implicit-queue", "explicit-queue"])
 def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create: QueueKind | None,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:

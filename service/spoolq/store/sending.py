@@ -31,8 +31,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, overload
@@ -91,9 +93,18 @@ class _Prepared(NamedTuple):  # a tuple: made once per message sent, cheaper tha
     meta_bytes: bytes  # encode_meta(meta): encoded once, when the message is checked
 
 
-#: a send whose queue is deleted under it (and made again, or put back) tries this often
+#: a send whose queue is deleted under it (and made again, or put back) tries at least this
+#: often, and for at least SEND_RETRY_FOR seconds after it first lost (on busy cores a run of
+#: deletions can win ten attempts in a row)
 SEND_ATTEMPTS = 10
+SEND_RETRY_FOR = 2.0
 _KEY_RULE = "must be 1 to 128 printable ASCII characters without spaces"
+
+
+def _given_up(attempt: int, first_lost: float) -> bool:
+    """Whether a send that lost its queue to deletions ``attempt`` times, the first at
+    ``first_lost`` (``time.monotonic()``), stops trying."""
+    return attempt >= SEND_ATTEMPTS and time.monotonic() - first_lost >= SEND_RETRY_FOR
 
 
 def _check(info: QueueInfo, m: OutgoingMessage, now_ms: int, encoded: dict[int, bytes] | None = None,
@@ -260,12 +271,16 @@ class Sending:
         checked = _check_all(checked_for, messages, now_ms, each)
         if not checked or (each and _Prepared not in map(type, checked)):
             return checked  # type: ignore[return-value]  # nothing to store: [] or only refusals
-        for attempt in range(1, SEND_ATTEMPTS + 1):
+        first_lost = 0.0  # time.monotonic() when a deletion first won, once one did
+        for attempt in itertools.count(1):
             if q is None:
                 assert create is not None  # checked above
                 core.create_queue(name, create)
                 q = core.find(name)
                 if q is None:  # deleted again at once
+                    first_lost = first_lost or time.monotonic()
+                    if _given_up(attempt, first_lost):
+                        raise QueueNotFound(name)
                     continue
             info = q.info
             if info is not checked_for and (info.kind is not checked_for.kind or info.config != checked_for.config):
@@ -290,11 +305,11 @@ class Sending:
                 # deleted while we wrote (nothing of ours stayed): a queue that comes back (a
                 # delete-if-empty put it back, see deleting.py) or that this send may create
                 # takes the messages; a queue that stays deleted refuses them
+                first_lost = first_lost or time.monotonic()
                 q = core.wait_for_comeback(name)
-                if attempt == SEND_ATTEMPTS or (q is None and create is None):
+                if (q is None and create is None) or _given_up(attempt, first_lost):
                     raise
-        else:
-            raise QueueNotFound(name)
+        assert q is not None  # the loop ends only by a break after storing into q
         core.watcher.notify(q.path)
         if len(prepared) == len(checked):
             return results
