@@ -12,6 +12,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
 from spoolq.store.cursor import STALE_AFTER, HomeLane, ReadyCursor
@@ -64,21 +66,27 @@ def test_with_peers_the_home_lane_goes_first_then_each_other_lane_newest_first(t
     assert order == expected
 
 
-def test_a_listing_others_claimed_from_is_listed_again(tmp_path: Path) -> None:
-    """After STALE_AFTER candidates in a row that another poller had taken, the cursor drops the
-    rest of its listing: the next take lists the bucket again and sees what is left."""
+@pytest.mark.parametrize("peers", [0, 1])
+def test_a_listing_others_claimed_from_is_listed_again_in_lanes(tmp_path: Path, peers: int) -> None:
+    """With lanes, after STALE_AFTER candidates in a row that another poller had taken, the cursor
+    drops the rest of its listing: the next take lists the bucket again and sees what is left.
+    Without lanes (every poller sweeps the same order) it goes on through its listing."""
     bucket, names = _bucket(tmp_path, 100)
     cursor = ReadyCursor()
 
     def buckets() -> Iterator[tuple[str, str]]:
         yield "00000001000", bucket
 
-    first = cursor.take(buckets, 10, 0, 0, "")
+    first = cursor.take(buckets, 10, peers, 0, "")
+    listed = [n for _d, n in cursor.items]
     for name in sorted(names)[:80]:  # another poller took these meanwhile
         os.unlink(f"{bucket}/{name}")
     cursor.report(STALE_AFTER, STALE_AFTER, claimed=False)
-    again = cursor.take(buckets, 10, 0, 0, "")
-    assert [n for _d, n in again] == sorted(names)[80:90]
+    again = [n for _d, n in cursor.take(buckets, 10, peers, 0, "")]
+    if peers:
+        assert again == [n for n in listed if n in set(sorted(names)[80:])][:10]  # listed again
+    else:
+        assert again == listed[10:20]  # the same listing, on
     assert cursor.lost == STALE_AFTER and len(first) == 10
 
 

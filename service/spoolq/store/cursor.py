@@ -19,10 +19,12 @@ the same rename; a poller alone drains every lane. So the order is oldest first 
 and across lanes oldest first by listing (the oldest bucket, a second of sends, or the oldest
 :data:`REFILL_TARGET` messages and more): a standard queue's best-effort order, as SQS gives it.
 
-**Stale listings.** A listing goes stale as other pollers claim from it. When
+**Stale listings.** A listing goes stale as other pollers claim from it. With lanes, when
 :data:`STALE_AFTER` candidates in a row were taken by someone else (:meth:`ReadyCursor.report`),
-the rest of the listing is dropped and the next take lists again; ``lost`` counts such
-candidates (how much pollers got in each other's way).
+the rest of the listing is dropped and the next take lists again. Without lanes every poller
+sweeps the same order, so a fresh listing would only meet them again, at the cost of listing the
+bucket: the cursor goes on through its listing. ``lost`` counts candidates taken by someone else
+(how much pollers got in each other's way).
 
 A bucket the cursor finds empty is removed at once if it is older than ``keep_from`` (the write
 window's start): on local disks and CephFS an rmdir and a rename into the directory are ordered,
@@ -71,6 +73,9 @@ class ReadyCursor:
         #: candidates handed out here that another poller had claimed first
         self.lost = 0
         self._streak = 0
+        #: whether the listing is split into lanes (``peers > 0``): only then is a run of lost
+        #: candidates a sign the listing is stale rather than that other pollers sweep beside this one
+        self._lanes = False
 
     def take(self, buckets: Buckets, n: int, peers: int, home: int, keep_from: str) -> list[tuple[str, str]]:
         """Up to ``n`` candidates, in the order of the module docstring (``home``: this process's
@@ -97,6 +102,8 @@ class ReadyCursor:
         when ``claimed`` is false). Enough in a row drop the rest of the listing."""
         with self.lock:
             self.lost += lost
+            if not self._lanes:
+                return  # every poller sweeps the same order: a fresh listing would meet them again
             self._streak = lost_since_last_claim + (0 if claimed else self._streak)
             if self._streak >= STALE_AFTER:
                 self._streak = 0
@@ -120,6 +127,7 @@ class ReadyCursor:
                 break
         self.bucket = first
         self._streak = 0
+        self._lanes = peers > 0
         if peers <= 0:
             items = [(path, n) for path, names in names_by_dir for n in sorted(names)]
         else:
