@@ -192,7 +192,7 @@ class Claiming:
                 budget -= len(candidates)
                 lost = lost_in_a_row = 0
                 for directory, name in candidates:
-                    d = self._claim_one(q, directory, name, name[35:36], now_ms, exp)  # L.id_shard of its id
+                    d = self._claim_one(q, directory, name, L.id_shard(name), now_ms, exp)  # a name starts with its id
                     if isinstance(d, _Lost):
                         lost += 1
                         lost_in_a_row += 1

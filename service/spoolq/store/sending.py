@@ -368,11 +368,9 @@ class Sending:
                 if journal is not None:
                     cut = len(core.queues_dir) + 1
                     journal.append([(path[cut:], data) for path, data in zip(placed, datas, strict=True)])
+                if flusher is not None:  # the journal, else the group commit when this send flushes
                     was, announced = announced, False
-                    journal.flush(was)
-                elif flush:
-                    was, announced = announced, False
-                    commit.flush(was)
+                    flusher.flush(was)
             except BaseException as e:
                 if announced and flusher is not None:
                     announced = False
