@@ -12,13 +12,13 @@ from spoolq.store import FileStore, claiming
 from spoolq.store import layout as L
 from spoolq.store.model import OutgoingMessage
 from tests.conftest import FakeClock
-from tests.inside import claiming_of, core_of
+from tests.inside import catalog_of, claiming_of
 
 Q = "acks"
 
 
 def _files(store: FileStore, mid: str) -> list[Path]:
-    qdir = Path(core_of(store).queues_dir) / L.queue_dir_name(Q)
+    qdir = Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q)
     return [p for p in qdir.rglob(f"{mid}~*") if p.is_file()]
 
 
@@ -71,7 +71,7 @@ def test_the_nack_count_goes_with_the_message(store: FileStore) -> None:
     assert store.nack(Q, [mid]) == [True]
     view = store.find_job(Q, mid)
     assert view is not None and view.nacks == 1
-    nacks = Path(core_of(store).queues_dir) / L.queue_dir_name(Q) / "nacks" / mid
+    nacks = Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q) / "nacks" / mid
     assert nacks.exists()
     [d] = store.poll(Q, limit=1, claim_ttl=30)
     assert d.message.id == mid and d.message.receive_count == 2
@@ -84,7 +84,7 @@ def test_a_nacked_message_acked_unclaimed_loses_its_count(store: FileStore) -> N
     mid = store.send(Q, OutgoingMessage(body=b"x")).id
     store.poll(Q, limit=1, claim_ttl=30)
     assert store.nack(Q, [mid]) == [True]
-    nacks = Path(core_of(store).queues_dir) / L.queue_dir_name(Q) / "nacks" / mid
+    nacks = Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q) / "nacks" / mid
     assert nacks.exists()
     assert store.ack(Q, [mid]) == [True]  # acked while back in the queue (receive count 1, unclaimed)
     assert not nacks.exists()

@@ -12,12 +12,12 @@ from spoolq.errors import InvalidArgument, InvalidQueueName
 from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store.batches import STALE_CLAIM, BatchClaims
 from tests.conftest import FakeClock, tree
-from tests.inside import core_of
+from tests.inside import root_of
 
 
 @pytest.fixture
 def batches(store: FileStore, clock: FakeClock) -> BatchClaims:
-    return BatchClaims(store, core_of(store).root, clock=clock)
+    return BatchClaims(store, root_of(store), clock=clock)
 
 
 def fill(store: FileStore, queue: str, n: int, size: int = 10) -> None:
@@ -43,7 +43,7 @@ def test_a_token_names_one_batch_fetched_again_row_for_row(store: FileStore, bat
     assert store.counts(queue).ready == 0 and store.claim_count(queue) == 25
     assert batches.ack_batches(queue, ["q1-7-0", "q1-7-1", "never-claimed"]) == 25
     assert store.size(queue) == 0
-    assert list((core_of(store).root / "batches" / queue).iterdir()) == []
+    assert list((root_of(store) / "batches" / queue).iterdir()) == []
 
 
 def test_max_bytes_stops_the_claim_at_the_budget_with_at_least_one_message(
@@ -111,7 +111,7 @@ def test_concurrent_first_claims_of_one_token_make_one_batch(store: FileStore, b
 def test_a_stale_first_claim_marker_is_taken_over(store: FileStore, batches: BatchClaims, clock: FakeClock,
                                                    queue: str) -> None:
     fill(store, queue, 3)
-    marker = core_of(store).root / "batches" / queue / "dead.claiming"
+    marker = root_of(store) / "batches" / queue / "dead.claiming"
     marker.parent.mkdir(parents=True)
     marker.touch()
     os.utime(marker, (clock() - STALE_CLAIM - 1, clock() - STALE_CLAIM - 1))
@@ -124,10 +124,10 @@ def test_an_empty_claim_is_not_recorded_and_a_missing_queue_changes_nothing(
     assert batches.claim_batch(queue, "e", 10, 60).messages == []
     fill(store, queue, 2)
     assert len(batches.claim_batch(queue, "e", 10, 60).messages) == 2  # nothing was recorded for it
-    before = tree(core_of(store).root)
+    before = tree(root_of(store))
     assert batches.claim_batch("nosuch", "x", 10, 60).messages == []
     assert batches.ack_batches("nosuch", ["x"]) == 0 and batches.renew_batches("nosuch", ["x"], 10) == 0
-    assert tree(core_of(store).root) == before
+    assert tree(root_of(store)) == before
 
 
 @pytest.mark.parametrize(("call", "error"), [
@@ -146,16 +146,16 @@ def test_bad_input_is_refused_and_changes_nothing(store: FileStore, batches: Bat
                                                   call: object, error: type[Exception]) -> None:
     fill(store, queue, 3)
     batches.claim_batch(queue, "held", 1, 60)
-    before = tree(core_of(store).root)
+    before = tree(root_of(store))
     with pytest.raises(error):
         call(batches)  # type: ignore[operator]
-    assert tree(core_of(store).root) == before
+    assert tree(root_of(store)) == before
 
 
 def test_a_torn_record_counts_as_absent(store: FileStore, batches: BatchClaims, queue: str) -> None:
     fill(store, queue, 4)
     batches.claim_batch(queue, "torn", 2, 60)
-    record: Path = core_of(store).root / "batches" / queue / "torn"
+    record: Path = root_of(store) / "batches" / queue / "torn"
     record.write_bytes(record.read_bytes()[:-3])
     assert len(batches.claim_batch(queue, "torn", 2, 60).messages) == 2  # claimed afresh
     assert store.claim_count(queue) == 4

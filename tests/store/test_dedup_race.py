@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from spoolq.store import FileStore, QueueKind, queues
-from tests.inside import core_of
+from spoolq.store import FileStore, QueueKind, catalog
+from tests.inside import catalog_of
 
 from .helpers import Child
 
@@ -94,7 +94,7 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
     store = FileStore(tmp_path, fsync=False)  # a process that has not looked at "d" yet
     threads = 4
     everyone_read = threading.Barrier(threads)
-    real_read_json = queues.read_json
+    real_read_json = catalog.read_json
 
     def read_json_together(path: Path) -> Any:
         data = real_read_json(path)
@@ -102,14 +102,14 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
             everyone_read.wait(timeout=5)  # every thread has missed the cache before any fills it
         return data
 
-    monkeypatch.setattr(queues, "read_json", read_json_together)
+    monkeypatch.setattr(catalog, "read_json", read_json_together)
     handles: list[object] = []
-    workers = [threading.Thread(target=lambda: handles.append(core_of(store).find("d"))) for _ in range(threads)]
+    workers = [threading.Thread(target=lambda: handles.append(catalog_of(store).find("d"))) for _ in range(threads)]
     for t in workers:
         t.start()
     for t in workers:
         t.join(timeout=30)
     assert len(handles) == threads
     assert len({id(h) for h in handles}) == 1
-    assert core_of(store).find("d") is handles[0]
+    assert catalog_of(store).find("d") is handles[0]
     store.close()

@@ -15,10 +15,10 @@ import pytest
 
 from spoolq.errors import QueueNotEmpty, QueueNotFound
 from spoolq.store import FileStore, bucket_guard, deleting
+from spoolq.store.catalog import QueueCatalog
 from spoolq.store.model import OutgoingMessage, QueueCounts, QueueKind
-from spoolq.store.queues import StoreCore
 from tests.conftest import tree
-from tests.inside import core_of, reading_of
+from tests.inside import catalog_of, reading_of, root_of
 
 
 def M(body: bytes) -> OutgoingMessage:
@@ -41,15 +41,15 @@ def test_an_empty_queue_is_deleted_a_queue_with_messages_is_refused_unchanged(st
     store.update_queue("later", config=store.get_queue("later").config)
     store.delete_queue("gone", if_empty=True)
     assert "gone" not in store.list_queues()
-    before = tree(core_of(store).root)
+    before = tree(root_of(store))
     for name in ("kept", "claimed"):
         with pytest.raises(QueueNotEmpty):
             store.delete_queue(name, if_empty=True)
     with pytest.raises(QueueNotFound):
         store.delete_queue("gone", if_empty=True)
-    assert tree(core_of(store).root) == before
+    assert tree(root_of(store)) == before
     store.maintain()
-    assert os.listdir(core_of(store).root / "trash") == []
+    assert os.listdir(root_of(store) / "trash") == []
 
 
 def test_a_message_that_lands_after_the_check_puts_the_queue_back(real: FileStore,
@@ -69,7 +69,7 @@ def test_a_message_that_lands_after_the_check_puts_the_queue_back(real: FileStor
     monkeypatch.undo()
     assert real.list_queues() == ["q"]
     assert [d.message.body for d in real.poll("q", limit=5)] == [b"landed"]
-    assert not [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(".")]
+    assert not [n for n in os.listdir(catalog_of(real).queues_dir) if n.startswith(".")]
 
 
 def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
@@ -80,7 +80,7 @@ def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
     monkeypatch.setattr(reading_of(real), "counts", lambda *a, **k: QueueCounts(0, 0, 0, True))
     settle = deleting.settle
 
-    def send_first(core: StoreCore, aside: str) -> bool:
+    def send_first(core: QueueCatalog, aside: str) -> bool:
         real.send("q", M(b"new"), create=QueueKind.STANDARD)  # an EmoDB send makes the queue again
         return settle(core, aside)
 
@@ -91,23 +91,23 @@ def test_a_queue_made_again_meanwhile_gets_the_messages_and_receipts_still_work(
     assert real.ack("q", [claim.receipt]) == [True]
     assert sorted(d.message.body for d in real.poll("q", limit=5)) == [b"new", b"ready"]
     real.maintain()
-    assert os.listdir(core_of(real).root / "trash") == []
+    assert os.listdir(root_of(real) / "trash") == []
 
 
 def test_a_deletion_cut_off_half_way_is_finished_by_maintenance(real: FileStore) -> None:
     real.send("full", M(b"m"), create=QueueKind.STANDARD)
     real.create_queue("empty")
     for name in ("full", "empty"):
-        os.rename(f"{core_of(real).queues_dir}/{name}", f"{core_of(real).queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
+        os.rename(f"{catalog_of(real).queues_dir}/{name}", f"{catalog_of(real).queues_dir}/{deleting.PREFIX}0123456789abcdef~{name}")
     assert real.list_queues() == []
-    assert deleting.sweep_deleting(core_of(real), time.time()) == 0  # young: maybe still in progress
+    assert deleting.sweep_deleting(catalog_of(real), time.time()) == 0  # young: maybe still in progress
     later = time.time() + deleting.ORPHAN_AGE + 1
-    assert deleting.sweep_deleting(core_of(real), later) == 2
+    assert deleting.sweep_deleting(catalog_of(real), later) == 2
     assert real.list_queues() == ["full"]
     assert [d.message.body for d in real.poll("full")] == [b"m"]
-    assert [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]  # the empty one
-    assert deleting.sweep_deleting(core_of(real), later + deleting.ORPHAN_AGE + 1) == 1
-    assert [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(".")] == []
+    assert [n for n in os.listdir(catalog_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]  # the empty one
+    assert deleting.sweep_deleting(catalog_of(real), later + deleting.ORPHAN_AGE + 1) == 1
+    assert [n for n in os.listdir(catalog_of(real).queues_dir) if n.startswith(".")] == []
 
 
 def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real: FileStore) -> None:
@@ -116,14 +116,14 @@ def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real:
     real.create_queue("q")
     real.delete_queue("q", if_empty=True)
     assert real.list_queues() == []
-    (gone,) = [n for n in os.listdir(core_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]
+    (gone,) = [n for n in os.listdir(catalog_of(real).queues_dir) if n.startswith(deleting.GONE_PREFIX)]
     real.send("elsewhere", M(b"late"), create=QueueKind.STANDARD)  # a whole message file to move in
-    (path,) = [p for p in Path(core_of(real).queues_dir, "elsewhere", "ready").rglob("*") if p.is_file()]
-    bucket = Path(core_of(real).queues_dir, gone, os.path.relpath(path.parent, Path(core_of(real).queues_dir, "elsewhere")))
+    (path,) = [p for p in Path(catalog_of(real).queues_dir, "elsewhere", "ready").rglob("*") if p.is_file()]
+    bucket = Path(catalog_of(real).queues_dir, gone, os.path.relpath(path.parent, Path(catalog_of(real).queues_dir, "elsewhere")))
     bucket.mkdir(parents=True)
     os.rename(path, bucket / path.name)  # what the straggler's link did
-    assert deleting.sweep_deleting(core_of(real), time.time()) == 0  # its minute is not up
-    assert deleting.sweep_deleting(core_of(real), time.time() + deleting.ORPHAN_AGE + 1) == 1
+    assert deleting.sweep_deleting(catalog_of(real), time.time()) == 0  # its minute is not up
+    assert deleting.sweep_deleting(catalog_of(real), time.time() + deleting.ORPHAN_AGE + 1) == 1
     assert real.list_queues() == ["elsewhere", "q"]
     assert [m.body for m in real.peek("q")] == [b"late"]
 
@@ -131,7 +131,7 @@ def test_a_straggler_that_names_its_file_in_a_deleted_queue_brings_it_back(real:
 def test_a_send_that_may_create_outlasts_a_run_of_deletions(real: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """A deletion wins each of a send's first 15 attempts to make its queue (more than
     SEND_ATTEMPTS, within SEND_RETRY_FOR): the send goes on trying and is stored, once."""
-    core = core_of(real)
+    core = catalog_of(real)
     made = core.create_queue
     wins = [15]
 
@@ -202,7 +202,7 @@ def test_no_send_is_lost_or_refused_while_deletions_run(real: FileStore, create:
     assert errors == []
     # a send whose file was named in the queue after a deletion had looked into it (see
     # deleting.py) is put back when the deleted queue's minute is up
-    deleting.sweep_deleting(core_of(real), time.time() + deleting.ORPHAN_AGE + 1)
+    deleting.sweep_deleting(catalog_of(real), time.time() + deleting.ORPHAN_AGE + 1)
     left = [m.id for m in real.peek("q", limit=5000)] if "q" in real.list_queues() else []
     assert set(sent) <= set(got) | set(left)
     assert len(sent) == 600
@@ -224,7 +224,7 @@ def test_a_merge_into_a_queue_made_again_holds_its_bucket_lock_where_removal_is_
         settle, rename_into = deleting.settle, deleting.rename_into
         removal_possible: list[bool] = []
 
-        def send_first(core: StoreCore, aside: str) -> bool:
+        def send_first(core: QueueCatalog, aside: str) -> bool:
             store.send("q", M(b"new"), create=QueueKind.STANDARD)
             return settle(core, aside)
 

@@ -1,17 +1,18 @@
-"""A name deleted moments ago is refused by ``create_queue(not_deleted_within=...)`` in every process and
-node sharing the root (a record on disk, decided in the store), and taken again once the time is over;
-SQS's CreateQueue answers it as AWS does (``QueueDeletedRecently``) across two servers on one root."""
+"""When a name was deleted is read by ``deleted_at`` in every process and node sharing the root (a record
+on disk, kept by the store), so a door can refuse a name deleted moments ago and take it again once its
+time is over; SQS's CreateQueue answers it as AWS does (``QueueDeletedRecently``) across two servers on
+one root."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
 
-from spoolq.errors import QueueDeletedRecently
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.testing import spoolq_server
 
@@ -27,20 +28,19 @@ class Clock:
 
 
 @pytest.mark.parametrize("if_empty", [False, True])
-def test_a_deleted_name_is_refused_on_every_node_until_the_time_is_over(tmp_path: Path, if_empty: bool) -> None:
+def test_when_a_name_was_deleted_is_read_on_every_node(tmp_path: Path, if_empty: bool) -> None:
     clock = Clock()
     a = FileStore(tmp_path, node_id="a", fsync=False, clock=clock)
     b = FileStore(tmp_path, node_id="b", fsync=False, clock=clock)
     try:
         a.create_queue("sqs:123456789012:us-east-1:orders")
+        assert b.deleted_at("sqs:123456789012:us-east-1:orders") is None
         a.delete_queue("sqs:123456789012:us-east-1:orders", if_empty=if_empty)
         clock.now += 59
-        with pytest.raises(QueueDeletedRecently, match="You must wait 60 seconds after deleting a queue"):
-            b.create_queue("sqs:123456789012:us-east-1:orders", not_deleted_within=60)
+        assert b.deleted_at("sqs:123456789012:us-east-1:orders") == clock.now - 59
         assert b.list_queues() == []
-        b.create_queue("sqs:123456789012:us-east-1:other", not_deleted_within=60)  # another name: no wait
-        clock.now += 2
-        b.create_queue("sqs:123456789012:us-east-1:orders", not_deleted_within=60)
+        assert b.deleted_at("sqs:123456789012:us-east-1:other") is None  # another name: no record
+        b.create_queue("sqs:123456789012:us-east-1:orders")
         assert "sqs:123456789012:us-east-1:orders" in a.list_queues()
     finally:
         a.close()
@@ -67,8 +67,8 @@ def test_a_deletion_in_another_process_is_seen(tmp_path: Path) -> None:
                 "s = FileStore(sys.argv[1], node_id='child', fsync=False); s.delete_queue('q'); s.close()\n")
         subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=60,
                        env={"PYTHONPATH": str(CHECKOUT / "service"), "PATH": "/usr/bin:/bin"})
-        with pytest.raises(QueueDeletedRecently):
-            store.create_queue("q", QueueKind.FIFO, not_deleted_within=60)
+        deleted_at = store.deleted_at("q")
+        assert deleted_at is not None and abs(deleted_at - time.time()) < 60
     finally:
         store.close()
 

@@ -19,6 +19,7 @@ import pytest
 
 from spoolq.errors import StorageUnavailable
 from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store.trash import Trash
 
 from .helpers import check_body, files_under, make_body
 
@@ -134,6 +135,28 @@ def test_full_disk_refuses_sends_cleanly_and_keeps_earlier_messages(tmpfs: Tmpfs
         del sent[d.message.id]
     r = store.send("q", OutgoingMessage(body=make_body("after", pad=1000)))
     sent[r.id] = make_body("after", pad=1000)
+    _assert_intact(store, "q", sent)
+
+
+def test_a_send_on_a_full_disk_first_unlinks_the_acked_files_this_process_holds(
+        tmpfs: Tmpfs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Acked files hold their space in trash/ until the trash thread unlinks them (every second): a
+    send that finds the disk full unlinks them at once and is stored. The trash thread is held
+    still here, so only the send's own drain can free the space."""
+    monkeypatch.setattr(Trash, "_run", lambda self: None)
+    rnd = random.Random(13)
+    store = tmpfs.store()
+    store.create_queue("q")
+    sent: dict[str, bytes] = {}
+    _assert_refusal(_fill(store, "q", sent, rnd, 20_000, 40_000, "big"), "ENOSPC")
+    got = store.poll("q", limit=10, claim_ttl=60)
+    assert len(got) == 10 and store.ack("q", [d.receipt for d in got]) == [True] * 10
+    for d in got:
+        del sent[d.message.id]
+    assert len(os.listdir(tmpfs.mnt / "root" / "trash")) == 10  # acked, not unlinked yet
+    body = make_body("after", pad=60_000, rnd=True)  # more than any refused send: no room without the trash
+    sent[store.send("q", OutgoingMessage(body=body)).id] = body
+    assert os.listdir(tmpfs.mnt / "root" / "trash") == []
     _assert_intact(store, "q", sent)
 
 

@@ -14,13 +14,13 @@ from spoolq.store import FileStore
 from spoolq.store import layout as L
 from spoolq.store.model import OutgoingMessage
 from tests.conftest import FakeClock
-from tests.inside import core_of
+from tests.inside import catalog_of, root_of
 
 Q = "dups"
 
 
 def _files_of(store: FileStore, mid: str) -> list[Path]:
-    qdir = Path(core_of(store).queues_dir) / L.queue_dir_name(Q)
+    qdir = Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q)
     return sorted(p for p in qdir.rglob(f"{mid}~*") if p.is_file() and "acked" not in p.parts)
 
 
@@ -34,7 +34,7 @@ def _second_ready_copy(store: FileStore, mid: str, rc: int = 0) -> Path:
     that claim on a shared file system, leaves."""
     [original] = [p for p in _files_of(store, mid) if "ready" in p.parts] or [_files_of(store, mid)[0]]
     bucket = L.std_bucket(L.id_time_ms(mid))
-    ready = Path(core_of(store).queues_dir) / L.queue_dir_name(Q) / "ready" / bucket[:8] / bucket
+    ready = Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q) / "ready" / bucket[:8] / bucket
     ready.mkdir(parents=True, exist_ok=True)
     copy = ready / L.ready_name(mid, rc, 0)
     shutil.copyfile(original, copy)
@@ -56,7 +56,7 @@ def test_one_id_is_never_twice_in_one_answer(store: FileStore) -> None:
 def _restarted(store: FileStore, clock: FakeClock) -> FileStore:
     """The service started again on the same root: what putting a raw copy in place takes."""
     store.close()
-    return FileStore(core_of(store).root, node_id="test-node", fsync=False, clock=clock)
+    return FileStore(root_of(store), node_id="test-node", fsync=False, clock=clock)
 
 
 @pytest.mark.parametrize("by", ["receipt", "id"])
@@ -130,4 +130,4 @@ def test_nothing_else_is_dropped(store: FileStore) -> None:
     got = store.poll(Q, limit=50, claim_ttl=30)
     assert {d.message.id for d in got} == ids
     assert store.ack(Q, [d.receipt for d in got]) == [True] * 50
-    assert os.path.isdir(Path(core_of(store).queues_dir) / L.queue_dir_name(Q))
+    assert os.path.isdir(Path(catalog_of(store).queues_dir) / L.queue_dir_name(Q))

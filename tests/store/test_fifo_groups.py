@@ -19,13 +19,13 @@ from spoolq.store import layout as L
 from spoolq.store.maintenance import GROUP_IDLE
 from spoolq.store.model import DeadLetterPolicy, QueueConfig, QueueKind
 from tests.conftest import FakeClock
-from tests.inside import core_of
+from tests.inside import catalog_of
 
 from .helpers import Child
 
 
 def group_dirs(store: FileStore, queue: str, group: str) -> list[Path]:
-    q = core_of(store).find(queue)
+    q = catalog_of(store).find(queue)
     assert q is not None
     g = L.fifo_bucket(group)
     return [Path(q.sub(f"claimed/{g}")), Path(q.sub(f"ready/{g}"))]
@@ -39,7 +39,7 @@ def age(dirs: list[Path], seconds: float) -> None:
 
 
 def lock_path(store: FileStore, queue: str) -> str:
-    q = core_of(store).find(queue)
+    q = catalog_of(store).find(queue)
     assert q is not None
     return q.sub("lock")
 
@@ -130,7 +130,7 @@ def test_a_due_delayed_message_waits_for_the_queue_lock(tmp_path: Path, children
 
 def test_a_nested_lock_leaves_the_outer_one_held(store: FileStore, children: list[Child]) -> None:
     q = fifo(store)
-    handle = core_of(store).find(q)
+    handle = catalog_of(store).find(q)
     assert handle is not None
     path = lock_path(store, q)
 
@@ -139,8 +139,8 @@ def test_a_nested_lock_leaves_the_outer_one_held(store: FileStore, children: lis
         children.append(child)
         return child.readline()
 
-    with core_of(store).fifo_lock(handle):
-        with core_of(store).fifo_lock(handle):  # a nested step of a locked operation
+    with handle.fifo_lock():
+        with handle.fifo_lock():  # a nested step of a locked operation
             assert seen_from_another_process() == "held"
         assert seen_from_another_process() == "held"  # the inner exit did not drop it
     assert seen_from_another_process() == "free"

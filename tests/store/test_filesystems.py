@@ -17,7 +17,7 @@ from spoolq import errors as errors_module
 from spoolq.cli import main
 from spoolq.store import FileStore
 from spoolq.store import filesystems as fs
-from tests.inside import core_of
+from tests.inside import commit_of, flush_mode_of
 
 MOUNTINFO = """\
 22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard
@@ -76,11 +76,11 @@ def test_statfs_is_the_fallback_without_a_mount_table(tmp_path: Path, monkeypatc
 
 def test_the_store_uses_the_fitting_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = FileStore(tmp_path / "local")
-    assert (core_of(store).flush_mode, core_of(store).commit.per_file) == ("syncfs", False)
+    assert (flush_mode_of(store), commit_of(store).per_file) == ("syncfs", False)
     store.close()
     monkeypatch.setattr(fs, "file_system_of", lambda root: ("nfs4", True))
     store = FileStore(tmp_path / "nfs")
-    assert (core_of(store).flush_mode, core_of(store).commit.per_file) == ("fsync", True)
+    assert (flush_mode_of(store), commit_of(store).per_file) == ("fsync", True)
     store.close()
     with pytest.raises(fs.UnsafeFlush):
         FileStore(tmp_path / "nfs", flush="syncfs")
@@ -167,10 +167,10 @@ def test_the_store_and_check_config_use_the_measured_default(tmp_path: Path, mon
     monkeypatch.setattr(fs, "file_system_of", lambda root: ("ext4", False))
     monkeypatch.setattr(fs, "ext4_without_journal", lambda root: None)  # ext4 with its journal
     store = FileStore(tmp_path / "root")
-    assert core_of(store).flush_mode == "journal" and core_of(store).commit.journal is not None
+    assert flush_mode_of(store) == "journal" and commit_of(store).journal is not None
     store.close()
     store = FileStore(tmp_path / "root", flush="syncfs")
-    assert core_of(store).flush_mode == "syncfs" and core_of(store).commit.journal is None
+    assert flush_mode_of(store) == "syncfs" and commit_of(store).journal is None
     store.close()
     assert main(["check-config", "--root", str(tmp_path / "root")]) == 0
     assert ("ok: flush=journal (chosen for ext4: measured fastest on ext4 for single and HTTP sends"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from spoolq.store import FileStore, OutgoingMessage, archive
+from spoolq.store import FileStore, OutgoingMessage
 from spoolq.store import layout as L
 from spoolq.store.model import QueueConfig
-from tests.inside import core_of
+from tests.inside import archive_of, catalog_of, flush_mode_of, now_ms_of
 
 NOW = 1_700_000_000.5
 
@@ -53,7 +53,7 @@ def test_a_send_into_new_directories_flushes_their_names(root: Path, monkeypatch
     now = [NOW]
     log = FsyncLog(monkeypatch)
     store = FileStore(root, node_id="dirs", flush="fsync", clock=lambda: now[0])
-    assert core_of(store).flush_mode == "fsync"
+    assert flush_mode_of(store) == "fsync"
     store.create_queue("q")
     before = _dirs(root)
     log.clear()
@@ -107,8 +107,8 @@ def test_a_new_archive_directory_is_flushed_with_its_first_segment(root: Path,
     got = store.poll("audited", limit=1, claim_ttl=60)
     assert store.ack("audited", [got[0].receipt]) == [True]
     log.clear()
-    q = core_of(store).require("audited")
-    assert archive.compact(core_of(store), q, core_of(store).now_ms(), force=True) == 1
+    q = catalog_of(store).require("audited")
+    assert archive_of(store).compact(q, now_ms_of(store), force=True) == 1
     segment_dir = root / "archive" / L.archive_dir_name("audited")
     assert str(segment_dir) in log.paths
     assert str(root / "archive") in log.paths, "the new archive directory's name was not flushed"

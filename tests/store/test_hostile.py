@@ -173,7 +173,9 @@ def _bad_refs(c: Ctx) -> list[Any]:
 REF_OPS: dict[str, Callable[[Ctx, list[Any]], Any]] = {
     "ack": lambda c, refs: c.store.ack("good", refs),
     "renew": lambda c, refs: c.store.renew("good", refs, 60),
-    "renew(claim_unclaimed)": lambda c, refs: c.store.renew("good", refs, 60, claim_unclaimed=True),
+    "set_claim_ttl": lambda c, refs: c.store.set_claim_ttl("good", refs, 60),
+    "claimed_until": lambda c, refs: c.store.claimed_until("good", refs),
+    "nack": lambda c, refs: c.store.nack("good", refs),
     "release": lambda c, refs: c.store.release("good", refs),
 }
 

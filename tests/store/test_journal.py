@@ -23,7 +23,7 @@ from spoolq.errors import StorageUnavailable
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.store.journal import MOVED, SEND, Record, decode_records, encode_record
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
-from tests.inside import core_of
+from tests.inside import commit_of
 
 from .helpers import as_earlier_boot, check_body, files_under, journal_files, make_body
 
@@ -39,11 +39,11 @@ def test_power_failure_replay_restores_every_journaled_message_whole(root: Path)
         tags[r.id] = f"m{i}"
     batch = store.send_batch("q", [OutgoingMessage(body=make_body(f"b{i}", pad=5000)) for i in range(10)])
     tags.update({r.id: f"b{i}" for i, r in enumerate(batch)})
-    assert core_of(store).commit.journal is not None and core_of(store).commit.journal.flushes > 0
+    assert commit_of(store).journal is not None and commit_of(store).journal.flushes > 0
     assert journal_files(root), "standard sends wrote no journal"
     # the power fails: the process is gone without closing, some files never reached the disk
     # and some were torn; the journal (fdatasync'd before each send returned) survived
-    core_of(store).commit.journal = None
+    commit_of(store).journal = None
     ready = root / "queues" / "q" / "ready"
     files = sorted(str(ready / f) for f in files_under(ready))
     for path in files[::3]:
@@ -69,7 +69,7 @@ def test_replay_skips_messages_that_are_whole_elsewhere_and_deleted_queues(root:
     store.send("gone", OutgoingMessage(body=make_body("g")))
     got = store.poll("q", limit=2, claim_ttl=600)  # claimed (whole, elsewhere): not restored twice
     store.delete_queue("gone")
-    core_of(store).commit.journal = None
+    commit_of(store).journal = None
     as_earlier_boot(root)
     fresh = FileStore(root, node_id=NODE, flush="journal")
     assert fresh.claim_count("q") == 2
@@ -124,10 +124,10 @@ def test_rotation_checkpoints_and_deletes_old_journals(root: Path, monkeypatch: 
     store.create_queue("q")
     for i in range(60):
         store.send("q", OutgoingMessage(body=make_body(f"r{i}")))
-    assert core_of(store).commit.journal is not None
+    assert commit_of(store).journal is not None
     _wait_for(lambda: len(journal_files(root)) <= 2, f"retired journals pile up: {journal_files(root)}")
-    assert core_of(store).commit.journal.checkpoints >= 1
-    assert core_of(store).commit.journal.prepared_files >= 2, "the files never rotated: test proves little"
+    assert commit_of(store).journal.checkpoints >= 1
+    assert commit_of(store).journal.prepared_files >= 2, "the files never rotated: test proves little"
     store.close()
     assert journal_files(root) == [], "a clean close leaves a journal to replay"
 
@@ -148,7 +148,7 @@ def test_senders_never_wait_for_a_checkpoint(root: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(journal_mod, "fdatasync_path", lambda p: (synced.append(p), real_fdatasync_path(p))[1])
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     real_syncfs = j._syncfs
     syncfs_calls = []
@@ -181,7 +181,7 @@ def test_a_failed_checkpoint_keeps_its_files_until_one_succeeds(root: Path, monk
     monkeypatch.setattr(journal_mod.Checkpointer, "RETRY_SECONDS", 0.05)
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     real_syncfs, failures = j._syncfs, [3]
 
@@ -207,7 +207,7 @@ def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
     """A full flush may retire the active file between a send's append and its flush; that send's
     flush cannot know which file holds its record, so it runs a syncfs rather than nothing."""
     store = FileStore(root, node_id=NODE, flush="journal")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     calls: list[float] = []
     real_syncfs = j._syncfs
@@ -224,7 +224,7 @@ def test_a_flush_with_no_active_file_is_a_syncfs(root: Path) -> None:
 def test_after_a_failed_fdatasync_the_next_flush_is_a_syncfs(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     store.send("q", OutgoingMessage(body=make_body("ok")))
     monkeypatch.setattr(journal_mod, "fdatasync_path", lambda p: (_ for _ in ()).throw(OSError(5, "EIO")))
@@ -291,7 +291,7 @@ def test_a_record_older_than_a_mark_is_not_replayed(root: Path) -> None:
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     early = store.send("q", OutgoingMessage(body=make_body("early"))).id
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     j.full_flush()
     j.idle_checkpoint()  # the mark the checkpoint thread would make
@@ -299,7 +299,7 @@ def test_a_record_older_than_a_mark_is_not_replayed(root: Path) -> None:
     got = store.poll("q", limit=10, claim_ttl=600)
     assert store.ack("q", [d.receipt for d in got]) == [True, True]
     assert [n for n in os.listdir(root / "journal") if n.endswith(".synced")], "no mark was made"
-    core_of(store).commit.journal = None
+    commit_of(store).journal = None
     _as_earlier_boot_with_marks(root)
     fresh = FileStore(root, node_id=NODE, flush="journal")
     assert [m.id for m in fresh.peek("q", limit=10)] == [late], f"early={early} came back, or late did not"
@@ -317,7 +317,7 @@ def test_a_dead_letter_is_not_written_back(root: Path) -> None:
             break
         time.sleep(0.03)
     assert store.counts("q").total == 0 and store.size("dlq") == 1
-    core_of(store).commit.journal = None
+    commit_of(store).journal = None
     as_earlier_boot(root)  # no mark covers the send: only the transfer's record keeps it from coming back
     fresh = FileStore(root, node_id=NODE, flush="journal")
     assert fresh.size("q") == 0, f"the dead letter {sent} was written back into its queue"
@@ -357,7 +357,7 @@ def test_an_idle_process_covers_its_last_records(root: Path, monkeypatch: pytest
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     store.send("q", OutgoingMessage(body=make_body("last")))
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     sent_at = j._last_append_ns
     checkpoints_before = j.checkpoints
@@ -381,7 +381,7 @@ def test_records_a_full_flush_took_away_are_flushed_by_a_syncfs(root: Path) -> N
     send's flush cannot fdatasync the file its record is in (it is not the active one), and the
     full flush's syncfs may still be running. It runs a syncfs of its own."""
     store = FileStore(root, node_id=NODE, flush="journal")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     calls: list[float] = []
     real_syncfs = j._syncfs
@@ -402,7 +402,7 @@ def test_a_send_that_fails_after_announcing_itself_withdraws(root: Path, monkeyp
     withdraws, or every later flush would wait for it."""
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     store.send("q", OutgoingMessage(body=make_body("ok")))
     assert j.tickets._announced == 0

@@ -24,7 +24,7 @@ import pytest
 import spoolq.store.journal as journal_mod
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from spoolq.store.journal import SEND, Record, decode_records, encode_record
-from tests.inside import core_of
+from tests.inside import commit_of, root_of
 
 from .helpers import as_earlier_boot, check_body, files_under, journal_files, make_body
 
@@ -35,9 +35,9 @@ SMALL = 64 << 10  # prepared files of a few dozen records: they rotate under the
 def _power_fails(store: FileStore) -> None:
     """The process is gone without a close: its journal thread stops (after the checkpoint it may
     be running), nothing else of it runs."""
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
-    core_of(store).commit.journal = None
+    commit_of(store).journal = None
     j._thread.stop()
     if j._thread.thread is not None:
         j._thread.thread.join(10)
@@ -101,7 +101,7 @@ def test_records_over_zeros_then_a_torn_record_replay_every_acknowledged_send(
     for i in range(40):  # sends after the last full flush: no mark covers their records
         r = store.send("q", OutgoingMessage(body=make_body(f"z{i}", pad=300)))
         sent[r.id] = f"z{i}"
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None and getattr(j, "prepared_files", 0) >= 2, "fewer than two prepared files were used"
 
     jdir = root / "journal"
@@ -172,10 +172,6 @@ def _an_unjournaled_message(store: FileStore, tag: str) -> tuple[str, str, bytes
     return sid, str(path.relative_to(queues)), data
 
 
-def root_of(store: FileStore) -> Path:
-    return Path(core_of(store).root)
-
-
 def test_zeros_past_the_tail_a_torn_record_and_a_lost_header_end_a_file() -> None:
     """The reading rule the replay stands on, for a prepared file: records, then the first header
     that is not a whole record's ends the file, whatever lies past it."""
@@ -195,7 +191,7 @@ def test_full_flushes_between_sends_do_not_end_the_prepared_file(root: Path) -> 
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
     store.create_queue("f.fifo", QueueKind.FIFO)
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     store.send("q", OutgoingMessage(body=make_body("first")))
     for _ in range(500):  # the first records go to an appended file until a prepared one is ready
@@ -228,7 +224,7 @@ def test_a_failed_preparation_leaves_sends_on_an_appended_file(root: Path, monke
     monkeypatch.setattr(journal_mod, "write_zeros", full_disk)
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     ids = [store.send("q", OutgoingMessage(body=make_body(f"a{i}"))).id for i in range(20)]
     _wait(lambda: bool(failures))
@@ -255,7 +251,7 @@ def _wait(condition: Callable[[], bool], seconds: float = 10.0) -> None:
 
 def _child_sends(root: str, out: str) -> None:
     store = FileStore(root, node_id=NODE, flush="journal")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     ids = [store.send("q", OutgoingMessage(body=make_body(f"c{i}"))).id for i in range(5)]
     Path(out).write_text(f"{j._path} {' '.join(ids)}")
@@ -265,7 +261,7 @@ def _child_sends(root: str, out: str) -> None:
 def test_a_forked_child_never_writes_into_its_parents_prepared_file(root: Path, tmp_path: Path) -> None:
     store = FileStore(root, node_id=NODE, flush="journal")
     store.create_queue("q")
-    j = core_of(store).commit.journal
+    j = commit_of(store).journal
     assert j is not None
     store.send("q", OutgoingMessage(body=make_body("parent")))
     _wait(lambda: bool(j._prepared))

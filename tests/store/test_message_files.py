@@ -30,9 +30,9 @@ from spoolq.store import layout as L
 from spoolq.store.fileops import BaseGone
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
 from spoolq.store.message_files import MessageFiles
+from spoolq.store.message_rules import check as _check
 from spoolq.store.model import QueueKind
-from spoolq.store.sending import _check
-from tests.inside import core_of, sending_of
+from tests.inside import catalog_of, files_of, ids_of, now_ms_of, root_of, sending_of, tmp_of
 
 
 def _send_from_threads(store: FileStore, threads: int = 4, each: int = 25) -> None:
@@ -62,7 +62,7 @@ def _created_in(tmp_dir: Path, run: threading.Thread | None = None) -> list[str]
 def test_in_place_sends_create_nothing_in_tmp(root: Path, batch: bool) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("q")
-    assert core_of(store).files.in_place, "O_TMPFILE is supported on the test's file system (ext4 or tmpfs)"
+    assert files_of(store).in_place, "O_TMPFILE is supported on the test's file system (ext4 or tmpfs)"
 
     def work() -> None:
         if batch:
@@ -80,9 +80,9 @@ def test_per_process_tmp_dir_is_the_only_thing_made_in_tmp(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False, in_place=False)
     store.create_queue("q")
     events = _created_in(root / "tmp", threading.Thread(target=_send_from_threads, args=(store,)))
-    own = os.path.basename(core_of(store).files.own_dir())
+    own = os.path.basename(files_of(store).own_dir())
     assert events == [own]
-    assert os.listdir(core_of(store).files.own_dir()) == []  # every file was renamed out
+    assert os.listdir(files_of(store).own_dir()) == []  # every file was renamed out
     assert store.size("q", limit=1000) == 100
     store.close()
 
@@ -281,12 +281,12 @@ def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place
 def test_store_send_to_a_deleted_queue_is_queue_not_found(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     store.create_queue("q", QueueKind.STANDARD)
-    q = core_of(store).require("q")
+    q = catalog_of(store).require("q")
     shutil.rmtree(q.path)  # deleted by another process after the lookup
     with pytest.raises(Exception) as e:
-        now_ms = core_of(store).now_ms()
+        now_ms = now_ms_of(store)
         sending_of(store)._store(q, q.kind, [_check(q.info, OutgoingMessage(body=b"x"), now_ms)],
-                                 [core_of(store).ids.new_id("q", now_ms)])
+                                 [ids_of(store).new_id("q", now_ms)])
     assert type(e.value).__name__ == "QueueNotFound"
     assert not Path(q.path).exists()
 
@@ -295,7 +295,7 @@ def test_sweep_removes_a_dead_process_tmp_dir_and_keeps_live_ones(root: Path) ->
     store = FileStore(root, node_id="t", fsync=False, in_place=False)
     store.create_queue("q")
     store.send("q", OutgoingMessage(body=b"x"))
-    mine = core_of(store).files.own_dir()
+    mine = files_of(store).own_dir()
     child = f"""
 import os, sys
 sys.path[:0] = {sys.path!r}
@@ -307,11 +307,11 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 """
     dead = subprocess.run([sys.executable, "-c", child], check=True, capture_output=True, text=True).stdout.strip()
     assert os.listdir(dead)  # the abandoned write
-    assert sweep_tmp(core_of(store), time.time()) == 1
+    assert sweep_tmp(f"{root_of(store)}/tmp", tmp_of(store).prefix, time.time()) == 1
     assert not os.path.exists(dead)
     assert os.path.isdir(mine)
     # a live process's idle directory goes only when old and empty, and comes back on its next send
-    assert sweep_tmp(core_of(store), time.time() + TMP_MAX_AGE + 60) == 0
+    assert sweep_tmp(f"{root_of(store)}/tmp", tmp_of(store).prefix, time.time() + TMP_MAX_AGE + 60) == 0
     assert not os.path.exists(mine)
     store.send("q", OutgoingMessage(body=b"y"))
     assert store.size("q", limit=10) == 2
@@ -321,7 +321,7 @@ os._exit(0)  # dies with its write unnamed, as a crash would
 def test_id_of_a_made_file_parses_and_reads_back(root: Path) -> None:
     store = FileStore(root, node_id="t", fsync=False)
     sent = store.send("q", OutgoingMessage(body=b"hello"), create=QueueKind.STANDARD)
-    bucket = core_of(store).require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
+    bucket = catalog_of(store).require("q").ready_dir(L.std_bucket(L.id_time_ms(sent.id)))
     assert os.listdir(bucket) == [L.ready_name(sent.id, 0, 0)]
     assert [d.message.body for d in store.poll("q", limit=1, claim_ttl=30)] == [b"hello"]
     store.close()
@@ -379,7 +379,7 @@ def test_a_file_system_that_refuses_tmpfile_makes_files_through_the_temp_directo
     store.send_batch("q", [OutgoingMessage(body=b"b%d" % i) for i in range(3)])
     store.send("q", OutgoingMessage(body=b"one"))
     monkeypatch.undo()
-    assert len(refused) == 1 and not core_of(store).files.in_place
-    assert os.listdir(core_of(store).files.own_dir()) == []  # every file was renamed out
+    assert len(refused) == 1 and not files_of(store).in_place
+    assert os.listdir(files_of(store).own_dir()) == []  # every file was renamed out
     assert sorted(d.message.body for d in store.poll("q", limit=10, claim_ttl=30)) == [b"b0", b"b1", b"b2", b"one"]
     store.close()

@@ -23,7 +23,7 @@ from spoolq.store import (
 )
 from spoolq.store import handle as H
 from spoolq.store import moves as M
-from tests.inside import core_of, moves_of
+from tests.inside import catalog_of, ids_of, moves_of, now_ms_of, root_of, writer_of
 
 
 def _wait(store: FileStore, ref: str, timeout: float = 20.0) -> MoveState:
@@ -37,7 +37,7 @@ def _wait(store: FileStore, ref: str, timeout: float = 20.0) -> MoveState:
 
 
 def _ready_paths(store: FileStore, queue: str) -> list[str]:
-    q = core_of(store).require(queue)
+    q = catalog_of(store).require(queue)
     return sorted(f"{d}/{n}" for _b, d in q.ready_buckets("") for n in os.listdir(d))
 
 
@@ -45,12 +45,12 @@ def _dead_owner(store: FileStore, source: str, destination: str, moved: int,
                 pending: list[tuple[str, str]]) -> str:
     """A move status as a killed owner leaves it: IN_PROGRESS, stale heartbeat, renames pending."""
     ref = "A" * 42
-    now = core_of(store).clock()
+    now = catalog_of(store).clock()
     status = {"ref": ref, "source": source, "destination": destination, "state": "IN_PROGRESS", "moved": moved,
               "started_at": now - 60, "finished_at": None, "error": None, "max_per_second": None,
               "cutoff_ms": int(now * 1000) + 1, "owner": "gone:1", "run": "dead", "heartbeat": now - 60,
               "pending": pending}
-    (core_of(store).root / "moves" / f"{ref}.json").write_text(json.dumps(status))
+    (root_of(store) / "moves" / f"{ref}.json").write_text(json.dumps(status))
     return ref
 
 
@@ -63,18 +63,18 @@ def test_takeover_settles_pending_renames_exactly(root: Path) -> None:
             store.send("src", OutgoingMessage(body=f"m{i}".encode()))
         time.sleep(0.002)
         a, b, c, d, e, f = _ready_paths(store, "src")
-        dst = core_of(store).require("dst")
-        new = {p: core_of(store).ids.new_id("dst", core_of(store).now_ms()) for p in (a, b, c, d)}
-        core_of(store).transfer(a, dst, {}, new_id=new[a])  # renamed before the crash, still at the destination
-        core_of(store).transfer(b, dst, {}, new_id=new[b])  # renamed, then received and deleted at the destination
+        dst = catalog_of(store).require("dst")
+        new = {p: ids_of(store).new_id("dst", now_ms_of(store)) for p in (a, b, c, d)}
+        writer_of(store).transfer(a, dst, {}, new_id=new[a])  # renamed before the crash, still at the destination
+        writer_of(store).transfer(b, dst, {}, new_id=new[b])  # renamed, then received and deleted at the destination
         got = store.poll("dst", limit=10, claim_ttl=30)
         store.ack("dst", [x.receipt for x in got if x.message.id == new[b]])
         store.poll("src", limit=1, claim_ttl=30)  # a consumer of the source took one (not moved)
         claimed = next(p for p in (c, d, e, f) if not os.path.exists(p))
-        pending = [(a, new[a]), (b, new[b]), (claimed, core_of(store).ids.new_id("dst", core_of(store).now_ms()))]
+        pending = [(a, new[a]), (b, new[b]), (claimed, ids_of(store).new_id("dst", now_ms_of(store)))]
         pending += [(p, new[p]) for p in (c, d) if p != claimed][:1]  # not renamed yet
         ref = _dead_owner(store, "src", "dst", moved=10, pending=pending)
-        assert moves_of(store).resume_stale(core_of(store).now_ms()) == 1
+        assert moves_of(store).resume_stale(now_ms_of(store)) == 1
         assert _wait(store, ref) is MoveState.COMPLETE
         # 10 before + a and b settled (the claimed one is not: it is still in the source) + the
         # four left in the source, claimed one included, moved by the taker
@@ -112,7 +112,7 @@ def test_two_takers_of_one_stale_heartbeat_leave_one_owner(root: Path, monkeypat
 
         def take(store: FileStore) -> None:
             barrier.wait()
-            results.append(moves_of(store).resume_stale(core_of(store).now_ms()))
+            results.append(moves_of(store).resume_stale(now_ms_of(store)))
 
         threads = [threading.Thread(target=take, args=(s,), name=f"taker-{i}") for i, s in enumerate(stores)]
         for t in threads:
@@ -184,16 +184,16 @@ def test_a_move_to_origins_returns_each_dead_letter_to_its_source(root: Path) ->
             assert store.poll(name, limit=10, claim_ttl=0.001) == []  # over the limit: dead-lettered
         store.send("dlq", OutgoingMessage(b"direct"))
         assert store.size("dlq") == 7
-        assert len(os.listdir(core_of(store).require("dlq").sub("origins"))) == 6
+        assert len(os.listdir(catalog_of(store).require("dlq").sub("origins"))) == 6
         ref = store.move("dlq", "b", to_origins=True)
         assert _wait(store, ref) is MoveState.COMPLETE
         assert store.move_status(ref).moved == 7
         bodies = {name: sorted(m.body.decode() for m in store.peek(name, limit=20)) for name in ("a", "b", "dlq")}
         assert bodies == {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2", "direct"], "dlq": []}
-        assert os.listdir(core_of(store).require("dlq").sub("origins")) == []
+        assert os.listdir(catalog_of(store).require("dlq").sub("origins")) == []
 
         in_a = store.peek("a", limit=1)[0].id
-        gone = f"{core_of(store).require('dlq').path}/ready/gone"
+        gone = f"{catalog_of(store).require('dlq').path}/ready/gone"
         status = {"source": "dlq", "destination": "b", "pending": [[gone, in_a, "a"]]}
         assert moves_of(store)._settle(status) == 1  # found at "a", the queue the entry names
     finally:
@@ -204,10 +204,10 @@ def test_origin_markers_older_than_retention_are_pruned(root: Path) -> None:
     store = FileStore(root, fsync=False)
     try:
         store.create_queue("dlq", config=QueueConfig(retention=60.0))
-        q = core_of(store).require("dlq")
-        now = core_of(store).now_ms()
-        old = core_of(store).ids.new_id("dlq", now - 60_000 - H.PRUNE_MARGIN_MS - 1000)
-        fresh = core_of(store).ids.new_id("dlq", now)
+        q = catalog_of(store).require("dlq")
+        now = now_ms_of(store)
+        old = ids_of(store).new_id("dlq", now - 60_000 - H.PRUNE_MARGIN_MS - 1000)
+        fresh = ids_of(store).new_id("dlq", now)
         for mid in (old, fresh):
             q.note_origin(mid, "a")
         assert q.origin_of(fresh) == "a"

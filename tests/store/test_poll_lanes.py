@@ -1,5 +1,6 @@
-"""Pollers told of their peers split each bucket into lanes (``cursor.py``), each process has a lane
-of its own while there are lanes enough, and claim tokens are drawn in bulk without a forked child
+"""Pollers split each bucket into lanes (``cursor.py``), as many as the live pollers registered in
+``pollers.lock`` without being told, or as ``peers`` says; each process has a lane of its own while
+there are lanes enough, and claim tokens are drawn in bulk without a forked child
 ever repeating its parent's.
 
 The multi-process drain under load, with the lost renames counted, is in ``test_multiprocess.py``.
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store import FileStore, OutgoingMessage, cursor
 from spoolq.store import layout as L
 from spoolq.store.cursor import STALE_AFTER, HomeLane, ReadyCursor
 
@@ -187,5 +189,179 @@ def test_a_poller_alone_with_peers_still_drains_every_lane(tmp_path: Path) -> No
             got.extend(d.message.id for d in batch)
             assert store.ack("q", [d.receipt for d in batch]) == [True] * len(batch)
         assert sorted(got) == sorted(sent)
+    finally:
+        store.close()
+
+
+class _Pollers:
+    """Processes holding their lanes as live pollers do (``HomeLane.lanes`` without peers), each
+    until it is let go."""
+
+    def __init__(self, lock_file: str) -> None:
+        self.lock_file = lock_file
+        self.children: list[tuple[int, int]] = []  # (pid, write end the child waits on)
+
+    def start(self) -> tuple[int, int]:
+        """One more poller: the (lanes, home) it saw."""
+        report_r, report_w = os.pipe()
+        hold_r, hold_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe and holds its lane
+            try:
+                os.close(hold_w)
+                for _pid, earlier in self.children:
+                    os.close(earlier)
+                lanes, home = HomeLane(self.lock_file).lanes(0)
+                os.write(report_w, b"%d %d" % (lanes, home))
+                os.read(hold_r, 1)
+            finally:
+                os._exit(0)
+        os.close(report_w)
+        os.close(hold_r)
+        lanes, home = (int(x) for x in os.read(report_r, 32).split())
+        os.close(report_r)
+        self.children.append((pid, hold_w))
+        return lanes, home
+
+    def stop(self, index: int) -> None:
+        pid, hold_w = self.children.pop(index)
+        os.close(hold_w)
+        os.waitpid(pid, 0)
+
+    def stop_all(self) -> None:
+        while self.children:
+            self.stop(0)
+
+
+def test_lanes_follow_the_live_pollers_without_being_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without peers, a poller alone has one lane (oldest first); each poller that joins takes the
+    first free byte and counts every live one, its home lane its byte's rank; one that goes frees
+    its byte, the count and the ranks follow on the next count, and the next poller fills the hole."""
+    monkeypatch.setattr(cursor, "LIVE_RECHECK", 0.0)
+    monkeypatch.setattr(cursor, "LIVE_RECHECK_FIRST", 0.0)
+    lock_file = str(tmp_path / "pollers.lock")
+    mine = HomeLane(lock_file)
+    pollers = _Pollers(lock_file)
+    try:
+        assert mine.lanes(0) == (1, 0)
+        assert [pollers.start() for _ in range(3)] == [(2, 1), (3, 2), (4, 3)]
+        assert mine.lanes(0) == (4, 0)
+        pollers.stop(0)  # byte 1 is free again: bytes 0, 2 and 3 held
+        assert mine.lanes(0) == (3, 0)
+        assert pollers.start() == (4, 1)  # the hole filled
+        pollers.stop_all()
+        assert mine.lanes(0) == (1, 0)
+        assert mine.lanes(3) == (4, mine.lane(4))  # told: --peers overrides the count
+    finally:
+        pollers.stop_all()
+        mine.close()
+
+
+class _Clock:
+    """``time`` as cursor.py reads it, standing still until moved."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_a_count_of_live_pollers_is_kept_then_counted_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count is kept LIVE_RECHECK_FIRST after one that changed, twice as long after each that did
+    not, up to LIVE_RECHECK."""
+    clock = _Clock()
+    monkeypatch.setattr(cursor, "time", clock)
+    first, steady = cursor.LIVE_RECHECK_FIRST, cursor.LIVE_RECHECK
+    lock_file = str(tmp_path / "pollers.lock")
+    mine = HomeLane(lock_file)
+    pollers = _Pollers(lock_file)
+    try:
+        assert mine.lanes(0) == (1, 0)  # counted: 1, as before it counted (kept 2 x first)
+        pollers.start()
+        clock.now += 1.9 * first
+        assert mine.lanes(0) == (1, 0)  # kept
+        clock.now += 0.2 * first
+        assert mine.lanes(0) == (2, 0)  # counted again: changed, so kept only `first`
+        pollers.stop_all()
+        clock.now += 1.1 * first
+        assert mine.lanes(0) == (1, 0)
+        for _ in range(12):  # steady: the count is kept longer each time, up to `steady`
+            clock.now += steady * 1.01
+            assert mine.lanes(0) == (1, 0)
+        pollers.start()
+        clock.now += steady * 0.9
+        assert mine.lanes(0) == (1, 0)  # kept for `steady`, no longer
+        clock.now += steady * 0.2
+        assert mine.lanes(0) == (2, 0)
+    finally:
+        pollers.stop_all()
+        mine.close()
+
+
+def test_pollers_far_apart_in_the_lock_file_are_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A byte held past a gap of free ones shorter than the count's look-ahead is counted, and a
+    poller left alone, its byte far from 0, has one lane again: oldest first."""
+    monkeypatch.setattr(cursor, "LIVE_RECHECK", 0.0)
+    monkeypatch.setattr(cursor, "LIVE_RECHECK_FIRST", 0.0)
+    lock_file = str(tmp_path / "pollers.lock")
+    pollers = _Pollers(lock_file)
+    try:
+        for _ in range(6):
+            pollers.start()
+        for index in (3, 2, 1, 0):  # bytes 0-3 free, 4 and 5 held
+            pollers.stop(index)
+        mine = HomeLane(lock_file)
+        try:
+            assert mine.lanes(0) == (3, 0)  # bytes 0, 4 and 5
+            pollers.start()  # byte 1
+            assert mine.lanes(0) == (4, 0)
+            pollers.stop_all()
+            assert mine.lanes(0) == (1, 0)
+        finally:
+            mine.close()
+        for _ in range(3):
+            pollers.start()  # bytes 0, 1, 2
+        last = HomeLane(lock_file)
+        try:
+            assert last.lanes(0) == (4, 3)  # byte 3
+            pollers.stop_all()
+            assert last.lanes(0) == (1, 0)  # alone, at byte 3
+        finally:
+            last.close()
+    finally:
+        pollers.stop_all()
+
+
+def test_processes_polling_with_default_settings_split_the_buckets(tmp_path: Path) -> None:
+    """Two stores in two processes, default settings, one queue: each claims its own lane first."""
+    root = tmp_path / "root"
+    store = FileStore(root, node_id="n", fsync=False)
+    try:
+        store.create_queue("q")
+        store.send_batch("q", [OutgoingMessage(body=b"m%d" % i) for i in range(400)])
+        read_r, read_w = os.pipe()
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child polls once the parent holds its lane, and reports
+            try:
+                child = FileStore(root, node_id="n", fsync=False)
+                os.read(go_r, 1)
+                ids = [d.message.id for d in child.poll("q", limit=10, claim_ttl=60)]
+                os.write(read_w, ",".join(ids).encode())
+                os.read(go_r, 1)  # holds its byte until the parent has polled
+            finally:
+                os._exit(0)
+        assert store.poll("q", limit=1, claim_ttl=60)  # this process holds byte 0
+        os.write(go_w, b"x")  # the child's first poll: byte 1, two lanes
+        theirs = os.read(read_r, 65536).decode().split(",")
+        time.sleep(cursor.LIVE_RECHECK + 0.1)  # this process counts again: two pollers live
+        ours = [d.message.id for d in store.poll("q", limit=10, claim_ttl=60)]
+        os.write(go_w, b"x")
+        os.waitpid(pid, 0)
+        for fd in (read_r, read_w, go_r, go_w):
+            os.close(fd)
+        lanes = {int(mid[33:36], 16) % 2 for mid in ours}, {int(mid[33:36], 16) % 2 for mid in theirs}
+        assert lanes == ({0}, {1}), lanes
     finally:
         store.close()

@@ -28,17 +28,17 @@ import pytest
 from spoolq.store import FileStore, QueueKind
 from spoolq.store.handle import QueueHandle
 from spoolq.store.markerlock import LOCK_FILE, stripe_of
-from tests.inside import core_of
+from tests.inside import catalog_of
 
 
 def _remade_handle(store: FileStore, name: str) -> QueueHandle:
     """Move the queue aside and back, as a delete-if-empty that found it not empty does, with a
     lookup in between: the process forgets its handle and makes a new one."""
-    path = core_of(store).queue_path(name)
+    path = catalog_of(store).queue_path(name)
     os.rename(path, f"{path}.aside")
-    assert core_of(store).find(name) is None
+    assert catalog_of(store).find(name) is None
     os.rename(f"{path}.aside", path)
-    handle = core_of(store).find(name)
+    handle = catalog_of(store).find(name)
     assert handle is not None
     return handle
 
@@ -83,7 +83,7 @@ def store(tmp_path: Path) -> Iterator[FileStore]:
 
 def test_two_handles_of_a_dedup_queue_share_its_marker_locks(store: FileStore) -> None:
     store.create_queue("d", QueueKind.DEDUP)
-    first = core_of(store).require("d")
+    first = catalog_of(store).require("d")
     marker = first.dedup_marker(b"same body")
     with first.hold_marker_locks([marker]):  # the first handle has been used: its descriptor is open
         pass
@@ -95,7 +95,7 @@ def test_two_handles_of_a_dedup_queue_share_its_marker_locks(store: FileStore) -
 
 def test_a_dropped_handle_does_not_release_the_locks_another_holds(store: FileStore) -> None:
     store.create_queue("d", QueueKind.DEDUP)
-    first = core_of(store).require("d")
+    first = catalog_of(store).require("d")
     marker = first.dedup_marker(b"same body")
     with first.hold_marker_locks([marker]):
         pass
@@ -105,7 +105,7 @@ def test_a_dropped_handle_does_not_release_the_locks_another_holds(store: FileSt
         assert not _other_process_can_lock(lock_file, stripe_of(marker), 1)
         del first
         gc.collect()
-        assert core_of(store).find("d") is second
+        assert catalog_of(store).find("d") is second
         _remade_handle(store, "d")  # and the process forgets the queue once more meanwhile
         gc.collect()
         assert not _other_process_can_lock(lock_file, stripe_of(marker), 1)
@@ -115,12 +115,12 @@ def test_a_dropped_handle_does_not_release_the_locks_another_holds(store: FileSt
 @pytest.mark.parametrize("lock", ["fifo", "settings"])
 def test_two_handles_of_a_queue_share_its_whole_file_locks(store: FileStore, lock: str) -> None:
     store.create_queue("f.fifo", QueueKind.FIFO)
-    first = core_of(store).require("f.fifo")
+    first = catalog_of(store).require("f.fifo")
 
     def locking(handle: QueueHandle) -> AbstractContextManager[None]:
         if lock == "fifo":
-            return core_of(store).fifo_lock(handle)
-        return core_of(store)._settings_lock(handle)  # the lock a settings change holds
+            return handle.fifo_lock()
+        return catalog_of(store)._settings_lock(handle)  # the lock a settings change holds
 
     with locking(first):
         pass
@@ -137,7 +137,7 @@ def test_a_forked_child_waits_for_its_parents_hold_and_then_takes_the_lock(store
     """A child forked while its parent holds a marker lock has none of the parent's threads: it
     must not wait on a mutex copied in the held state, but on the record lock, like any process."""
     store.create_queue("d", QueueKind.DEDUP)
-    q = core_of(store).require("d")
+    q = catalog_of(store).require("d")
     marker = q.dedup_marker(b"body")
     read_end, write_end = os.pipe()
     with q.hold_marker_locks([marker]):

@@ -18,7 +18,7 @@ from spoolq.store import layout as L
 from spoolq.store.fileops import rename_into
 from spoolq.store.handle import WRITE_WINDOW_MS
 from tests.conftest import FakeClock
-from tests.inside import core_of
+from tests.inside import root_of
 
 
 def _file(path: Path) -> str:
@@ -81,7 +81,7 @@ def test_pollers_leave_the_bucket_senders_write_into(store: FileStore, clock: Fa
     """An empty poll keeps the buckets of the write window; once they age out it removes them."""
     store.create_queue("q")
     [sent] = store.send_batch("q", [OutgoingMessage(b"x")])
-    bucket = core_of(store).root / "queues/q" / L.ready_path(L.std_bucket(L.id_time_ms(sent.id)))
+    bucket = root_of(store) / "queues/q" / L.ready_path(L.std_bucket(L.id_time_ms(sent.id)))
     assert store.ack("q", [d.receipt for d in store.poll("q", limit=1, claim_ttl=30)]) == [True]
     assert store.poll("q", limit=1, claim_ttl=30) == []
     assert bucket.is_dir() and not any(bucket.iterdir())

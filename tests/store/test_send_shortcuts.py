@@ -6,18 +6,26 @@
 * A message that carries a door's attributes and nothing else (an SQS message) is checked by
   ``_check``'s shortcut into the same metadata, bytes and due time as by the general path, and
   refused with the same error.
+* A message file's meta is read on the receive path by orjson where that gives ``json.loads``'s
+  value, and by ``json.loads`` elsewhere.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import zlib
 from typing import Any
 
 import pytest
 
 from spoolq.errors import SpoolqError
+from spoolq.store import codec
 from spoolq.store import layout as L
+from spoolq.store.message_rules import Encoded
+from spoolq.store.message_rules import check as _check
+from spoolq.store.message_rules import check_all as _check_all
 from spoolq.store.model import (
     OutgoingMessage,
     QueueConfig,
@@ -26,7 +34,6 @@ from spoolq.store.model import (
     check_message_id,
     id_checksum,
 )
-from spoolq.store.sending import _check, _check_all
 
 MS = 1_764_300_000_123
 
@@ -116,7 +123,7 @@ INFOS = [
 ]
 
 
-def _checked(info: QueueInfo, m: OutgoingMessage, encoded: dict[int, bytes] | None) -> tuple[Any, ...]:
+def _checked(info: QueueInfo, m: OutgoingMessage, encoded: Encoded | None) -> tuple[Any, ...]:
     try:
         p = _check(info, m, MS, encoded)
     except SpoolqError as e:
@@ -132,10 +139,10 @@ def test_attributes_only_checked_as_the_general_path_checks(info: QueueInfo, att
                                                             body: bytes, extra: int, encoded: bool) -> None:
     quick = OutgoingMessage(body=body, attributes=attributes, extra_bytes=extra)
     general = _General(body=body, attributes=attributes, extra_bytes=extra)
-    cache: dict[int, bytes] | None = {} if encoded else None
+    cache = Encoded(MS) if encoded else None
     assert _checked(info, quick, cache) == _checked(info, general, cache)
     if encoded:  # the second message of a batch with the same attributes object: from the cache
-        assert _checked(info, quick, cache) == _checked(info, general, {})
+        assert _checked(info, quick, cache) == _checked(info, general, Encoded(MS))
 
 
 def test_a_batch_sharing_one_attributes_object_is_checked_as_the_general_path_checks() -> None:
@@ -147,3 +154,65 @@ def test_a_batch_sharing_one_attributes_object_is_checked_as_the_general_path_ch
         general_ones = _check_all(INFOS[0], general, MS, each)
         assert [(p.meta, p.due_ms, p.meta_bytes) for p in quick_ones] \
             == [(p.meta, p.due_ms, p.meta_bytes) for p in general_ones]  # type: ignore[union-attr]
+
+
+def _meta_the_general_way(meta_bytes: bytes) -> tuple[str, object]:
+    try:
+        return ("ok", json.loads(meta_bytes))
+    except ValueError as e:
+        return ("refused", type(e).__name__)
+
+
+def _meta_the_short_way(meta_bytes: bytes) -> tuple[str, object]:
+    try:
+        return ("ok", codec.load_meta(meta_bytes))
+    except ValueError as e:
+        return ("refused", type(e).__name__)
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal values of equal types all the way down (1 == 1.0 == True is not enough; NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)  # type: ignore[index]
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+def test_message_meta_read_on_the_receive_path_as_json_reads_it() -> None:
+    """Meta as the store writes it (``json.dumps`` of attributes from every door), and what a file
+    from an older or damaged writer could hold: orjson's value is taken only where it is json's."""
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2603", "\U0001f600", "\ud800"]
+
+    def value(depth: int) -> Any:
+        pick = rng.randrange(9 if depth < 3 else 6)
+        if pick == 0:
+            return "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 3, 20])))
+        if pick == 1:
+            return rng.choice([0, -1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64, 2**70, rng.getrandbits(40)])
+        if pick == 2:
+            return rng.choice([0.1, 1e16, -0.0, 1e308, 5e-324, float("nan"), float("inf"), 1.0])
+        if pick == 3:
+            return rng.choice([True, False, None])
+        if pick in (4, 5):
+            return "sender-" + str(rng.getrandbits(30))
+        if pick in (6, 7):
+            return {"".join(rng.choice(alphabet) for _ in range(3)): value(depth + 1) for _ in range(rng.randrange(4))}
+        return [value(depth + 1) for _ in range(rng.randrange(4))]
+
+    samples = [b'{"a":{"sender":"AIDAEXAMPLE","src":"sqs:1:r:q"},"t":1700000000000}', b'{"t":1}', b"[]",
+               b'{"a":1,"a":2}', b'{"t":1e400}', b'{"t":NaN}', b'{"x":"\\ud800"}', b"{", b"", b'{"t":1} x',
+               b'\xef\xbb\xbf{"t":1}', b'{"t":"\xff"}']
+    for _ in range(5000):
+        meta = {"t": rng.getrandbits(41), "a": value(0)}
+        if rng.random() < 0.3:
+            meta["g"] = value(2)
+        samples.append(json.dumps(meta, separators=(",", ":"), sort_keys=True).encode())
+    for meta_bytes in samples:
+        short, general = _meta_the_short_way(meta_bytes), _meta_the_general_way(meta_bytes)
+        assert short[0] == general[0] and _same(short[1], general[1]), meta_bytes

@@ -1,5 +1,5 @@
 """A claimed message goes back to its ready name in two renames where ``ceph-fuse`` runs the mount
-(:meth:`~spoolq.store.queues.StoreCore.requeue`): releases and claim expiries still bring it back
+(:meth:`~spoolq.store.handle.QueueHandle.requeue`): releases and claim expiries still bring it back
 once, racers (threads standing in for nodes) each lose cleanly, and a crash between the two renames
 leaves a claim that expires, not a lost message. On CephFS itself the multinode tier's bucket churn
 test shows what it is for."""
@@ -17,9 +17,9 @@ import pytest
 from spoolq.store import FileStore
 from spoolq.store import layout as L
 from spoolq.store.filesystems import SAME_NAME_RENAME_RACE_HANGS, requeue_in_two_steps
+from spoolq.store.handle import REQUEUE_HOLD_MS
 from spoolq.store.model import OutgoingMessage, QueueKind
-from spoolq.store.queues import REQUEUE_HOLD_MS
-from tests.inside import core_of
+from tests.inside import catalog_of
 
 QUEUE = "q"
 
@@ -40,14 +40,14 @@ def clock() -> Clock:
 @pytest.fixture
 def store(tmp_path: Path, clock: Clock) -> Iterator[FileStore]:
     s = FileStore(tmp_path / "root", fsync=False, clock=clock)
-    core_of(s).two_step_requeue = True  # as on a ceph-fuse mount
+    catalog_of(s).two_step_requeue = True  # as on a ceph-fuse mount
     s.create_queue(QUEUE, kind=QueueKind.STANDARD)
     yield s
     s.close()
 
 
 def claimed_names(store: FileStore) -> list[str]:
-    return sorted(os.path.basename(path) for path, _ in core_of(store).find(QUEUE).claimed_files())
+    return sorted(os.path.basename(path) for path, _ in catalog_of(store).find(QUEUE).claimed_files())
 
 
 def test_only_ceph_fuse_takes_two_steps(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_racing_requeues_of_one_claim_bring_it_back_once(store: FileStore, clock
     store.send_batch(QUEUE, [OutgoingMessage(body=str(i).encode()) for i in range(40)])
     store.poll(QUEUE, limit=40, claim_ttl=1)
     clock.now += 2
-    core = core_of(store)
+    core = catalog_of(store)
     q = core.find(QUEUE)
     claims = list(q.claimed_files())
     outcomes: list[str] = []
@@ -83,7 +83,7 @@ def test_racing_requeues_of_one_claim_bring_it_back_once(store: FileStore, clock
         start.wait()
         for path, p in claims:
             try:
-                core.requeue(q, path, p, q.ready_dir(L.std_bucket(L.id_time_ms(p.id))))
+                q.requeue(path, p, q.ready_dir(L.std_bucket(L.id_time_ms(p.id))), int(clock.now * 1000))
                 outcomes.append("won")
             except FileNotFoundError:
                 outcomes.append("lost")
@@ -102,7 +102,7 @@ def test_a_crash_between_the_two_renames_leaves_a_claim_that_expires(store: File
     store.send(QUEUE, OutgoingMessage(body=b"m"))
     assert len(store.poll(QUEUE, claim_ttl=1)) == 1
     clock.now += 2
-    q = core_of(store).find(QUEUE)
+    q = catalog_of(store).find(QUEUE)
     [(path, p)] = q.claimed_files()
     hold = int(clock.now * 1000) + REQUEUE_HOLD_MS
     os.rename(path, f"{os.path.dirname(path)}/{L.claimed_name(p.id, p.rc, p.frt, hold, L.new_token())}")  # step one only

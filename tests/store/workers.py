@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from helpers import check_body, make_body
 
 from spoolq.store import FileStore, OutgoingMessage
-from tests.inside import core_of
+from tests.inside import catalog_of
 
 
 def _log_fd(path: str) -> int:
@@ -86,7 +86,7 @@ def consume(root: str, node: str, queue: str, out: str, go: str, peers: str) -> 
     with open(out, "w") as f:
         f.writelines(lines)
     with open(f"{out}.lost", "w") as f:
-        f.write(f"{core_of(store).find(queue).cursor.lost}\n")  # type: ignore[union-attr]
+        f.write(f"{catalog_of(store).find(queue).cursor.lost}\n")  # type: ignore[union-attr]
 
 
 def send(root: str, node: str, queue: str, log: str, threads: str, seed: str, flush: str = "syncfs") -> None:

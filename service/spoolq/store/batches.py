@@ -12,7 +12,7 @@ Everything here goes through the store contract (``poll``, ``renew``, ``ack``), 
 ordinary claims: they expire after their ttl unless renewed, and then their messages go back to
 the queue and may be delivered to anyone (at-least-once). A record outlives its claims: fetching
 an expired batch still returns its messages (a replay sees the same rows), and acknowledging it
-acknowledges the messages that nobody has received since (``ack(..., released_too=True)``).
+acknowledges the messages that nobody has received since (as ``ack`` does with a receipt).
 
 On disk, beside the queues (nothing here touches a queue's own directory)::
 
@@ -129,7 +129,7 @@ class BatchClaims:
                 record = _read_record(qdir / token)
                 if record is None or not record.receipts:
                     continue
-                renewed += sum(self.store.renew(queue, record.receipts, ttl, extend_only=True))
+                renewed += sum(self.store.renew(queue, record.receipts, ttl))
                 with contextlib.suppress(FileNotFoundError):
                     os.utime(qdir / token)  # retention counts from the last renewal
         except OSError as e:
@@ -147,7 +147,7 @@ class BatchClaims:
             for token in tokens:
                 record = _read_record(qdir / token)
                 if record is not None and record.receipts:
-                    acked += sum(self.store.ack(queue, record.receipts, released_too=True))
+                    acked += sum(self.store.ack(queue, record.receipts))
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(qdir / token)
         except OSError as e:
@@ -164,7 +164,7 @@ class BatchClaims:
             record = _read_record(path)
             if record is not None:
                 if record.receipts:
-                    self.store.renew(queue, record.receipts, ttl, extend_only=True)
+                    self.store.renew(queue, record.receipts, ttl)
                     with contextlib.suppress(FileNotFoundError):
                         os.utime(path)
                 return ClaimedBatch(token, record.messages, replayed=True)

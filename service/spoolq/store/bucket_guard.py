@@ -22,7 +22,7 @@ directory):
   within ``claimed/`` and never into a bucket.
 * a due delayed message, into the ready bucket of its send second (``maintenance.release_due``);
 * a transfer (a move, a dead letter) into the bucket of its new id's second. A dead letter keeps
-  its id's time, so that bucket may be hours old (``StoreCore.transfer``).
+  its id's time, so that bucket may be hours old (``QueueWriter.transfer``).
 * a send, whose ids are made at its start. Usually it names its files within a second, but a slow
   or stalled mount can make that late (``sending.py``). Where removal is guarded, every message
   file is written in the process's temp directory and renamed into place (``message_files.py``),
@@ -73,6 +73,8 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+
+from spoolq.store import damage
 
 LOCK_FILE = "buckets.lock"
 #: a send that names its files later than this after its start (its ids' time) holds the lock (ms)
@@ -166,10 +168,16 @@ def _shared(g: _Guard) -> Iterator[None]:
             except BaseException:
                 os.close(fd)
                 raise
-        except BaseException:
+        except BaseException as e:
             with g.cond:
                 g.acquiring = False
                 g.cond.notify_all()
+            if isinstance(e, OSError) and damage.is_damage(e):
+                # refused by the file system (a GlusterFS split-brain): no remover can take it
+                # exclusive either (:func:`_exclusive`), so the rename goes ahead without it
+                damage.report(g.path, "renaming into an old bucket")
+                yield
+                return
             raise
         with g.cond:
             g.fd, g.sharers, g.acquiring = fd, 1, False
@@ -213,7 +221,9 @@ def _exclusive(g: _Guard) -> Iterator[bool]:
         except FileNotFoundError:
             held = False  # the queue is gone
         except OSError as e:
-            if e.errno not in (errno.EACCES, errno.EAGAIN):
+            if damage.is_damage(e):
+                damage.report(g.path, "removing empty buckets")  # none removed while it is refused
+            elif e.errno not in (errno.EACCES, errno.EAGAIN):
                 raise
             held = False
         yield held

@@ -1,39 +1,28 @@
-"""Claims and their ends: poll, ack, renew, release, unclaim_all, dead-lettering.
+"""Claims: poll (and its long wait), dead-lettering.
 
 A claim renames ``ready/<b>/<id>~rc~frt`` to ``claimed/<shard>/<id>~rc+1~frt~exp~tok``;
 the token is unique to the claimant, so a successful rename means the claim is ours.
 Nothing here waits for a flush except an at-most-once delivery (see group_commit.py), and, with the
 commit journal, a dead letter out of a standard queue, which is journaled before its rename
-(see journal.py: a replay then never writes it back into its queue).
+(see journal.py: a replay then never writes it back into its queue). What ends a claim (ack,
+renew, release) is :mod:`spoolq.store.claim_ends`.
 
 A message present twice (a raw copy of a live root put in place, a crash between the two halves
 of a claim on a shared file system) is tolerated at no cost to the common path: a poll never
-returns one id twice (a second copy it claims is dropped), the ack of a claim that this process
-did not make (a claim from before a start, another worker's) also removes the message's ready
-copy under its name from before that claim (one ``stat``), an ack by id that has to list its
-shard (below) removes every claimed copy it finds there, and maintenance drops an expired claim
-whose pre-claim ready copy exists instead of requeueing it (``expire_claims``). The ack of a claim
-this process made and remembers looks for no ready copy: that claim's own rename took the ready
-name away, and only a copy put into the data directory while the service runs could bring it
-back (a raw copy is put back through ``spoolq restore``, or in place with the service stopped:
-then no claim of it is remembered).
+returns one id twice (a second copy it claims is dropped); acks and maintenance deal with the
+rest (:mod:`spoolq.store.claim_ends`, ``expire_claims``). Each claim made here is remembered
+(:class:`~spoolq.store.remembered_claims.RememberedClaims`, shared with the claims' ends), so that
+its ack by id renames its file without listing anything.
 
-An ack by id (EmoDB, Disque) does not know the claimed file's name: a claim made by this process
-is remembered (:class:`~spoolq.store.remembered_claims.RememberedClaims`: the id's latest claimed
-file), and its ack renames that file without listing anything; an id claimed elsewhere, renewed elsewhere since (the renewal renamed
-it), or no longer remembered, is looked for in one listing of its claim shard. A second claimed copy of a
-remembered id (only a raw copy of a live root makes one: a poll drops a second copy it claims)
-then outlives the ack until its claim expires and is delivered once more: a duplicate, never a
-loss.
+A poll with a claim ttl of 0 claims each message for :data:`ZERO_CLAIM` and releases it at once:
+received (its receive count raised), and visible again. :meth:`Claiming.waiting` is a poll's loop
+(maintenance, a try, a wait for a wake-up), which the store also runs for ``peek_ready``.
 
-The nack count (:mod:`spoolq.store.jobs`) of an acknowledged message goes with it, except where
-the file's name shows it was never put back (a claim on its first delivery, or a message never
-delivered): a nack puts a message back, so only a message received before can have a count.
-
-:class:`Claiming` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`
-(a poll with ``claim_ttl=0`` peeks: :meth:`~spoolq.store.queues.StoreCore.peek_queue`); a poll runs
-its queue's maintenance through the hook the store hands it (:func:`spoolq.store.maintenance.maybe_maintain`:
-maintenance stands above the operations), also when it finds nothing.
+:class:`Claiming` is a part of the file store, built with the store's queues, the flush, the
+wake-ups, the trash, the queue writer (dead letters), the claims made here and the clock; a poll
+runs its queue's maintenance through the hook the store hands it
+(:meth:`spoolq.store.maintenance.Maintenance.maybe`: maintenance stands above the operations), also
+when it finds nothing.
 """
 
 from __future__ import annotations
@@ -41,17 +30,18 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from spoolq.errors import (
-    InvalidArgument,
     storage_error,
 )
 from spoolq.store import layout as L
-from spoolq.store.codec import CorruptMessage, decode_message
+from spoolq.store.catalog import Clock, QueueCatalog
+from spoolq.store.codec import CorruptMessage, decode_message, message_of
 from spoolq.store.cursor import HomeLane
 from spoolq.store.fileops import listdir, read_file, rename_into
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
@@ -63,9 +53,10 @@ from spoolq.store.model import (
     QueueRef,
 )
 from spoolq.store.queue_config import check_int, check_number
-from spoolq.store.queues import StoreCore
+from spoolq.store.queue_writer import QueueWriter
 from spoolq.store.remembered_claims import RememberedClaims
-from spoolq.store.watch import FALLBACK_STEP
+from spoolq.store.trash import Trash
+from spoolq.store.watch import FALLBACK_STEP, Watcher
 
 #: seconds one poll spends trying candidates before it returns what it has (possibly nothing, as
 #: an SQS short poll may): on a network file system every claim rename, lost races included, is a
@@ -74,10 +65,14 @@ from spoolq.store.watch import FALLBACK_STEP
 CLAIM_TIME_BUDGET = 1.0
 #: an empty poll re-runs claim expiry and due delays if they have not run for this long (seconds)
 EMPTY_POLL_MAINTENANCE = 0.1
+#: the claim a poll with a claim ttl of 0 makes before it releases it (seconds)
+ZERO_CLAIM = 0.001
+
+T = TypeVar("T")
 
 
 #: runs a queue's maintenance if it has not run for that many seconds in this process; True if
-#: it made messages visible (:func:`spoolq.store.maintenance.maybe_maintain`, handed in by the store)
+#: it made messages visible (:meth:`spoolq.store.maintenance.Maintenance.maybe`, handed in by the store)
 MaintainQueue = Callable[[QueueHandle, float], bool]
 
 
@@ -98,16 +93,28 @@ LOST = _Lost()
 
 
 class Claiming:
-    def __init__(self, core: StoreCore, maintain: MaintainQueue) -> None:
-        self.core = core
+    def __init__(self, catalog: QueueCatalog, *, commit: GroupCommit, watcher: Watcher, trash: Trash,
+                 writer: QueueWriter, claimed_here: RememberedClaims, clock: Clock, maintain: MaintainQueue,
+                 maintenance_interval: float, peers: int, lanes_file: str) -> None:
+        self.catalog = catalog
+        self.commit = commit
+        self.watcher = watcher
+        self.trash = trash
+        self.writer = writer
+        self.clock = clock
+        self.maintenance_interval = maintenance_interval
+        self.peers = peers
         self.maintain = maintain
         #: the claims made here, for acks by id (see the module doc)
-        self.claimed_here = RememberedClaims()
-        #: the lane of each bucket this process takes first when it has peers (cursor.py)
-        self.home = HomeLane(f"{core.root}/pollers.lock")
+        self.claimed_here = claimed_here
+        #: this process's byte of pollers.lock: its lane of each bucket, and the count of lanes (cursor.py)
+        self.home = HomeLane(lanes_file)
 
     def close(self) -> None:
         self.home.close()
+
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
@@ -115,25 +122,40 @@ class Claiming:
         check_int("limit", limit, 1, MAX_POLL_LIMIT)
         if claim_ttl is not None:
             check_number("claim_ttl", claim_ttl, 0, MAX_CLAIM_TTL)
+
+        def claim(q: QueueHandle) -> list[Delivery]:
+            ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
+            if ttl == 0:  # received, and visible again at once: the shortest claim, then released
+                return self._released(q, self._claim(q, limit, ZERO_CLAIM))
+            return self._claim(q, limit, ttl)
+
+        return self.waiting(queue, wait, claim, "polling", name)
+
+    def waiting(self, queue: QueueRef, wait: float, take: Callable[[QueueHandle], list[T]], doing: str,
+                name: str | None = None) -> list[T]:
+        """``take(queue)`` until it finds something or ``wait`` seconds have passed: a poll's loop
+        (its queue's maintenance first, wake-ups between tries; see the module docstring).
+        ``name``: the queue's name, checked already."""
+        if name is None:
+            name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
         check_number("wait", wait, 0, MAX_WAIT)
         deadline = time.monotonic() + wait
-        core = self.core
-        q = core.resolve(queue)
+        watcher = self.watcher
+        q = self.catalog.resolve(queue)
         while True:
             if q is not None and wait > 0:
                 # armed before the generation is read: a send from another process that lands
                 # between this poll and the wait below is an inotify event, not a missed wake-up
-                core.watcher.watch_once(q.path)
-            seen = core.watcher.generation(q.path) if q is not None else 0
+                watcher.watch_once(q.path)
+            seen = watcher.generation(q.path) if q is not None else 0
             if q is not None:
-                self.maintain(q, core.maintenance_interval)
-                ttl = q.info.config.claim_ttl if claim_ttl is None else claim_ttl
+                self.maintain(q, self.maintenance_interval)
                 try:
-                    got = self._claim(q, limit, ttl)
+                    got = take(q)
                     if not got and self.maintain(q, EMPTY_POLL_MAINTENANCE):
-                        got = self._claim(q, limit, ttl)  # expired claims or due delays came back
+                        got = take(q)  # expired claims or due delays came back
                 except OSError as e:
-                    raise storage_error(e, f"polling {name!r}") from e
+                    raise storage_error(e, f"{doing} {name!r}") from e
                 if got:
                     return got
             remaining = deadline - time.monotonic()
@@ -142,8 +164,8 @@ class Claiming:
             if q is None:
                 time.sleep(min(remaining, 0.05))
             else:
-                core.watcher.wait(q.path, seen, remaining)
-            q = core.find(name)  # created, changed or deleted meanwhile
+                watcher.wait(q.path, seen, remaining)
+            q = self.catalog.find(name)  # created, changed or deleted meanwhile
 
     def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
         """Where a poll of ``queue`` that finds nothing would wait, read *before* polling.
@@ -156,22 +178,19 @@ class Claiming:
         creates it wakes the waiter at once.
         """
         name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
-        q = self.core.resolve(queue)
-        watcher = self.core.watcher
+        q = self.catalog.resolve(queue)
+        watcher = self.watcher
         if q is None:
-            path = self.core.queue_path(name)
+            path = self.catalog.queue_path(name)
             return path, watcher.generation(path), FALLBACK_STEP
         armed = watcher.watch(q.path)
         return q.path, watcher.generation(q.path), watcher.rescan if armed else FALLBACK_STEP
 
     def _claim(self, q: QueueHandle, limit: int, ttl: float) -> list[Delivery]:
-        now_ms = self.core.now_ms()
-        if ttl == 0:  # EmoDB: ttl=0 returns unclaimed messages without claiming them
-            return [Delivery(m, receipt="", claimed_until=now_ms / 1000)
-                    for m in self.core.peek_queue(q, limit, include_claimed=False)]
+        now_ms = self._now_ms()
         exp = now_ms + int(ttl * 1000)
         if q.kind is QueueKind.FIFO:
-            with self.core.fifo_lock(q):
+            with q.fifo_lock():
                 return self._claim_fifo(q, limit, now_ms, exp)
         out: list[Delivery] = []
         ids: set[str] = set()  # the ids in out
@@ -180,8 +199,8 @@ class Claiming:
         def keep_recent() -> Iterator[tuple[str, str]]:
             return q.ready_buckets(keep_from)
 
-        peers = self.core.peers
-        home = self.home.lane(peers + 1) if peers > 0 else 0
+        lanes, home = self.home.lanes(self.peers)  # registers this process as a poller
+        peers = lanes - 1
         budget = 20 * limit + 2048  # candidates tried per poll: bounds the work of one call
         give_up_at = time.monotonic() + CLAIM_TIME_BUDGET
         try:
@@ -217,10 +236,9 @@ class Claiming:
         """Claim the ready file ``src_dir/name``: its delivery; :data:`LOST` if another poller
         claimed it first; None if it was not delivered (gone since, expired, dead-lettered,
         quarantined)."""
-        core = self.core
         parsed = L.parse_ready(name)
         if parsed is None:  # not ours: keep it out of every poller's way
-            core.quarantine(f"{src_dir}/{name}", q)
+            q.quarantine(f"{src_dir}/{name}")
             return None
         frt = parsed.frt or now_ms
         cname = L.claimed_name(parsed.id, parsed.rc + 1, frt, exp, L.new_token())
@@ -235,10 +253,10 @@ class Claiming:
         except FileNotFoundError:
             return None
         except CorruptMessage:
-            core.quarantine(cpath, q)
+            q.quarantine(cpath)
             return None
         except OSError:
-            with contextlib.suppress(OSError), core.renaming_into_buckets(q):  # unread: put back, not left claimed
+            with contextlib.suppress(OSError), q.renaming_into_buckets():  # unread: put back, not left claimed
                 rename_into(cpath, src_dir, name, base=q.path)
             raise
         rc = parsed.rc + 1
@@ -259,11 +277,11 @@ class Claiming:
             # at-most-once: the delivery itself is the last state change, made durable first
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(cpath)
-            core.commit.note_paths(cdir)
-            core.commit.flush()
+            self.commit.note_paths(cdir)
+            self.commit.flush()
         else:  # an at-most-once delivery has ended already: nothing to remember
             self.claimed_here.remember(parsed.id, cpath)
-        return Delivery(core.message(parsed.id, meta, body, rc, frt), f"{shard}:{cname}", exp / 1000)
+        return Delivery(message_of(parsed.id, meta, body, rc, frt), f"{shard}:{cname}", exp / 1000)
 
     def _claim_fifo(self, q: QueueHandle, limit: int, now_ms: int, exp: int) -> list[Delivery]:
         """Under the queue's FIFO lock. A group is delivered in order from its head up to its first
@@ -287,14 +305,14 @@ class Claiming:
                 c = L.parse_claimed(cname)
                 if c is None:
                     continue
-                if c.expires <= now_ms and self._unclaim(q, f"{claimed_dir}/{cname}", c):
+                if c.expires <= now_ms and q.put_back(f"{claimed_dir}/{cname}", c, now_ms):
                     names.append(L.ready_name(c.id, c.rc, c.frt))  # its visibility ended: deliverable again
                 elif first_in_flight is None or c.id < first_in_flight:
                     first_in_flight = c.id
-            names = sorted(n for n in names if first_in_flight is None or n[:40] < first_in_flight)
+            names = sorted(n for n in names if first_in_flight is None or L.name_id(n) < first_in_flight)
             if not names:
                 continue  # empty, or blocked by its head in flight (idle groups: remove_idle_groups)
-            available = max(L.id_time_ms(names[0][:40]),
+            available = max(L.id_time_ms(L.name_id(names[0])),
                             touched + DIRECTORY_CLOCK_LAG_MS if touched is not None else 0)
             heads.append((available, names[0], group, names))
         heads.sort()
@@ -309,6 +327,20 @@ class Claiming:
                     self._add_once(q, out, d, ids)
         return out
 
+    def _released(self, q: QueueHandle, got: list[Delivery]) -> list[Delivery]:
+        """The deliveries ``got`` of a poll, their claims released at once (a claim of 0 seconds)."""
+        now_ms = self._now_ms()
+        released = False
+        for d in got:
+            shard, _, cname = d.receipt.partition(":")
+            p = L.parse_claimed(cname)
+            if p is not None and q.put_back(q.sub(f"claimed/{shard}/{cname}"), p, now_ms):
+                self.claimed_here.take(p.id)
+                released = True
+        if released:
+            self.watcher.notify(q.path)
+        return got
+
     def _add_once(self, q: QueueHandle, out: list[Delivery], d: Delivery, ids: set[str]) -> None:
         """Append ``d`` unless its message is in the answer already (``ids``: those of ``out``). A
         message present twice (a raw copy of a live root put in place, a crash between two renames
@@ -317,14 +349,14 @@ class Claiming:
             self.claimed_here.take(d.message.id)  # it names the copy dropped here: list on ack
             shard, _, cname = d.receipt.partition(":")
             with contextlib.suppress(FileNotFoundError):
-                self.core.trash.discard(q.sub(f"claimed/{shard}/{cname}"))
+                self.trash.discard(q.sub(f"claimed/{shard}/{cname}"))
             return
         ids.add(d.message.id)
         out.append(d)
 
     def _dead_letter(self, q: QueueHandle, path: str, parsed: L.ReadyName, meta: Mapping[str, Any]) -> None:
         dl = q.info.config.dead_letter
-        target = self.core.find(dl.queue) if dl else None
+        target = self.catalog.find(dl.queue) if dl else None
         if target is None or target.path == q.path:
             if dl is None:  # a per-message max_receives without a DLQ: drop it
                 with contextlib.suppress(FileNotFoundError):
@@ -332,7 +364,7 @@ class Claiming:
                 return
             # the dead-letter queue is missing: keep the message rather than lose it
             bucket = os.path.basename(os.path.dirname(path))
-            with contextlib.suppress(FileNotFoundError), self.core.renaming_into_buckets(q):
+            with contextlib.suppress(FileNotFoundError), q.renaming_into_buckets():
                 rename_into(path, q.ready_dir(q.ready_bucket(parsed.id, bucket)),
                             L.ready_name(parsed.id, parsed.rc, parsed.frt), base=q.path)
             return
@@ -341,199 +373,5 @@ class Claiming:
         # where it came from is noted for a move back to the sources (:meth:`QueueHandle.note_origin`)
         new_id = L.rebind_id(parsed.id, target.name)
         target.note_origin(new_id, q.name)
-        self.core.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self.core.now_ms()),
+        self.writer.transfer(path, target, meta, keep_counts=(parsed.rc, parsed.frt or self._now_ms()),
                            new_id=new_id, from_standard=q.kind is QueueKind.STANDARD)
-
-    def _each_ref(self, queue: QueueRef, refs: Sequence[str], doing: str,
-                  op: Callable[[QueueHandle, L.Ref], bool]) -> tuple[list[bool], QueueHandle | None]:
-        """Validate the queue name and every ref first (nothing changes on bad input), then apply
-        ``op`` to each ref: one flag per ref, and the queue. A queue that does not exist has
-        nothing to act on: all False."""
-        name = queue.name if isinstance(queue, QueueInfo) else L.check_queue_name(queue)
-        if isinstance(refs, (str, bytes)) or not isinstance(refs, Sequence):
-            raise InvalidArgument("refs must be a sequence of message ids or receipts")
-        parsed = [L.parse_ref(r, name) for r in refs]
-        q = self.core.resolve(queue)
-        if q is None:
-            return [False] * len(parsed), None
-        try:
-            return [op(q, ref) for ref in parsed], q
-        except OSError as e:
-            raise storage_error(e, f"{doing} in {name!r}") from e
-
-    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
-        """Acknowledge by id or receipt. A receipt acknowledges its own claim; with
-        ``released_too`` it also acknowledges its message after the claim was released or
-        expired, as long as nobody received it since (same receive count: SQS's "the most
-        recent receipt handle deletes")."""
-        return self._each_ref(queue, refs, "acknowledging", lambda q, ref: self._ack_one(q, ref, released_too))[0]
-
-    def _ack_one(self, q: QueueHandle, ref: L.Ref, released_too: bool = False) -> bool:
-        if ref.claimed_name is None:  # by id: the claim made here first (see the module doc)
-            known = self.claimed_here.take(ref.id)
-            if known is not None and known.startswith(q.path + "/claimed/") and self._finish(q, known):
-                return True  # made here: no ready copy to look for (the module doc)
-        acked, claims = self._ack_files(q, ref, released_too)
-        known = None
-        if acked and ref.claimed_name is not None:  # by receipt: the claim remembered for it ended too
-            known = self.claimed_here.take(ref.id)
-        for path in claims:
-            if path != known:  # a claim not made here: its message may have a ready copy
-                self._drop_ready_copy(q, path)
-        return acked
-
-    def _ack_files(self, q: QueueHandle, ref: L.Ref, released_too: bool) -> tuple[bool, list[str]]:
-        """Acknowledge what ``ref`` names: its receipt's claim, or (an id) every claimed copy of the
-        message, or else its unclaimed copy. (acknowledged, the claimed files acknowledged)."""
-        if ref.claimed_name is not None and ref.shard is not None:
-            path = q.sub(f"claimed/{ref.shard}/{ref.claimed_name}")
-            if self._finish(q, path):
-                return True, [path]  # the receipt names the file: no lookup first (the common case)
-        if ref.claimed_name is None:  # by id, not claimed here: one listing of its shard
-            done = [path for path in self._claimed_copies(q, ref.id) if self._finish(q, path)]
-            if done:
-                return True, done
-            loose = q.locate_unclaimed(ref.id)
-            return loose is not None and self._finish(q, f"{loose[0]}/{loose[1]}", claimed=False), []
-        found = q.locate_claimed(ref)
-        if found is None and released_too:
-            loose = q.locate_unclaimed(ref.id)
-            return (loose is not None and loose[2].rc == ref.receive_count
-                    and self._finish(q, f"{loose[0]}/{loose[1]}", claimed=False)), []
-        if found is None or not self._finish(q, found[0]):
-            return False, []
-        return True, [found[0]]
-
-    @staticmethod
-    def _claimed_copies(q: QueueHandle, mid: str) -> list[str]:
-        """Every claimed file of message ``mid`` (normally one): one listing of its shard."""
-        prefix = f"{mid}~"
-        shards = [L.id_shard(mid)] if q.kind is not QueueKind.FIFO else listdir(q.sub("claimed"))
-        return [q.sub(f"claimed/{shard}/{n}") for shard in shards for n in listdir(q.sub(f"claimed/{shard}"))
-                if n.startswith(prefix) and L.parse_claimed(n) is not None]
-
-    def _drop_ready_copy(self, q: QueueHandle, claimed: str) -> None:
-        """After the ack of the claimed file ``claimed``: the message's copy under its ready name
-        from before that claim goes too (one ``stat``, no listing). Such a copy is what a crash
-        between the two halves of a claim on a shared file system, or a raw copy of a live root
-        taken while a poll claimed the message, leaves in ``ready/``."""
-        directory, _, name = claimed.rpartition("/")
-        p = L.parse_claimed(name)
-        if p is None or p.rc < 1:
-            return
-        if q.kind is QueueKind.FIFO:
-            ready_dir = q.ready_dir(directory[directory.rfind("/") + 1:])  # the shard is the group
-        else:
-            bucket = L.std_bucket(L.id_time_ms(p.id))
-            ready_dir = f"{q.path}/ready/{bucket[:8]}/{bucket}"  # q.ready_dir(bucket)
-        before = f"{ready_dir}/{L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)}"
-        if os.path.exists(before):
-            with contextlib.suppress(FileNotFoundError):
-                self.core.trash.discard(before)
-
-    def _finish(self, q: QueueHandle, path: str, *, claimed: bool = True) -> bool:
-        """Ack one file: the rename out of the queue is the ack; the unlink happens later, off the
-        request path (an unlink of a freshly written file can wait for its writeback). The
-        message's nack count goes with it (:mod:`spoolq.store.jobs`)."""
-        try:
-            if q.info.config.archive:
-                os.rename(path, q.sub(f"acked/{os.path.basename(path)}~{self.core.now_ms():x}"))
-            else:
-                self.core.trash.discard(path)
-        except FileNotFoundError:
-            return False
-        if q.kind is not QueueKind.FIFO and _may_have_nacks(os.path.basename(path), claimed):
-            with contextlib.suppress(OSError):
-                os.unlink(q.nacks_file(os.path.basename(path)[:40]))
-        return True
-
-    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
-        """Set a claim's expiry to now + ``ttl``. ``live_only``: a claim that already expired
-        (not yet requeued by maintenance) counts as gone, as SQS's "not in flight"."""
-        check_number("ttl", ttl, 0, MAX_CLAIM_TTL)
-        if ttl == 0:
-            return self.release(queue, refs, live_only=live_only)
-        now = self.core.now_ms()
-        new_exp = now + int(ttl * 1000)
-        return self._each_ref(queue, refs, "renewing claims", lambda q, ref: self._renew_one(
-            q, ref, new_exp, extend_only, claim_unclaimed, now if live_only else None))[0]
-
-    def _renew_one(self, q: QueueHandle, ref: L.Ref, new_exp: int, extend_only: bool, claim_unclaimed: bool,
-                   live_after: int | None = None) -> bool:
-        found = q.locate_claimed(ref)
-        if found is not None and live_after is not None and found[1].expires <= live_after:
-            return False
-        if found is not None:
-            path, p = found
-            if extend_only and p.expires >= new_exp:
-                return True
-            renewed = f"{os.path.dirname(path)}/{L.claimed_name(p.id, p.rc, p.frt, new_exp, L.new_token())}"
-            try:
-                os.rename(path, renewed)
-            except FileNotFoundError:
-                return False
-            self.claimed_here.renamed(p.id, path, renewed)
-            return True
-        if not claim_unclaimed or ref.claimed_name is not None:
-            return False
-        loose = q.locate_unclaimed(ref.id)
-        if loose is None:
-            return False
-        d, n, u = loose
-        shard = os.path.basename(d) if q.kind is QueueKind.FIFO else L.id_shard(u.id)
-        try:
-            rename_into(f"{d}/{n}", q.sub(f"claimed/{shard}"),
-                        L.claimed_name(u.id, u.rc, u.frt, new_exp, L.new_token()), base=q.path)
-        except FileNotFoundError:
-            return False
-        return True
-
-    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
-        """Make claimed messages visible again now. ``live_only``: as for :meth:`renew`."""
-        live_after = self.core.now_ms() if live_only else None
-        out, q = self._each_ref(queue, refs, "releasing claims",
-                                lambda q, ref: self._release_one(q, ref, live_after))
-        if q is not None and any(out):
-            self.core.watcher.notify(q.path)
-        return out
-
-    def _release_one(self, q: QueueHandle, ref: L.Ref, live_after: int | None = None) -> bool:
-        found = q.locate_claimed(ref)
-        if found is None or (live_after is not None and found[1].expires <= live_after):
-            return False
-        if not self._unclaim(q, found[0], found[1]):
-            return False
-        self.claimed_here.take(ref.id)
-        return True
-
-    def _unclaim(self, q: QueueHandle, path: str, p: L.ClaimedName) -> bool:
-        shard = os.path.basename(os.path.dirname(path))
-        try:
-            with self.core.renaming_into_buckets(q):  # back to the bucket of its send second (GlusterFS: locked)
-                self.core.requeue(q, path, p, q.ready_dir(q.ready_bucket(p.id, shard)))
-        except FileNotFoundError:
-            return False
-        return True
-
-    def unclaim_all(self, queue: str) -> None:
-        L.check_queue_name(queue)
-        q = self.core.find(queue)
-        if q is None:
-            return
-        try:
-            for path, p in list(q.claimed_files()):
-                self._unclaim(q, path, p)
-        except OSError as e:
-            raise storage_error(e, f"unclaiming {queue!r}") from e
-        finally:
-            self.claimed_here.forget_queue(q.path)
-        self.core.watcher.notify(q.path)
-
-
-def _may_have_nacks(name: str, claimed: bool) -> bool:
-    """Whether the message file ``name`` may have a nack count: not when its receive count shows
-    it was never put back (a claim on its first delivery, ``<id>~1~...`` under ``claimed/``; a
-    message never delivered, ``<id>~0~...``)."""
-    received = name[41:43]
-    return not (received == "0~" or (claimed and received == "1~"))

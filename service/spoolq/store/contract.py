@@ -24,11 +24,15 @@ Rules that hold for every method:
 * **Delivery.** At least once: a claimed message that is not acknowledged before its claim
   expires becomes visible again and is delivered again, with its receive count raised. A claim
   is unique to the poller that made it.
-* **One lookup.** ``send``, ``send_batch``, ``poll``, ``wait_point``, ``ack``, ``renew`` and
-  ``release`` take the queue by name, or as the :class:`~spoolq.store.model.QueueInfo` that
+* **One lookup.** ``send``, ``send_batch``, ``poll``, ``peek_ready``, ``wait_point`` and the
+  calls on claims (``claimed_until``, ``ack``, ``renew``, ``set_claim_ttl``, ``release``,
+  ``nack``) take the queue by name, or as the :class:`~spoolq.store.model.QueueInfo` that
   :meth:`QueueStore.get_queue` returned earlier in the same request: a door that looked the queue
   up (to check its kind or config) hands that on and the store does not look again. A queue
   changed or deleted since is looked up anew by its name.
+* **One meaning per call.** Each method means one thing for every door; a door's own rule (SQS's
+  visibility timeout of 0, EmoDB's poll that claims nothing, the wait after a queue's deletion)
+  is the door's translation into these calls, never a flag of the store.
 * **References.** A message is named by its id (40 lowercase hex digits, bound to its queue by a
   checksum) or by a receipt (``Delivery.receipt``), which names one delivery of it: a receipt
   acts only on that delivery (or, where said, on its message while nobody received it since).
@@ -44,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from spoolq.errors import MessageRefused
+from spoolq.errors import MessageRefused, SpoolqError
 from spoolq.store.events import StoreListener
 from spoolq.store.model import (
     Delivery,
@@ -97,15 +101,12 @@ class QueueStore(Protocol):
         ...
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
-                     not_deleted_within: float = 0.0) -> QueueInfo:
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
         """Create queue ``name`` of ``kind`` with ``config`` (else :attr:`default_config`) and
         ``tags``; durable when it returns. If it exists already: with ``exist_ok`` and the same
         kind (and the same config, when one is given) its info is returned unchanged, else
         :class:`~spoolq.errors.QueueAlreadyExists`. Racing creators of one name all succeed
-        and one queue results. With ``not_deleted_within`` (seconds), a name whose queue was
-        deleted less than that long ago, through any process or node sharing the store, is
-        refused with :class:`~spoolq.errors.QueueDeletedRecently` (SQS: 60)."""
+        and one queue results."""
         ...
 
     def get_queue(self, name: str) -> QueueInfo:
@@ -142,6 +143,12 @@ class QueueStore(Protocol):
         it does not exist."""
         ...
 
+    def deleted_at(self, name: str) -> float | None:
+        """When a queue named ``name`` was last deleted, through any process or node sharing the
+        store, or ``None`` if no deletion is recorded (a door that refuses a name deleted moments
+        ago reads it before it creates the queue)."""
+        ...
+
     def purge(self, queue: str) -> None:
         """Drop every message of the queue (ready, claimed and delayed) and its dedup records;
         the queue and its config stay. A missing queue: nothing to do."""
@@ -176,14 +183,29 @@ class QueueStore(Protocol):
         own fault (not a message, too many, a missing queue, storage trouble)."""
         ...
 
+    def fan_out(self, deliveries: Sequence[tuple[QueueRef, OutgoingMessage]]) -> list[SendResult | SpoolqError]:
+        """Store one message in each of several queues (an SNS publish: one copy per subscribed
+        queue), with one flush for all of them: when this returns, every message whose place holds
+        a :class:`~spoolq.store.model.SendResult` is on stable storage and visible (as
+        :meth:`send_batch` stores a message). A delivery that fails alone holds its error instead,
+        and nothing of it was stored: :class:`~spoolq.errors.QueueNotFound` (no such queue, or
+        deleted meanwhile), :class:`~spoolq.errors.MessageRefused` (the queue's rules: its size
+        limit, a FIFO queue's group id). FIFO queues give their sequence numbers and drop a
+        deduplication id seen in the last five minutes (``duplicate=True``) as :meth:`send_batch`
+        does; every FIFO queue of the call is held from its first write to the flush, so two
+        fan-outs reach the FIFO queues they share in one order. Anything else (storage trouble,
+        a bad argument) raises: none of the messages was acknowledged, and each may or may not
+        have been stored (at least once, never half a message)."""
+        ...
+
     # ------------------------------------------------------------ claims
 
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
         """Claim up to ``limit`` visible messages, oldest first (FIFO: the heads of groups with
         nothing in flight, one batch per group; dedup: sorted by body), each for ``claim_ttl``
-        seconds (``None``: the queue's default). Each delivery has a receipt unique to it. With
-        ``claim_ttl=0`` messages are returned without being claimed. A message received more
+        seconds (``None``: the queue's default; ``0``: received, its receive count raised, and
+        visible again at once). Each delivery has a receipt unique to it. A message received more
         often than its ``max_receives`` (or the queue's dead-letter policy) is moved to the
         dead-letter queue (or dropped without one) instead of delivered. With ``wait`` > 0 and
         nothing visible, waits up to that many seconds for a message. Returns ``[]`` when there
@@ -202,34 +224,44 @@ class QueueStore(Protocol):
         """The wake-ups of this store's queues (see :meth:`wait_point`)."""
         ...
 
-    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
+    def claimed_until(self, queue: QueueRef, refs: Sequence[str]) -> list[float | None]:
+        """Whether each message is claimed now, and until when: the end of the live claim a ref
+        names (a receipt: its own claim, or a renewal of it; an id: its message's claim), or
+        ``None`` where there is none (never claimed, released, run out, acknowledged, gone).
+        Changes nothing."""
+        ...
+
+    def ack(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
         """Acknowledge messages: each is removed for good (archive-enabled queues keep a copy in
-        their archive). A receipt acknowledges its own claim, also after the claim expired as
-        long as nobody claimed the message again; with ``released_too`` also after its claim was
-        released (SQS: the latest receipt handle deletes). An id acknowledges its message in any
-        state. One flag per ref: whether it removed a message."""
+        their archive). A receipt acknowledges its delivery's message as long as nobody received
+        the message since: while its claim holds, after it ran out, and after it was released
+        (the most recent receipt deletes). An id acknowledges its message in any state. One
+        flag per ref: whether it removed a message."""
         ...
 
-    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
-        """Set each claim's expiry to now + ``ttl`` (``ttl=0``: :meth:`release`). With
-        ``extend_only`` a claim that already runs longer is left alone (and counts as renewed);
-        with ``claim_unclaimed`` an id of a visible message claims it; with ``live_only`` a claim
-        that already expired counts as gone. One flag per ref: whether the claim holds now."""
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float) -> list[bool]:
+        """Keep each message claimed for at least ``ttl`` seconds from now, never shortening a
+        claim (one that already runs longer is left alone, and counts as renewed). A receipt
+        renews its own claim (also one that ran out and is not visible yet); an id renews its
+        message's claim, or claims a visible message without counting a receive. ``ttl=0``:
+        :meth:`release`. One flag per ref: whether the message is claimed now."""
         ...
 
-    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
-        """Make claimed messages visible again now, keeping their receive counts. ``live_only``:
-        an expired claim counts as gone. One flag per ref: whether it released a claim."""
+    def set_claim_ttl(self, queue: QueueRef, refs: Sequence[str], ttl: float) -> list[bool]:
+        """Claim each message for exactly ``ttl`` seconds from now (> 0): its claim ends then,
+        sooner or later than it would have. A receipt and an id name a message as for
+        :meth:`renew`. One flag per ref: whether the message is claimed now."""
         ...
 
-    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
-        """:meth:`release`, for doors that address a claim by id alone; with ``nack`` each
-        released message's nack count (:attr:`JobView.nacks`) goes up by one."""
+    def release(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
+        """Make claimed messages visible again now, keeping their receive counts (a receipt: its
+        own claim; an id: its message's claim; a claim that ran out is put back too). One flag
+        per ref: whether it released a claim."""
         ...
 
-    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        """``requeue(queue, refs, nack=True)``."""
+    def nack(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
+        """:meth:`release`, and each released message's nack count (:attr:`JobView.nacks`) goes
+        up by one (a negative acknowledgement: the consumer could not handle it)."""
         ...
 
     def unclaim_all(self, queue: str) -> None:
@@ -244,10 +276,18 @@ class QueueStore(Protocol):
         longer absorbs identical sends."""
         ...
 
+    def peek_ready(self, queue: QueueRef, limit: int = 10, wait: float = 0.0) -> list[Message]:
+        """Up to ``limit`` visible messages oldest first, without claiming any (what a poll could
+        claim now; dedup queues: a peeked message no longer absorbs identical sends). With
+        ``wait`` > 0 and nothing visible, waits for a message as :meth:`poll` does."""
+        ...
+
     def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
-        """Ready, claimed and delayed messages. With ``limit``, the ready count is exact while
-        the total stays under ``limit`` and estimated beyond it (``exact=False``), so the cost
-        does not grow with the depth of a backlog."""
+        """Ready, claimed and delayed messages. With ``limit``, the ready count is the one this
+        process keeps from directory times: every bucket is listed while the queue holds fewer
+        than ``limit`` messages (``exact``); beyond, only the buckets that changed are, so the
+        count is true within seconds of the last change at a cost that does not grow with the
+        depth of a backlog (``exact=False`` while some bucket is still estimated)."""
         ...
 
     def size(self, queue: str, limit: int | None = None) -> int:

@@ -29,7 +29,7 @@ whole, until such stragglers are surely done, and looked into again before it go
 Whoever fails a rename into the queue while it is aside (a send, a release) sees the queue
 missing: a send that may create its queue (EmoDB, Disque) creates it again and writes there; any
 other send waits while the queue is being looked into
-(:meth:`~spoolq.store.queues.StoreCore.wait_for_comeback`: a ``.del~`` directory of that queue
+(:meth:`~spoolq.store.catalog.QueueCatalog.wait_for_comeback`: a ``.del~`` directory of that queue
 exists) and tries once more, so a concurrent delete-if-empty never
 refuses a send of a queue that stays. Polls see an empty queue for that instant; an ack or
 release there finds nothing to act on (the claim then expires and its message is delivered
@@ -37,8 +37,8 @@ again: a duplicate, never a loss), which needs a message sent and claimed after 
 check, within the same instant.
 
 Every deletion that happened leaves a record, ``deleted/<q>`` (the time, written after the
-rename: :meth:`~spoolq.store.queues.StoreCore.note_deleted`), so that a create in any process or
-node can refuse a name deleted moments ago (``create_queue(not_deleted_within=...)``: SQS's
+rename: :meth:`~spoolq.store.catalog.QueueCatalog.note_deleted`), so that a create in any process or
+node can refuse a name deleted moments ago (the contract's ``deleted_at``: SQS's
 ``QueueDeletedRecently``). The records are a few bytes per deleted name and are replaced, never
 accumulated per deletion.
 
@@ -58,9 +58,9 @@ from collections.abc import Callable
 from spoolq.errors import QueueNotEmpty, QueueNotFound, storage_error
 from spoolq.store import bucket_guard
 from spoolq.store import layout as L
+from spoolq.store.catalog import DELETING_PREFIX as PREFIX
+from spoolq.store.catalog import QueueCatalog
 from spoolq.store.fileops import GONE, listdir, rename_into
-from spoolq.store.queues import DELETING_PREFIX as PREFIX
-from spoolq.store.queues import StoreCore
 
 #: deleted queues wait here (``.gone~<ms>~<token>~<queue dir>``) for stragglers before the trash
 GONE_PREFIX = ".gone~"
@@ -80,38 +80,38 @@ def holds_messages(path: str) -> bool:
     return False
 
 
-def delete_queue(store: StoreCore, name: str, *, holds_messages: Callable[[str], bool] | None = None) -> None:
+def delete_queue(catalog: QueueCatalog, name: str, *, holds_messages: Callable[[str], bool] | None = None) -> None:
     """Delete queue ``name``: at once (its directory to the trash), or, given ``holds_messages``
     (whether the queue holds a message now), only if it holds none; else raise
     :class:`QueueNotEmpty` with the queue as it was (see the module docstring)."""
-    q = store.require(name)
+    q = catalog.require(name)
     if holds_messages is None:
         try:
-            os.rename(q.path, f"{store.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")
+            os.rename(q.path, f"{catalog.root}/trash/{L.queue_dir_name(name)}~{L.new_token()}")
         except FileNotFoundError:
             raise QueueNotFound(name) from None
         except OSError as e:
             raise storage_error(e, f"deleting queue {name!r}") from e
-        store.forget(name)
-        store.note_deleted(name)
+        catalog.forget(name)
+        catalog.note_deleted(name)
         return
     if holds_messages(name):
         raise QueueNotEmpty(name)
     dirname = L.queue_dir_name(name)
-    aside = f"{store.queues_dir}/{PREFIX}{L.new_token()}~{dirname}"
+    aside = f"{catalog.queues_dir}/{PREFIX}{L.new_token()}~{dirname}"
     try:
         os.rename(q.path, aside)
     except FileNotFoundError:
         raise QueueNotFound(name) from None
     except OSError as e:
         raise storage_error(e, f"deleting queue {name!r}") from e
-    store.forget(name)
+    catalog.forget(name)
     try:
-        if settle(store, aside):
+        if settle(catalog, aside):
             raise QueueNotEmpty(name)
     except OSError as e:
         raise storage_error(e, f"deleting queue {name!r}") from e
-    store.note_deleted(name)
+    catalog.note_deleted(name)
 
 
 def queue_dir_of(aside: str) -> str:
@@ -120,26 +120,26 @@ def queue_dir_of(aside: str) -> str:
     return base.split("~", 3 if base.startswith(GONE_PREFIX) else 2)[-1]
 
 
-def settle(store: StoreCore, aside: str, *, final: bool = False) -> bool:
+def settle(catalog: QueueCatalog, aside: str, *, final: bool = False) -> bool:
     """Decide a deletion: put the queue back (True) if it holds a message; else (False) it is
     deleted: kept as ``.gone~`` for stragglers, or with ``final`` (a ``.gone~`` whose time is
     up) moved to trash."""
     dirname = queue_dir_of(aside)
     if not holds_messages(aside):
         if final:
-            os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+            os.rename(aside, f"{catalog.root}/trash/{dirname}~{L.new_token()}")
         else:
-            os.rename(aside, f"{store.queues_dir}/{GONE_PREFIX}{int(time.time() * 1000)}~{L.new_token()}~{dirname}")
+            os.rename(aside, f"{catalog.queues_dir}/{GONE_PREFIX}{int(time.time() * 1000)}~{L.new_token()}~{dirname}")
         return False
-    home = f"{store.queues_dir}/{dirname}"
+    home = f"{catalog.queues_dir}/{dirname}"
     try:
         os.rename(aside, home)
         return True
     except OSError as e:
         if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
             raise
-    _merge(aside, home, guarded=store.guarded_buckets)  # a send made the queue again meanwhile: its messages join ours
-    os.rename(aside, f"{store.root}/trash/{dirname}~{L.new_token()}")
+    _merge(aside, home, guarded=catalog.guarded_buckets)  # a send made the queue again meanwhile: its messages join ours
+    os.rename(aside, f"{catalog.root}/trash/{dirname}~{L.new_token()}")
     return True
 
 
@@ -158,21 +158,21 @@ def _merge(aside: str, home: str, *, guarded: bool) -> None:
                         rename_into(f"{dirpath}/{n}", f"{home}/{rel}", n, base=home)
 
 
-def sweep_deleting(store: StoreCore, now: float) -> int:
+def sweep_deleting(catalog: QueueCatalog, now: float) -> int:
     """Finish deletions: trash the ``.gone~`` directories whose minute is up (or put them back if
     a straggler's message is in them), and settle the ``.del~`` ones of processes that died
     half-way (see the crash rules). Returns how many it finished."""
     done = 0
-    for n in listdir(store.queues_dir):
-        path = f"{store.queues_dir}/{n}"
+    for n in listdir(catalog.queues_dir):
+        path = f"{catalog.queues_dir}/{n}"
         try:
             if n.startswith(GONE_PREFIX):
                 stamp = n[len(GONE_PREFIX):].split("~", 1)[0]
                 if stamp.isdigit() and now - int(stamp) / 1000 > ORPHAN_AGE:
-                    settle(store, path, final=True)
+                    settle(catalog, path, final=True)
                     done += 1
             elif n.startswith(PREFIX) and now - os.stat(path).st_ctime > ORPHAN_AGE:
-                settle(store, path)
+                settle(catalog, path)
                 done += 1
         except OSError as e:
             if e.errno not in GONE:

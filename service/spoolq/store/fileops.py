@@ -170,7 +170,7 @@ GONE = (errno.ENOENT, errno.ESTALE)
 #: how often :func:`rename_into` re-creates a directory that others keep removing before it gives
 #: up; each retry means another process emptied and removed the directory between our ``mkdir``
 #: and our ``rename``, which removers avoid for the buckets senders write into (see
-#: :data:`spoolq.store.queues.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
+#: :data:`spoolq.store.handle.WRITE_WINDOW_MS`), so in practice the second attempt succeeds
 RENAME_ATTEMPTS = 1000
 
 #: pauses before the retries of a rename that met a stale directory handle (ESTALE): together

@@ -29,7 +29,7 @@ someone else (a lost claim race) or the queue directory itself is gone (deleted)
 requeue, release or move therefore never fails because of a concurrent poll, ack, maintenance
 pass, move or purge, in any process or node; 503 means the storage itself is in trouble.
 Removers leave the buckets of the current write window alone
-(:data:`~spoolq.store.queues.WRITE_WINDOW_MS`) so that senders rarely need the retry.
+(:data:`~spoolq.store.handle.WRITE_WINDOW_MS`) so that senders rarely need the retry.
 
 Crash rules: a file is in exactly one place, so a crash between two renames leaves
 each message in one state, never zero, never two. Temp files of dead writers are swept;
@@ -38,11 +38,18 @@ claims of dead consumers expire (requeued by any process's maintenance); moves r
 cursor over the oldest bucket and lists the next bucket only when that one is spent.
 
 The store is built in floors (stated in ``pyproject.toml``'s import-linter contracts and
-explained in ``docs/architecture.md``): this module, :class:`FileStore`, builds one core
-(:class:`~spoolq.store.queues.StoreCore`) and its parts (the operations: reading, sending,
-claiming, moves, jobs, deleting, recovery), hands each call to the part that does it,
-orchestrates the calls that take two parts, and runs the store's life cycle (background
-maintenance, health, close). No part imports another.
+explained in ``docs/architecture.md``): this module, :class:`FileStore`, is the composition root.
+It reads the root's on-disk format first (:func:`~spoolq.store.root_format.check_format`: a newer
+format is refused before a directory is made or a byte written), makes the root's directories and
+brings an older format up to this version's (:func:`~spoolq.store.root_format.record_format`); then
+it builds the shared parts (the temp writer, the message file writer, the
+trash, the flush, the wake-ups, the id factory, the queues: :class:`~spoolq.store.catalog.QueueCatalog`,
+the queue writer, the claims this process made) and the operations (reading, sending, claiming,
+the claims' ends, moves, jobs, archive, maintenance), each given the parts it uses in its
+constructor; it hands each call to the
+operation that does it, orchestrates the calls that take two (a delete-if-empty reads the counts,
+a nack releases and then counts, a ``peek_ready`` waits as a poll does), and runs the store's
+life cycle (background maintenance, health, close). No operation imports another.
 
 Maintenance (claim expiry, due delays, retention, dedup-window sweep, archive
 compaction, trash and temp sweep, move takeover) runs opportunistically from poll at
@@ -53,7 +60,6 @@ thread in the service; correctness never depends on a separate daemon.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import time
@@ -61,15 +67,33 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spoolq.errors import MessageRefused, StorageUnavailable, storage_error
-from spoolq.store import deleting, recovery
+from spoolq.errors import InvalidArgument, MessageRefused, SpoolqError, StorageUnavailable, storage_error
+from spoolq.store import damage, deleting, recovery, root_format
+from spoolq.store.archive import Archive
+from spoolq.store.catalog import Clock, QueueCatalog
+from spoolq.store.claim_ends import ClaimEnds
 from spoolq.store.claiming import Claiming
 from spoolq.store.contract import QueueStore
 from spoolq.store.events import Listeners, MessageEvent, StoreListener
-from spoolq.store.filesystems import inode_counts
+from spoolq.store.fanout import FanOut
+from spoolq.store.fileops import TempWriter, fsync_dir
+from spoolq.store.filesystems import (
+    EMPTY_BUCKET_REMOVALS,
+    FLUSH_MODES,
+    LOCAL_DEFAULT,
+    choose_flush,
+    empty_bucket_removal,
+    inode_counts,
+    requeue_in_two_steps,
+)
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.jobs import Jobs
-from spoolq.store.maintenance import maintain_all, maybe_maintain
+from spoolq.store.journal import journal_bytes
+from spoolq.store.layout import IdFactory
+from spoolq.store.maintenance import Maintenance
+from spoolq.store.message_files import MessageFiles
 from spoolq.store.model import (
+    MAX_PEEK_LIMIT,
     Delivery,
     JobView,
     Message,
@@ -81,13 +105,55 @@ from spoolq.store.model import (
     QueueKind,
     QueueRef,
     SendResult,
+    check_queue_name,
     queue_name_of,
 )
 from spoolq.store.moves import MoveRunner
-from spoolq.store.queues import Clock, StoreCore
+from spoolq.store.queue_config import check_int, validate_config
+from spoolq.store.queue_writer import QueueWriter
 from spoolq.store.reading import Reading
+from spoolq.store.remembered_claims import RememberedClaims
 from spoolq.store.sending import Sending
+from spoolq.store.trash import Trash
 from spoolq.store.watch import Watcher
+
+#: the directories of a root, made at start-up where missing
+ROOT_DIRS = ("tmp", "queues", "trash", "corrupt", "moves", "archive", "journal")
+
+
+def _prepare_root(root: Path) -> list[Path]:
+    """Make the root and its directories where missing; the directories this start made."""
+    made: list[Path] = []
+    try:
+        if not root.is_dir():
+            root.mkdir(parents=True, exist_ok=True)
+            made.append(root)
+        for sub in ROOT_DIRS:
+            with contextlib.suppress(FileExistsError):
+                (root / sub).mkdir()
+                made.append(root / sub)
+    except OSError as e:
+        raise storage_error(e, f"preparing the root {root}") from e
+    return made
+
+
+def _flush(root: Path, node_id: str, fsync: bool, flush: str | None, force_flush: bool,
+           made: list[Path]) -> tuple[str, GroupCommit]:
+    """The flush mode and the group commit of a store: the flush that reaches stable storage where
+    the root lives, or the one asked for (refused where it may not, unless forced; see
+    :mod:`spoolq.store.filesystems`). With per-file fsync, the directories this start ``made`` are
+    flushed as a flush does for the directories it flushes (see group_commit.py)."""
+    if flush is not None and flush not in FLUSH_MODES:
+        raise InvalidArgument(f"flush must be 'journal', 'syncfs' or 'fsync', got {flush!r}")
+    mode = choose_flush(root, flush, force_flush).mode if fsync else (flush or LOCAL_DEFAULT)
+    commit = GroupCommit(root, enabled=fsync, use_syncfs=mode != "fsync", node_id=node_id, journal=mode == "journal")
+    if commit.per_file:
+        try:
+            for parent in dict.fromkeys(str(d.parent) for d in made):
+                fsync_dir(parent)
+        except OSError as e:
+            raise storage_error(e, f"preparing the root {root}") from e
+    return mode, commit
 
 
 class FileStore(QueueStore):
@@ -101,19 +167,55 @@ class FileStore(QueueStore):
                  empty_buckets: str | None = None) -> None:
         """``empty_buckets``: ``immediate`` or ``guarded`` (see :mod:`spoolq.store.bucket_guard`);
         by default what the root's file system needs (guarded on GlusterFS)."""
-        self._core = core = StoreCore(root, node_id=node_id or os.uname().nodename or "node", fsync=fsync,
-                                     clock=clock, peers=peers, maintenance_interval=maintenance_interval,
-                                     flush=flush, force_flush=force_flush, default_config=default_config,
-                                     in_place=in_place, empty_buckets=empty_buckets)
-        self._reading = Reading(core)
-        self._sending = Sending(core)
-        self._claiming = Claiming(core, functools.partial(maybe_maintain, core))
-        self._jobs = Jobs(core)
-        self._moves = MoveRunner(core)
+        self._root = root = Path(root)
+        self._node_id = node_id = node_id or os.uname().nodename or "node"
+        self._fsync = fsync
+        found = root_format.check_format(root)  # before anything is touched: a newer format is refused
+        if default_config is not None:  # the config of a queue created without one, checked before too
+            default_config = validate_config(default_config)
+        made = _prepare_root(root)
+        self._tmp = tmp = TempWriter(root / "tmp", node_id)
+        #: the root's on-disk format, brought up to this version's (see root_format.py)
+        self._format = root_format.record_format(root, found, tmp)
+        # how empty standard buckets go: at once, or under the bucket lock (see bucket_guard.py)
+        if empty_buckets is not None and empty_buckets not in EMPTY_BUCKET_REMOVALS:
+            raise InvalidArgument(f"empty_buckets must be 'immediate' or 'guarded', got {empty_buckets!r}")
+        guarded = (empty_buckets or empty_bucket_removal(root)[0]) == "guarded"
+        # guarded: every message file is named by a rename (MessageFiles.name), which a late send
+        # does under the bucket lock; a file made in place is linked without it
+        files = MessageFiles(str(root / "tmp"), tmp.prefix, in_place=in_place and not guarded)
+        self._trash = trash = Trash(root, tmp.prefix)
+        self._flush_mode, commit = _flush(root, node_id, fsync, flush, force_flush, made)
+        self._commit = commit
+        self._watcher = watcher = Watcher()
+        ids = IdFactory(node_id)
+        self._catalog = catalog = QueueCatalog(root, tmp=tmp, commit=commit, clock=clock, fsync=fsync,
+                                               default_config=default_config, guarded_buckets=guarded,
+                                               two_step_requeue=requeue_in_two_steps(root))
+        writer = QueueWriter(queues_dir=catalog.queues_dir, ids=ids, tmp=tmp, commit=commit, watcher=watcher,
+                             clock=clock)
+        self._reading = Reading(catalog, clock)
+        self._sending = Sending(catalog, files=files, commit=commit, ids=ids, watcher=watcher, trash=trash,
+                                writer=writer, clock=clock)
+        self._fanout = FanOut(catalog, self._sending, commit=commit, ids=ids, watcher=watcher, clock=clock)
+        self._jobs = Jobs(catalog, tmp, clock)
+        self._moves = MoveRunner(catalog, ids=ids, commit=commit, writer=writer, tmp=tmp, fsync=fsync,
+                                 clock=clock, node_id=node_id)
+        self._archive = archive = Archive(catalog, tmp, fsync)
+        self._maintenance = Maintenance(catalog, trash=trash, watcher=watcher, archive=archive, clock=clock,
+                                        tmp_prefix=tmp.prefix, recover_journals=self.recover_journals,
+                                        resume_moves=self._moves.resume_stale)
+        claimed_here = RememberedClaims()  # the claims this process made: a poll's, for an ack by id
+        self._claiming = Claiming(catalog, commit=commit, watcher=watcher, trash=trash, writer=writer,
+                                  claimed_here=claimed_here, clock=clock, maintain=self._maintenance.maybe,
+                                  maintenance_interval=maintenance_interval, peers=peers,
+                                  lanes_file=f"{root}/pollers.lock")
+        self._ends = ClaimEnds(catalog, watcher=watcher, trash=trash, claimed_here=claimed_here, clock=clock)
+        self._clock = clock
         self._listeners = Listeners()
-        core.commit.on_flush = self._listeners.flushed
-        if core.commit.journal is not None:
-            core.commit.journal.on_flush = self._listeners.flushed
+        commit.on_flush = self._listeners.flushed
+        if commit.journal is not None:
+            commit.journal.on_flush = self._listeners.flushed
         self._closed = False
         self._background: threading.Thread | None = None
         with contextlib.suppress(StorageUnavailable):  # e.g. a read-only root: reads still work
@@ -124,38 +226,45 @@ class FileStore(QueueStore):
     @property
     def default_config(self) -> QueueConfig:
         """The config of a queue created without one."""
-        return self._core.default_config
+        return self._catalog.default_config
 
     @property
     def watcher(self) -> Watcher:
-        return self._core.watcher
+        return self._watcher
 
     # ------------------------------------------------------------ queues
 
     def create_queue(self, name: str, kind: QueueKind = QueueKind.STANDARD, config: QueueConfig | None = None,
-                     tags: Mapping[str, str] | None = None, exist_ok: bool = True, *,
-                     not_deleted_within: float = 0.0) -> QueueInfo:
-        return self._core.create_queue(name, kind, config, tags, exist_ok, not_deleted_within=not_deleted_within)
+                     tags: Mapping[str, str] | None = None, exist_ok: bool = True) -> QueueInfo:
+        return self._catalog.create_queue(name, kind, config, tags, exist_ok)
 
     def get_queue(self, name: str) -> QueueInfo:
-        return self._core.get_queue(name)
+        return self._catalog.get_queue(name)
 
     def update_queue(self, name: str, config: QueueConfig | None = None,
                      tags: Mapping[str, str] | None = None) -> QueueInfo:
-        return self._core.update_queue(name, config, tags)
+        return self._catalog.update_queue(name, config, tags)
 
     def change_queue(self, name: str, change: Callable[[QueueInfo], QueueInfo]) -> QueueInfo:
-        return self._core.change_queue(name, change)
+        return self._catalog.change_queue(name, change)
 
     def list_queues(self, prefix: str = "") -> list[str]:
-        return self._core.list_queues(prefix)
+        return self._catalog.list_queues(prefix)
 
     def delete_queue(self, name: str, *, if_empty: bool = False) -> None:
-        deleting.delete_queue(self._core, name, holds_messages=(
-            (lambda queue: self._reading.counts(queue, limit=1).total > 0) if if_empty else None))
+        deleting.delete_queue(self._catalog, name, holds_messages=self._holds_messages if if_empty else None)
+
+    def _holds_messages(self, queue: str) -> bool:
+        """Whether ``queue`` holds a message: the kept count, and a listing of every bucket where
+        that count is 0 but not exact (buckets this process never listed)."""
+        counts = self._reading.counts(queue, limit=1)
+        return counts.total > 0 or (not counts.exact and self._reading.counts(queue).total > 0)
+
+    def deleted_at(self, name: str) -> float | None:
+        return self._catalog.deleted_at(name)
 
     def purge(self, queue: str) -> None:
-        self._core.purge(queue)
+        self._catalog.purge(queue)
 
     # ------------------------------------------------------------ messages
 
@@ -177,6 +286,13 @@ class FileStore(QueueStore):
             self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), sent)
         return outcomes
 
+    def fan_out(self, deliveries: Sequence[tuple[QueueRef, OutgoingMessage]]) -> list[SendResult | SpoolqError]:
+        outcomes = self._fanout.fan_out(deliveries)
+        for (queue, _message), outcome in zip(deliveries, outcomes, strict=True):
+            if type(outcome) is SendResult:
+                self._listeners.messages(MessageEvent.SENT, queue_name_of(queue), 1)
+        return outcomes
+
     def poll(self, queue: QueueRef, limit: int = 10, claim_ttl: float | None = None,
              wait: float = 0.0) -> list[Delivery]:
         deliveries = self._claiming.poll(queue, limit, claim_ttl, wait)
@@ -186,24 +302,38 @@ class FileStore(QueueStore):
     def wait_point(self, queue: QueueRef) -> tuple[str, int, float]:
         return self._claiming.wait_point(queue)
 
-    def ack(self, queue: QueueRef, refs: Sequence[str], *, released_too: bool = False) -> list[bool]:
-        done = self._claiming.ack(queue, refs, released_too=released_too)
+    def claimed_until(self, queue: QueueRef, refs: Sequence[str]) -> list[float | None]:
+        return self._ends.claimed_until(queue, refs)
+
+    def ack(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
+        done = self._ends.ack(queue, refs)
         self._listeners.messages(MessageEvent.ACKED, queue_name_of(queue), sum(done))
         return done
 
-    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float, *, extend_only: bool = True,
-              claim_unclaimed: bool = False, live_only: bool = False) -> list[bool]:
-        return self._claiming.renew(queue, refs, ttl, extend_only=extend_only, claim_unclaimed=claim_unclaimed,
-                                   live_only=live_only)
+    def renew(self, queue: QueueRef, refs: Sequence[str], ttl: float) -> list[bool]:
+        return self._ends.renew(queue, refs, ttl)
 
-    def release(self, queue: QueueRef, refs: Sequence[str], *, live_only: bool = False) -> list[bool]:
-        return self._claiming.release(queue, refs, live_only=live_only)
+    def set_claim_ttl(self, queue: QueueRef, refs: Sequence[str], ttl: float) -> list[bool]:
+        return self._ends.set_claim_ttl(queue, refs, ttl)
+
+    def release(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
+        return self._ends.release(queue, refs)
+
+    def nack(self, queue: QueueRef, refs: Sequence[str]) -> list[bool]:
+        released = self._ends.release(queue, refs)
+        self._jobs.count_nacks(queue_name_of(queue), refs, released)
+        return released
 
     def unclaim_all(self, queue: str) -> None:
-        self._claiming.unclaim_all(queue)
+        self._ends.unclaim_all(queue)
 
     def peek(self, queue: str, limit: int = 10) -> list[Message]:
         return self._reading.peek(queue, limit)
+
+    def peek_ready(self, queue: QueueRef, limit: int = 10, wait: float = 0.0) -> list[Message]:
+        name = queue.name if isinstance(queue, QueueInfo) else check_queue_name(queue)
+        check_int("limit", limit, 1, MAX_PEEK_LIMIT)
+        return self._claiming.waiting(queue, wait, lambda q: self._reading.peek_ready(q, limit), "peeking", name)
 
     def counts(self, queue: str, limit: int | None = None) -> QueueCounts:
         return self._reading.counts(queue, limit)
@@ -224,15 +354,6 @@ class FileStore(QueueStore):
 
     def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
         return self._jobs.list_jobs(queue)
-
-    def requeue(self, queue: str, refs: Sequence[str], *, nack: bool = False) -> list[bool]:
-        released = self._claiming.release(queue, refs)
-        if nack:
-            self._jobs.count_nacks(queue, refs, released)
-        return released
-
-    def nack(self, queue: str, refs: Sequence[str]) -> list[bool]:
-        return self.requeue(queue, refs, nack=True)
 
     # ------------------------------------------------------------ moves
 
@@ -258,8 +379,7 @@ class FileStore(QueueStore):
         """One maintenance pass over every queue and the root. Returns counters of what it did.
         ``shared_interval``: skip queues that any process maintained less than that many seconds
         ago (the background loop's passes; see :mod:`spoolq.store.maintenance`)."""
-        return maintain_all(self._core, int((self._core.clock() if now is None else now) * 1000), shared_interval,
-                            recover_journals=self.recover_journals, resume_moves=self._moves.resume_stale)
+        return self._maintenance.run(int((self._clock() if now is None else now) * 1000), shared_interval)
 
     def start_background(self, interval: float = 1.0) -> None:
         """Run :meth:`maintain` every ``interval`` seconds in a daemon thread (call after fork)."""
@@ -279,30 +399,37 @@ class FileStore(QueueStore):
         """Replay or retire this node's commit journals that no live process owns (see
         :mod:`spoolq.store.recovery`): (files retired, messages restored). Run at start-up and
         by maintenance."""
-        return recovery.recover_journals(self._core)
+        return recovery.recover_journals(self._catalog, self._commit, self._tmp)
 
     def health(self) -> dict[str, Any]:
-        core = self._core
-        probe = core.root / "tmp"
+        probe = self._root / "tmp"
         try:
-            t = core.tmp.write(b"health")
+            t = self._tmp.write(b"health")
             os.unlink(t)
             st = os.statvfs(probe)
         except OSError as e:
             return {"ok": False, "error": str(storage_error(e, "probing the root"))}
         free_inodes, inodes = inode_counts(st)
-        return {"ok": True, "root": str(core.root), "node": core.node_id,
-                "free_bytes": st.f_bavail * st.f_frsize, "fsync": core.fsync,
+        journal = self._commit.journal
+        return {"ok": True, "root": str(self._root), "node": self._node_id, "format": self._format.format,
+                "damaged": [d.as_json() for d in damage.recent()],  # files the file system refuses
+                "free_bytes": st.f_bavail * st.f_frsize, "fsync": self._fsync,
                 "free_inodes": free_inodes, "inodes": inodes,
-                "flushes": core.commit.flushes + (core.commit.journal.flushes if core.commit.journal else 0)}
+                "size_bytes": st.f_blocks * st.f_frsize, "block_bytes": st.f_frsize,
+                "journal": journal is not None,
+                "journal_bytes": journal_bytes(journal.dir) if journal else 0,
+                "journal_limit_bytes": journal.limit_bytes if journal else 0,
+                "flushes": self._commit.flushes + (journal.flushes if journal else 0)}
 
     def flush(self) -> bool:
-        if not self._core.commit.enabled:
+        if not self._commit.enabled:
             return False
-        self._core.commit.flush()
+        self._commit.flush()
         return True
 
     def close(self) -> None:
         self._closed = True
         self._claiming.close()
-        self._core.close()
+        self._trash.close()
+        self._watcher.close()
+        self._commit.close()

@@ -26,7 +26,7 @@ import ctypes.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from spoolq.errors import InvalidArgument
 
@@ -84,14 +84,23 @@ def _existing(path: Path) -> Path:
 
 def _mount_type(path: Path, mountinfo: str = "/proc/self/mountinfo") -> str | None:
     """The type of the mount that holds ``path`` (``fuse.glusterfs``, ``ext4``...), from the mount table."""
-    mount = _mount_of(path, mountinfo)
-    return mount[1] if mount is not None else None
+    mount = mount_of(path, mountinfo)
+    return mount.type if mount is not None else None
 
 
-def _mount_of(path: Path, mountinfo: str) -> tuple[str, str, str] | None:
-    """(device number ``major:minor``, type, source) of the mount that holds ``path``."""
-    real = os.path.realpath(path)
-    best, found = "", None
+class Mount(NamedTuple):
+    """One line of the mount table: where it is mounted, its device number, type and source."""
+
+    point: str
+    device: str  # major:minor
+    type: str  # fuse.glusterfs, ext4...
+    source: str  # the GlusterFS server:/volume, the block device...
+
+
+def mount_of(path: Path | str, mountinfo: str = "/proc/self/mountinfo", *, resolved: bool = False) -> Mount | None:
+    """The mount that holds ``path`` (``resolved``: already a real path, not resolved again)."""
+    real = str(path) if resolved else os.path.realpath(path)
+    best: Mount | None = None
     try:
         with open(mountinfo) as f:
             lines = f.readlines()
@@ -104,9 +113,9 @@ def _mount_of(path: Path, mountinfo: str) -> tuple[str, str, str] | None:
             continue
         mount_point = fields[4].encode().decode("unicode_escape")
         inside = real == mount_point or real.startswith(mount_point.rstrip("/") + "/")
-        if inside and len(mount_point) >= len(best):
-            best, found = mount_point, (fields[2], rest[0], rest[1])
-    return found
+        if inside and (best is None or len(mount_point) >= len(best.point)):
+            best = Mount(mount_point, fields[2], rest[0], rest[1])
+    return best
 
 
 def ext4_without_journal(root: Path | str, mountinfo: str = "/proc/self/mountinfo",
@@ -118,16 +127,16 @@ def ext4_without_journal(root: Path | str, mountinfo: str = "/proc/self/mountinf
     a power cut until ``fsck`` has run, and it skips every inode freed in the last minutes when it
     makes a file, so after many deletes (acknowledged messages) each new message file costs
     hundreds of microseconds of CPU. A journaled ext4 lists ``data=`` among its options."""
-    mount = _mount_of(_existing(Path(root)), mountinfo)
-    if mount is None or mount[1] != "ext4":
+    mount = mount_of(_existing(Path(root)), mountinfo)
+    if mount is None or mount.type != "ext4":
         return None
     try:
-        name = os.path.basename(os.readlink(f"{sys_block}/{mount[0]}"))
+        name = os.path.basename(os.readlink(f"{sys_block}/{mount.device}"))
         with open(f"{proc_ext4}/{name}/options") as f:
             options = f.read().split()
     except OSError:
         return None
-    return None if any(o.startswith("data=") for o in options) else mount[2]
+    return None if any(o.startswith("data=") for o in options) else mount.source
 
 
 def _statfs_magic(path: Path) -> int | None:
@@ -267,7 +276,7 @@ EMPTY_BUCKET_REMOVALS = ("immediate", "guarded")
 #: mount types whose client waits for good on its next lookup of a name after losing a race of two
 #: renames of one file to that name (ceph-fuse 16.2: it keeps the name marked as being renamed; see
 #: docs/scale-out.md). There a claimed message goes back to its ready name in two renames
-#: (:meth:`~spoolq.store.queues.StoreCore.requeue`), so that no two nodes race to one name.
+#: (:meth:`~spoolq.store.handle.QueueHandle.requeue`), so that no two nodes race to one name.
 SAME_NAME_RENAME_RACE_HANGS = frozenset({"fuse.ceph-fuse"})
 
 

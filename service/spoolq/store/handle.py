@@ -1,14 +1,17 @@
 """One queue as the store holds it: its directory, its cached metadata, its cursor and locks.
 
-A :class:`QueueHandle` is what :meth:`~spoolq.store.queues.StoreCore.find` returns for a queue
+A :class:`QueueHandle` is what :meth:`~spoolq.store.catalog.QueueCatalog.find` returns for a queue
 whose ``meta.json`` exists; it is cached per process while ``meta.json`` is unchanged (same
 inode and mtime), so every operation on a queue shares one ready cursor. Its locks are the
 process's, not the handle's (a second handle is made when ``meta.json`` was missing for an
 instant, and both may be in use): they are found by the queue's real path. It knows the queue's
 directory grammar (:mod:`spoolq.store.layout`) and reads the small per-message records that live
 beside the messages: dedup markers and nack counts; it finds a message by id
-(:meth:`QueueHandle.locate_claimed`, :meth:`QueueHandle.locate_unclaimed`). It writes nothing but the removal of a
-surfaced dedup marker, and the origin markers of dead letters.
+(:meth:`QueueHandle.locate_claimed`, :meth:`QueueHandle.locate_unclaimed`). It holds the queue's
+locks (the FIFO lock, the bucket lock of renames into old buckets), renames a claimed message back
+to its ready name (:meth:`QueueHandle.requeue`) and moves a file that is no message aside
+(:meth:`QueueHandle.quarantine`); it writes nothing else but the removal of a surfaced dedup
+marker, and the origin markers of dead letters.
 
 Dead-letter origins, so that a move can return each message to its source:
 ``origins/<id>`` inside a dead-letter queue holds the name of the queue that the message with
@@ -25,14 +28,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from spoolq.errors import storage_error
+from spoolq.store import bucket_guard, damage, markerlock, recordlock
 from spoolq.store import layout as L
-from spoolq.store import markerlock
 from spoolq.store.cursor import ReadyCursor
-from spoolq.store.fileops import listdir, read_file
+from spoolq.store.fileops import listdir, read_file, rename_into
 from spoolq.store.model import QueueInfo, QueueKind
 
 ORIGINS = "origins"
@@ -46,6 +50,20 @@ _pruned_at: dict[str, int] = {}  # queue path -> when this process last looked a
 #: removing it under a sender's feet. Only an optimisation: renames survive any removal
 #: (:func:`spoolq.store.fileops.rename_into`), this just keeps them from having to retry.
 WRITE_WINDOW_MS = 2000
+#: a two-step requeue's own claimed name expires this long after its first rename (ms): a crash
+#: between its two renames delays the message by this much
+REQUEUE_HOLD_MS = 30_000
+#: per thread: the paths of the FIFO queues whose lock it holds (a nested step does not lock again)
+_FIFO_HELD = threading.local()
+#: what :meth:`QueueHandle.renaming_into_buckets` holds where nothing is needed
+_NOTHING = contextlib.nullcontext()
+
+
+def _fifo_locks_held() -> set[str]:
+    held: set[str] | None = getattr(_FIFO_HELD, "paths", None)
+    if held is None:
+        held = _FIFO_HELD.paths = set()
+    return held
 
 
 def write_window_start(now_ms: int) -> str:
@@ -75,6 +93,11 @@ class QueueHandle:
     #: empty buckets are removed only under the bucket lock (GlusterFS; see bucket_guard.py), by
     #: maintenance: pollers and listings leave them in place
     guarded_buckets: bool = False
+    #: claimed messages go back to their ready names in two renames (ceph-fuse; see :meth:`requeue`)
+    two_step_requeue: bool = False
+    #: where a file that is not a whole message of ours goes (:meth:`quarantine`): the root's
+    #: ``corrupt/`` directory and this queue's directory name, ``<root>/corrupt/<qdir>~``
+    corrupt_prefix: str = ""
     cursor: ReadyCursor = field(default_factory=lambda: ReadyCursor())
     last_maintained: float = 0.0
 
@@ -111,9 +134,9 @@ class QueueHandle:
             if not L.KSEC_RE.fullmatch(ksec):
                 continue
             kdir = f"{ready}/{ksec}"
-            buckets = sorted(listdir(kdir))
+            buckets = sorted(damage.listing(kdir, "listing ready buckets"))  # refused: passed over, reported
             if not buckets:
-                if ksec < keep_from[:8] and not self.guarded_buckets:
+                if ksec < L.ksec(keep_from) and not self.guarded_buckets:
                     with contextlib.suppress(OSError):
                         os.rmdir(kdir)
                 continue
@@ -180,6 +203,91 @@ class QueueHandle:
     def nacks_file(self, mid: str) -> str:
         """The nack count of message ``mid`` (see :mod:`spoolq.store.jobs`)."""
         return self.sub(f"nacks/{mid}")
+
+    def quarantine(self, path: str) -> None:
+        """Move a file that is not a whole message of ours out of every poller's way."""
+        with contextlib.suppress(OSError):
+            os.rename(path, f"{self.corrupt_prefix}{os.path.basename(path)}")
+
+    # ------------------------------------------------------------ renames back and into buckets
+
+    def requeue(self, claimed: str, p: L.ClaimedName, ready_dir: str, now_ms: int) -> None:
+        """Rename the claimed message file ``claimed`` back to its ready name in ``ready_dir`` (a
+        release, a nack, a claim expiry). FileNotFoundError if another caller (any node) did, or
+        took it, first. Where two nodes racing to rename one file to one name can hang the loser
+        (``ceph-fuse``: :data:`~spoolq.store.filesystems.SAME_NAME_RENAME_RACE_HANGS`), it is first
+        renamed, in its shard, to a claimed name of this call's own (a fresh token, expiring
+        :data:`REQUEUE_HOLD_MS` after ``now_ms``), which no one else renames before it expires; the
+        racers each race to a name of their own, and only the winner renames it on to the ready
+        name. A crash between the two leaves a claim that expires by then: delivered later, never
+        lost."""
+        if self.two_step_requeue:
+            hold = now_ms + REQUEUE_HOLD_MS
+            own = f"{os.path.dirname(claimed)}/{L.claimed_name(p.id, p.rc, p.frt, hold, L.new_token())}"
+            os.rename(claimed, own)
+            claimed = own
+        rename_into(claimed, ready_dir, L.ready_name(p.id, p.rc, p.frt), base=self.path)
+
+    def put_back(self, claimed: str, p: L.ClaimedName, now_ms: int) -> bool:
+        """Make the claimed message file ``claimed`` visible again (a release, an unclaim, a claim that
+        ran out): back to the ready bucket of its send second (a FIFO queue's: its group), holding the
+        bucket lock where buckets are guarded. False if another caller did, or took it, first."""
+        shard = os.path.basename(os.path.dirname(claimed))
+        try:
+            with self.renaming_into_buckets():
+                self.requeue(claimed, p, self.ready_dir(self.ready_bucket(p.id, shard)), now_ms)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def renaming_into_buckets(self) -> contextlib.AbstractContextManager[None]:
+        """Held around a rename into a standard queue's old ready or delayed bucket (a release, a
+        claim expiry, a due delay, a transfer, a send named late): where buckets are guarded
+        (GlusterFS) such a rename must not meet the removal of that bucket, so it holds the queue's
+        bucket lock shared (see bucket_guard.py). Elsewhere, and for FIFO queues, nothing."""
+        if not self.guarded_buckets or self.info.kind is QueueKind.FIFO:
+            return _NOTHING
+        return bucket_guard.renaming(self.real_path)
+
+    @contextlib.contextmanager
+    def fifo_lock(self) -> Iterator[None]:
+        """Exclusive access to a FIFO queue's group state across threads, processes and nodes.
+
+        POSIX record locks (``lockf``) are what NFS (NLM) and GlusterFS (the locks translator)
+        enforce between nodes; they are per process, so threads take the process's mutex of the
+        file first (:mod:`~spoolq.store.recordlock`). A thread that already holds the lock (a step
+        nested in a locked operation) does not take it again: a second descriptor's close would
+        drop the process's lock."""
+        held = _fifo_locks_held()
+        if self.path in held:
+            yield
+            return
+        with contextlib.ExitStack() as lock:
+            try:
+                lock.enter_context(recordlock.exclusive(self.lock_file("lock")))
+            except OSError as e:
+                raise storage_error(e, f"locking FIFO queue {self.name!r}") from e
+            held.add(self.path)
+            try:
+                yield
+            finally:
+                held.discard(self.path)
+
+    @contextlib.contextmanager
+    def renaming_into_groups(self) -> Iterator[None]:
+        """Held around a rename into a FIFO group's directory from outside that group (a due
+        delayed message, a transfer from another queue): such a rename must not meet the removal
+        of the group's directories (:func:`spoolq.store.maintenance.remove_idle_groups`), so it
+        takes the queue's lock. Renames within a group (release, claim expiry, renew) need not: the
+        message in the other directory keeps the group from looking idle. A thread that holds
+        another FIFO queue's lock (dead-lettering from a FIFO claim) does not wait for this one:
+        two queues that dead-letter into each other could wait for each other across nodes."""
+        held = _fifo_locks_held()
+        if self.info.kind is not QueueKind.FIFO or (held and self.path not in held):
+            yield
+            return
+        with self.fifo_lock():
+            yield
 
     # ------------------------------------------------------------ dedup markers
 

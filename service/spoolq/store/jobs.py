@@ -18,7 +18,7 @@ released (:meth:`Jobs.count_nacks`); the store does the two. A nack count is bes
 count one. The file of a message dropped by its TTL or by a
 purge stays behind (a few bytes) until the queue is deleted.
 
-:class:`Jobs` is a part of the file store built on its :class:`~spoolq.store.queues.StoreCore`.
+:class:`Jobs` is a part of the file store, built with the store's queues, temp writer and clock.
 """
 
 from __future__ import annotations
@@ -28,22 +28,24 @@ from collections.abc import Iterator, Sequence
 
 from spoolq.errors import storage_error
 from spoolq.store import layout as L
-from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.fileops import listdir, read_file
+from spoolq.store.catalog import Clock, QueueCatalog
+from spoolq.store.codec import CorruptMessage, decode_message, message_of
+from spoolq.store.fileops import TempWriter, listdir, read_file
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.model import CLAIMED, DELAYED, READY, JobView
-from spoolq.store.queues import StoreCore
 
 
 class Jobs:
-    def __init__(self, core: StoreCore) -> None:
-        self.core = core
+    def __init__(self, catalog: QueueCatalog, tmp: TempWriter, clock: Clock) -> None:
+        self.catalog = catalog
+        self.tmp = tmp
+        self.clock = clock
 
     def find_job(self, queue: str, message_id: str) -> JobView | None:
         """The message ``message_id`` of ``queue`` with its state, or None if it is gone."""
         L.check_queue_name(queue)
         mid = L.check_message_id(message_id, queue)
-        q = self.core.find(queue)
+        q = self.catalog.find(queue)
         if q is None:
             return None
         try:
@@ -66,16 +68,16 @@ class Jobs:
             meta, body = decode_message(read_file(path, message=True))
         except (FileNotFoundError, CorruptMessage):
             return None
-        msg = self.core.message(p.id, meta, body, p.rc, p.frt)
+        msg = message_of(p.id, meta, body, p.rc, p.frt)
         return JobView(msg, state, until_ms / 1000 if until_ms else None, self._nacks(q, p.id))
 
     def list_jobs(self, queue: str) -> Iterator[tuple[str, str]]:
         """(id, state) of every message of ``queue``: ready oldest first, then claimed, then delayed."""
         L.check_queue_name(queue)
-        q = self.core.find(queue)
+        q = self.catalog.find(queue)
         if q is None:
             return
-        for _b, bdir in q.ready_buckets(write_window_start(self.core.now_ms())):
+        for _b, bdir in q.ready_buckets(write_window_start(int(self.clock() * 1000))):
             for n in sorted(listdir(bdir)):
                 p = L.parse_ready(n)
                 if p is not None:
@@ -90,7 +92,7 @@ class Jobs:
 
     def count_nacks(self, queue: str, refs: Sequence[str], released: Sequence[bool]) -> None:
         """Count a nack for each message of ``refs`` that a release just put back (``released``)."""
-        q = self.core.find(queue)
+        q = self.catalog.find(queue)
         if q is None:
             return
         for ref, done in zip(refs, released, strict=True):
@@ -110,7 +112,7 @@ class Jobs:
     def _write_nacks(self, q: QueueHandle, mid: str, count: int) -> None:
         try:
             os.makedirs(q.sub("nacks"), exist_ok=True)
-            tmp = self.core.tmp.write(str(count).encode())
+            tmp = self.tmp.write(str(count).encode())
             os.replace(tmp, q.nacks_file(mid))
         except OSError as e:
             raise storage_error(e, "counting a nack") from e

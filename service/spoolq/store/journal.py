@@ -94,7 +94,15 @@ stays in use). So a record outlives the message it journals, at most, by about
 Disk use: a process that sends to standard queues keeps its active file and the next one, prepared:
 ``2 x PREPARED_BYTES`` (8 MiB; a node of 8 server workers about 64 MiB), plus the full files
 waiting for the next checkpoint. A prepared file takes its whole size on the disk from the start
-(written zeros, not a sparse file): ``du`` of ``journal/`` shows it.
+(written zeros, not a sparse file): ``du`` of ``journal/`` shows it. **The journal's share of the
+disk is bounded**: a file is prepared only while ``journal/`` (every process's files,
+:func:`journal_bytes`) and it stay within :data:`JOURNAL_SHARE` of the file system's size
+(:attr:`JournalCommit.limit_bytes`; otherwise records go to an appended file, which holds only
+what was written); on a file system too small for four files of ``PREPARED_BYTES`` in that share
+(under 80 MiB), prepared files and appended ones are an eighth of it (at least 64 KiB), so that
+they rotate and their checkpoints give the space back sooner; a file that rotates while the
+journal is over its share makes the next checkpoint due at once. So the journal exceeds its share
+only by records written since the last checkpoint.
 
 Replay after a power failure, and retirement after a process crash: :mod:`spoolq.store.recovery`.
 Journals are per node: on a shared file system run ``--flush fsync``.
@@ -105,6 +113,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import math
 import os
 import struct
@@ -133,6 +142,10 @@ MOVED = b"M"
 PREPARED_BYTES = 4 << 20
 #: an appended file (no prepared one ready) is ended after this many bytes
 ROTATE_BYTES = 16 << 20
+#: the share of the file system's size the journal's files may take (see the module doc)
+JOURNAL_SHARE = 0.2
+#: the smallest prepared or appended file on a small file system
+SMALL_FILE_BYTES = 64 << 10
 #: the journal thread's checkpoint is due once the oldest record no mark covers is this old
 CHECKPOINT_SECONDS = 5.0
 MARK_SUFFIX = ".synced"
@@ -226,6 +239,31 @@ def decode_records(blob: bytes) -> list[Record]:
     return out
 
 
+def journal_bytes(directory: Path | str) -> int:
+    """The disk space the files in ``directory`` (``journal/``) take, of every process."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                total += entry.stat(follow_symlinks=False).st_blocks * 512
+    return total
+
+
+def journal_limit(root: Path | str) -> int:
+    """The bytes the journal may take on ``root``'s file system (:data:`JOURNAL_SHARE` of its size)."""
+    st = os.statvfs(root)
+    return int(st.f_blocks * st.f_frsize * JOURNAL_SHARE)
+
+
+def file_bytes(full: int, limit_bytes: int) -> int:
+    """The size of a prepared file (``full``: ``PREPARED_BYTES``) or of an appended one before it
+    rotates (``full``: ``ROTATE_BYTES``) for a journal that may take ``limit_bytes``
+    (:func:`journal_limit`; see the module doc)."""
+    if limit_bytes >= 4 * PREPARED_BYTES:
+        return full
+    return min(full, max(SMALL_FILE_BYTES, limit_bytes // 8))
+
+
 def mark_name(boot: str, instance: str, ns: int) -> str:
     return f"{boot}~{instance}~{ns:020d}{MARK_SUFFIX}"
 
@@ -237,6 +275,9 @@ class JournalCommit:
     def __init__(self, root: Path, node: str, boot: str, syncfs: Callable[[], None]) -> None:
         self.dir = root / "journal"
         self._node, self._boot, self._syncfs = node, boot, syncfs
+        #: the bytes the journal's files may take (see the module doc)
+        self.limit_bytes = journal_limit(root)
+        self._over_limit = False  # a file rotated while the journal was over its share: checkpoint now
         self._mount = mount_id(str(self.dir))
         self._append_lock = threading.Lock()
         self._path = ""
@@ -287,6 +328,9 @@ class JournalCommit:
     def prefix(self) -> str:
         return f"{self._node}~{self._boot}~{self.instance()}~"
 
+    def _file_bytes(self, full: int) -> int:
+        return file_bytes(full, self.limit_bytes)
+
     def _next_path(self) -> str:
         """A new journal file's name (the append lock is held)."""
         self._n += 1
@@ -298,11 +342,13 @@ class JournalCommit:
         checkpoint."""
         if self._path and self._pid == process.pid():
             self._retired.append((self._path, time.monotonic_ns()))
+            self._over_limit = self._over_limit or journal_bytes(self.dir) > self.limit_bytes
         elif self._pid != process.pid():  # a forked child: the parent's files are the parent's
             self._retired, self._prepared, self._preparing = [], "", False
         self._pid = process.pid()
-        if self._prepared and need <= PREPARED_BYTES:
-            self._path, self._capacity, self._prepared = self._prepared, PREPARED_BYTES, ""
+        size = self._file_bytes(PREPARED_BYTES)
+        if self._prepared and need <= size:
+            self._path, self._capacity, self._prepared = self._prepared, size, ""
         else:
             self._path, self._capacity = self._next_path(), 0
         self._offset = 0
@@ -324,7 +370,8 @@ class JournalCommit:
             blob = b"".join(encode_record(kind, ns, p, d) for p, d in records)
             if (not self._path or self._pid != process.pid()
                     or (self._offset + len(blob) > self._capacity if self._capacity
-                        else self._offset >= ROTATE_BYTES or (bool(self._prepared) and len(blob) <= PREPARED_BYTES))):
+                        else self._offset >= self._file_bytes(ROTATE_BYTES)
+                        or (bool(self._prepared) and len(blob) <= self._file_bytes(PREPARED_BYTES)))):
                 self._open_new(len(blob))
             if self._capacity:
                 fd = os.open(self._path, os.O_WRONLY)
@@ -342,7 +389,7 @@ class JournalCommit:
                     while view:
                         view = view[os.write(fd, view):]
                 except OSError:
-                    self._offset = ROTATE_BYTES  # ended: a later record would follow the torn one
+                    self._offset = ROTATE_BYTES  # ended (past any rotation size): a later record would follow the torn one
                     raise
                 finally:
                     os.close(fd)
@@ -359,10 +406,13 @@ class JournalCommit:
     def _prepare_next(self) -> None:
         """Prepare the next file (the journal thread, when asked): never raises; after a failure the
         process keeps writing appended files and asks again ``CHECKPOINT_SECONDS`` later."""
+        size = self._file_bytes(PREPARED_BYTES)
         with self._append_lock:
             path = self._next_path()
         try:
-            write_zeros(path, PREPARED_BYTES)
+            if journal_bytes(self.dir) + size > self.limit_bytes:
+                raise OSError(errno.ENOSPC, "the journal is at its share of the disk")
+            write_zeros(path, size)
         except OSError:
             with self._append_lock:
                 self._preparing, self._prepare_failed = False, time.monotonic()
@@ -431,6 +481,7 @@ class JournalCommit:
         and say so: a syncfs that began after they were retired (unless one already completed),
         a mark, then the files' deletion. On failure the files wait for the next checkpoint."""
         need = max([upto, *(ns for _p, ns in retired)])
+        self._over_limit = False
         try:
             if force_syncfs or self._synced_from <= need:
                 self._syncfs_now()
@@ -466,6 +517,8 @@ class JournalCommit:
         last, sealed = self._last_append_ns, self._sealed
         if last == 0 or last < sealed:
             return None
+        if self._over_limit:
+            return 0.0
         since = max(self._oldest_unmarked_ns, sealed)  # records written during the last syncfs: its start
         return max(0.0, (since - time.monotonic_ns()) / 1e9 + CHECKPOINT_SECONDS)
 

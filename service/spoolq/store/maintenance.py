@@ -16,12 +16,14 @@ skips the queue if that is less than an interval ago, and otherwise stamps it an
 both do it, which is harmless. Without this a queue cost about twenty directory listings per
 second per process; on a distributed file system, where every listing asks every brick, six
 processes' passes kept the bricks busy enough to stall requests. Polls still run a queue's
-maintenance themselves when they find nothing (:func:`maybe_maintain`), so an expired claim is
+maintenance themselves when they find nothing (:meth:`Maintenance.maybe`), so an expired claim is
 not left waiting for its turn.
 
-Every step works on the store's :class:`~spoolq.store.queues.StoreCore`; the steps that belong to
-other parts of the store (taking over stale moves, recovering commit journals) are handed to
-:func:`maintain_all` by the store that wires them.
+Each step is a function given what it works on (a queue's handle, the trash, a directory);
+:class:`Maintenance`, built by the store with its queues, trash, wake-ups, archive and clock,
+runs them: a queue's steps (:meth:`Maintenance.queue`, and :meth:`Maintenance.maybe` for a poll),
+and the whole pass (:meth:`Maintenance.run`), which also runs the steps of other parts of the store
+that it is handed (taking over stale moves, recovering commit journals, finishing deletions).
 """
 
 from __future__ import annotations
@@ -32,16 +34,19 @@ import shutil
 import stat
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from spoolq.store import bucket_guard
 from spoolq.store import layout as L
-from spoolq.store.archive import compact, expire_segments
+from spoolq.store.archive import Archive
+from spoolq.store.catalog import Clock, QueueCatalog
 from spoolq.store.cursor import REFILL_TARGET
 from spoolq.store.deleting import sweep_deleting
 from spoolq.store.fileops import GONE, listdir, rename_into
 from spoolq.store.handle import QueueHandle
 from spoolq.store.model import FIFO_DEDUP_WINDOW, QueueKind
-from spoolq.store.queues import StoreCore
+from spoolq.store.trash import Trash
+from spoolq.store.watch import Watcher
 
 #: temp files of a live writer on another node are left alone this long
 TMP_MAX_AGE = 3600.0
@@ -53,7 +58,7 @@ GROUP_IDLE = 60.0
 REMOVALS_PER_PASS = 1000
 
 
-def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+def expire_claims(q: QueueHandle, now_ms: int, trash: Trash) -> int:
     """Requeue expired claims. A claim whose message is still ready under its name from before
     that claim (a second copy: a raw copy of a live root, a crash between the two halves of the
     claim on a shared file system) is dropped instead, so one copy stays: one ``stat``, and only if
@@ -61,12 +66,12 @@ def expire_claims(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     from the mount's cache for about a second after another node claimed the message away from
     that name, and the claim would be dropped: a message lost). The renames back into the buckets
     hold the bucket lock where it is used (bucket_guard.py), taken at the first one, and take two
-    steps on ``ceph-fuse`` (:meth:`~spoolq.store.queues.StoreCore.requeue`)."""
+    steps on ``ceph-fuse`` (:meth:`~spoolq.store.handle.QueueHandle.requeue`)."""
     with contextlib.ExitStack() as returning:
-        return _expire_claims(store, q, now_ms, returning)
+        return _expire_claims(q, now_ms, trash, returning)
 
 
-def _expire_claims(store: StoreCore, q: QueueHandle, now_ms: int, returning: contextlib.ExitStack) -> int:
+def _expire_claims(q: QueueHandle, now_ms: int, trash: Trash, returning: contextlib.ExitStack) -> int:
     requeued = 0
     locked = False
     for shard in listdir(q.sub("claimed")):
@@ -80,26 +85,26 @@ def _expire_claims(store: StoreCore, q: QueueHandle, now_ms: int, returning: con
             before = L.ready_name(p.id, p.rc - 1, p.frt if p.rc > 1 else 0)
             if p.rc >= 1 and os.path.exists(f"{ready_dir}/{before}") and before in listdir(ready_dir):
                 with contextlib.suppress(FileNotFoundError):
-                    store.trash.discard(f"{sdir}/{n}")
+                    trash.discard(f"{sdir}/{n}")
                 continue
             if not locked:
-                returning.enter_context(store.renaming_into_buckets(q))
+                returning.enter_context(q.renaming_into_buckets())
                 locked = True
             try:
-                store.requeue(q, f"{sdir}/{n}", p, q.ready_dir(bucket))
+                q.requeue(f"{sdir}/{n}", p, q.ready_dir(bucket), now_ms)
                 requeued += 1
             except FileNotFoundError:
                 continue
     return requeued
 
 
-def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+def release_due(q: QueueHandle, now_ms: int) -> int:
     released = 0
     now_s = now_ms // 1000
     due = [b for b in sorted(listdir(q.sub("delayed"))) if b.isdigit() and int(b) <= now_s]
     if not due:
         return 0
-    with store.renaming_into_groups(q), store.renaming_into_buckets(q):
+    with q.renaming_into_groups(), q.renaming_into_buckets():
         for b in due:
             bdir = q.sub(f"delayed/{b}")
             for n in listdir(bdir):
@@ -117,7 +122,7 @@ def release_due(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     return released
 
 
-def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
+def remove_idle_groups(q: QueueHandle, now: float) -> int:
     """FIFO: remove the directories of every group that holds no message: ``claimed/<g>/`` and
     ``ready/<g>/`` both empty, and neither changed for :data:`GROUP_IDLE` seconds.
 
@@ -130,7 +135,7 @@ def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
     without the lock (release, claim expiry, renew) move a message of the group from one directory
     to the other, and listing ``claimed/<g>`` before ``ready/<g>`` finds it in one of them.
     Renames from outside the group (due delays, transfers) take the lock
-    (:meth:`StoreCore.renaming_into_groups`). The idle time keeps a busy group's directories from
+    (:meth:`QueueHandle.renaming_into_groups`). The idle time keeps a busy group's directories from
     being removed and made again between each of its messages."""
     if q.kind is not QueueKind.FIFO:
         return 0
@@ -139,7 +144,7 @@ def remove_idle_groups(store: StoreCore, q: QueueHandle, now: float) -> int:
     if not idle:
         return 0
     removed = 0
-    with store.fifo_lock(q):
+    with q.fifo_lock():
         for g in _idle_groups(q, idle, now):
             for state in ("claimed", "ready"):
                 with contextlib.suppress(OSError):
@@ -165,7 +170,7 @@ def _idle_groups(q: QueueHandle, groups: list[str], now: float) -> list[str]:
     return idle
 
 
-def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+def drop_expired(q: QueueHandle, now_ms: int) -> int:
     """Retention: ready buckets whose second is older than the queue's retention are dropped (the
     emptied directories too, except where removal is guarded: :func:`remove_empty_buckets`)."""
     if q.kind is QueueKind.FIFO:
@@ -185,7 +190,7 @@ def drop_expired(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     return dropped
 
 
-def remove_empty_buckets(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+def remove_empty_buckets(q: QueueHandle, now_ms: int) -> int:
     """Where removal is guarded (GlusterFS, see :mod:`spoolq.store.bucket_guard`): remove the
     empty ready buckets, ksec directories and delayed buckets older than
     :data:`~spoolq.store.bucket_guard.REMOVE_AFTER_MS`, under the queue's bucket lock held
@@ -230,7 +235,7 @@ def _empty_ready_buckets(q: QueueHandle, cutoff: str) -> tuple[list[str], list[s
     for ksec in sorted(listdir(rdir)):
         if not L.KSEC_RE.fullmatch(ksec):
             continue
-        if ksec > cutoff[:8] or seen >= REFILL_TARGET:
+        if ksec > L.ksec(cutoff) or seen >= REFILL_TARGET:
             break
         kdir = f"{rdir}/{ksec}"
         all_empty = True
@@ -246,12 +251,12 @@ def _empty_ready_buckets(q: QueueHandle, cutoff: str) -> tuple[list[str], list[s
                 all_empty = False
             else:
                 ready.append(f"{kdir}/{b}")
-        if all_empty and ksec < cutoff[:8]:
+        if all_empty and ksec < L.ksec(cutoff):
             ksecs.append(kdir)
     return ready, ksecs
 
 
-def sweep_dedup(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
+def sweep_dedup(q: QueueHandle, now_ms: int) -> int:
     """FIFO: forget deduplication records older than the 5-minute window."""
     if q.kind is not QueueKind.FIFO:
         return 0
@@ -267,43 +272,12 @@ def sweep_dedup(store: StoreCore, q: QueueHandle, now_ms: int) -> int:
     return swept
 
 
-def maintain_queue(store: StoreCore, q: QueueHandle, now_ms: int) -> dict[str, int]:
-    done = {
-        "claims_expired": expire_claims(store, q, now_ms),
-        "delays_released": release_due(store, q, now_ms),
-        "retention_dropped": drop_expired(store, q, now_ms),
-        "dedup_swept": sweep_dedup(store, q, now_ms),
-        "origins_pruned": q.prune_origins(now_ms),
-    }
-    if q.info.config.archive or listdir(q.sub("acked")) or listdir(q.sub("archive-work")):
-        done["archived"] = compact(store, q, now_ms)
-    if done["claims_expired"] or done["delays_released"]:
-        store.watcher.notify(q.path)
-    return done
-
-
-def maybe_maintain(store: StoreCore, q: QueueHandle, interval: float) -> bool:
-    """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
-
-    Returns True if it made messages visible (expired claims, due delays)."""
-    now = store.clock()
-    if now - q.last_maintained < interval:
-        return False
-    q.last_maintained = now
-    try:
-        done = maintain_queue(store, q, int(now * 1000))
-    except OSError:
-        return False  # maintenance is retried; the operation that triggered it must not fail for it
-    return bool(done["claims_expired"] or done["delays_released"])
-
-
-def sweep_tmp(store: StoreCore, now: float) -> int:
-    """Remove temp files, and the per-process temp directories of message files (message_files.py), whose
-    writer process is gone (same node) or that are very old."""
+def sweep_tmp(tdir: str, node_prefix: str, now: float) -> int:
+    """Remove temp files of ``tdir``, and the per-process temp directories of message files
+    (message_files.py), whose writer process is gone (this node's: named from ``node_prefix``) or
+    that are very old."""
     swept = 0
-    tdir = store.root / "tmp"
-    node_prefix = store.tmp_node_prefix()
-    for n in listdir(str(tdir)):
+    for n in listdir(tdir):
         path = f"{tdir}/{n}"
         dead = False
         if n.startswith(node_prefix):
@@ -343,11 +317,11 @@ def _sweep_process_tmp(path: str, dead: bool, now: float) -> int:
     return swept
 
 
-def sweep_staging(store: StoreCore, now: float) -> int:
+def sweep_staging(queues_dir: str, now: float) -> int:
     """Remove ``queues/.new~*`` directories left by a create_queue that crashed half-way."""
     swept = 0
-    for n in listdir(store.queues_dir):
-        path = f"{store.queues_dir}/{n}"
+    for n in listdir(queues_dir):
+        path = f"{queues_dir}/{n}"
         try:
             if n.startswith(".new~") and now - os.stat(path).st_mtime > STAGING_MAX_AGE:
                 shutil.rmtree(path, ignore_errors=True)
@@ -357,9 +331,8 @@ def sweep_staging(store: StoreCore, now: float) -> int:
     return swept
 
 
-def sweep_trash(store: StoreCore) -> int:
+def sweep_trash(tdir: Path) -> int:
     swept = 0
-    tdir = store.root / "trash"
     for n in listdir(str(tdir)):
         path = tdir / n
         if path.is_dir() and not path.is_symlink():
@@ -386,29 +359,71 @@ def take_turn(q: QueueHandle, now_ms: int, interval: float) -> bool:
     return True
 
 
-def maintain_all(store: StoreCore, now_ms: int, shared_interval: float | None = None, *,
-                 recover_journals: Callable[[], tuple[int, int]],
-                 resume_moves: Callable[[int], int]) -> dict[str, int]:
-    """One pass over every queue and the root. With ``shared_interval`` (background passes), a
-    queue another process maintained less than that many seconds ago is skipped.
-    ``recover_journals`` and ``resume_moves`` are the store's own steps of the pass."""
-    totals: dict[str, int] = {}
-    for name in store.list_queues():
-        q = store.find(name)
-        if q is None:
-            continue
-        if shared_interval is not None and not take_turn(q, now_ms, shared_interval):
-            continue
-        q.last_maintained = now_ms / 1000
-        for key, value in maintain_queue(store, q, now_ms).items():
-            totals[key] = totals.get(key, 0) + value
-        totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(store, q, time.time())
-        totals["buckets_removed"] = totals.get("buckets_removed", 0) + remove_empty_buckets(store, q, now_ms)
-    totals["tmp_swept"] = sweep_tmp(store, time.time())
-    totals["journals_retired"], totals["journal_restored"] = recover_journals()
-    totals["trash_swept"] = sweep_trash(store)
-    totals["staging_swept"] = sweep_staging(store, time.time())
-    totals["deletions_finished"] = sweep_deleting(store, time.time())
-    totals["moves_resumed"] = resume_moves(now_ms)
-    totals["segments_expired"] = expire_segments(store, now_ms)
-    return totals
+class Maintenance:
+    """Runs the steps of maintenance over a store's queues and root (see the module docstring)."""
+
+    def __init__(self, catalog: QueueCatalog, *, trash: Trash, watcher: Watcher, archive: Archive, clock: Clock,
+                 tmp_prefix: str, recover_journals: Callable[[], tuple[int, int]],
+                 resume_moves: Callable[[int], int]) -> None:
+        self.catalog = catalog
+        self.trash = trash
+        self.watcher = watcher
+        self.archive = archive
+        self.clock = clock
+        self.tmp_prefix = tmp_prefix
+        self.recover_journals = recover_journals
+        self.resume_moves = resume_moves
+
+    def queue(self, q: QueueHandle, now_ms: int) -> dict[str, int]:
+        """One queue's steps; what each did."""
+        done = {
+            "claims_expired": expire_claims(q, now_ms, self.trash),
+            "delays_released": release_due(q, now_ms),
+            "retention_dropped": drop_expired(q, now_ms),
+            "dedup_swept": sweep_dedup(q, now_ms),
+            "origins_pruned": q.prune_origins(now_ms),
+        }
+        if q.info.config.archive or listdir(q.sub("acked")) or listdir(q.sub("archive-work")):
+            done["archived"] = self.archive.compact(q, now_ms)
+        if done["claims_expired"] or done["delays_released"]:
+            self.watcher.notify(q.path)
+        return done
+
+    def maybe(self, q: QueueHandle, interval: float) -> bool:
+        """Run this queue's maintenance if it has not run for ``interval`` seconds in this process.
+
+        Returns True if it made messages visible (expired claims, due delays)."""
+        now = self.clock()
+        if now - q.last_maintained < interval:
+            return False
+        q.last_maintained = now
+        try:
+            done = self.queue(q, int(now * 1000))
+        except OSError:
+            return False  # maintenance is retried; the operation that triggered it must not fail for it
+        return bool(done["claims_expired"] or done["delays_released"])
+
+    def run(self, now_ms: int, shared_interval: float | None = None) -> dict[str, int]:
+        """One pass over every queue and the root. With ``shared_interval`` (background passes), a
+        queue another process maintained less than that many seconds ago is skipped."""
+        catalog = self.catalog
+        totals: dict[str, int] = {}
+        for name in catalog.list_queues():
+            q = catalog.find(name)
+            if q is None:
+                continue
+            if shared_interval is not None and not take_turn(q, now_ms, shared_interval):
+                continue
+            q.last_maintained = now_ms / 1000
+            for key, value in self.queue(q, now_ms).items():
+                totals[key] = totals.get(key, 0) + value
+            totals["groups_removed"] = totals.get("groups_removed", 0) + remove_idle_groups(q, time.time())
+            totals["buckets_removed"] = totals.get("buckets_removed", 0) + remove_empty_buckets(q, now_ms)
+        totals["tmp_swept"] = sweep_tmp(f"{catalog.root}/tmp", self.tmp_prefix, time.time())
+        totals["journals_retired"], totals["journal_restored"] = self.recover_journals()
+        totals["trash_swept"] = sweep_trash(catalog.root / "trash")
+        totals["staging_swept"] = sweep_staging(catalog.queues_dir, time.time())
+        totals["deletions_finished"] = sweep_deleting(catalog, time.time())
+        totals["moves_resumed"] = self.resume_moves(now_ms)
+        totals["segments_expired"] = self.archive.expire_segments(now_ms)
+        return totals

@@ -40,12 +40,16 @@ import time
 from collections.abc import Iterable, Iterator
 
 from spoolq.errors import storage_error
+from spoolq.store import damage
 
 #: in-process mutexes per queue (threads of one process first serialise on stripe % MUTEXES)
 MUTEXES = 64
 #: how long a lock refused with EDEADLK (a false positive, see :func:`_lock_byte`) is asked for again
 DEADLOCK_RETRY_FOR = 60.0
 LOCK_FILE = "dedup.lock"
+#: what a lock on a descriptor answers when the file system no longer honours it (a GlusterFS client that
+#: reconnected to a brick refuses the descriptors that held locks there)
+_STALE_DESCRIPTOR = (errno.EIO, errno.EBADFD, errno.EBADF)
 
 
 def _lock_byte(fd: int, offset: int) -> None:
@@ -168,6 +172,11 @@ class MarkerLocks:
                     return fd
             except OSError as e:
                 self._unlock(fd, taken)
+                if e.errno in _STALE_DESCRIPTOR and _attempt == 0:
+                    self._reopen(fd)  # a descriptor a reconnected GlusterFS client refuses: once more, afresh
+                    continue
+                if damage.is_damage(e):
+                    damage.report(self.path, "locking a dedup queue's markers")
                 raise storage_error(e, f"locking {self.path}") from e
             except BaseException:
                 self._unlock(fd, taken)
@@ -185,6 +194,8 @@ class MarkerLocks:
                 except FileNotFoundError:
                     raise  # the queue is gone: the caller says which
                 except OSError as e:
+                    if damage.is_damage(e):
+                        damage.report(self.path, "opening a dedup queue's marker lock")
                     raise storage_error(e, f"opening {self.path}") from e
             return self._fd
 

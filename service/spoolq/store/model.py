@@ -135,7 +135,7 @@ def message_id_of(ref: object, queue: str) -> str:
     if isinstance(ref, str):
         receipt = RECEIPT_RE.fullmatch(ref)
         if receipt:
-            return check_message_id(receipt.group(2)[:40], queue)
+            return check_message_id(receipt.group(2).partition("~")[0], queue)  # the name's first field
     return check_message_id(ref, queue)
 
 

@@ -22,7 +22,7 @@ neither queue (moved, then consumed at the destination). The one case this misre
 is a consumer of the source claiming *and* acknowledging that exact message in the
 milliseconds between the owner's crash and its rename. With the commit journal
 (``--flush journal``) and a standard source, the batch's renames are also journaled before
-they are made (:meth:`~spoolq.store.queues.StoreCore.note_departures`), so a replay after a
+they are made (:meth:`~spoolq.store.queue_writer.QueueWriter.note_departures`), so a replay after a
 power failure looks for a moved message at the destination instead of writing it back into
 the source.
 
@@ -67,11 +67,14 @@ from typing import Any
 
 from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
+from spoolq.store.catalog import Clock, QueueCatalog
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.fileops import listdir, read_file, read_json, write_json_atomic
+from spoolq.store.fileops import TempWriter, listdir, read_file, read_json, write_json_atomic
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
+from spoolq.store.layout import IdFactory
 from spoolq.store.model import MoveState, MoveStatus, QueueKind
-from spoolq.store.queues import StoreCore
+from spoolq.store.queue_writer import QueueWriter
 
 STALE_AFTER = 15.0
 BATCH = 100
@@ -89,9 +92,17 @@ class _Stop(enum.Enum):
 class MoveRunner:
     """Starts, runs, takes over and cancels the moves of one store (see the module docstring)."""
 
-    def __init__(self, core: StoreCore) -> None:
-        self.core = core
-        self.dir = core.root / "moves"
+    def __init__(self, catalog: QueueCatalog, *, ids: IdFactory, commit: GroupCommit, writer: QueueWriter,
+                 tmp: TempWriter, fsync: bool, clock: Clock, node_id: str) -> None:
+        self.catalog = catalog
+        self.ids = ids
+        self.commit = commit
+        self.writer = writer
+        self.tmp = tmp
+        self.fsync = fsync
+        self.clock = clock
+        self.node_id = node_id
+        self.dir = catalog.root / "moves"
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
@@ -107,7 +118,7 @@ class MoveRunner:
                                            or not 1 <= max_per_second <= 1_000_000):
             raise InvalidArgument("max_per_second must be an integer between 1 and 1000000")
         ref = base64.b32encode(uuid.uuid4().bytes + b"move-queue").decode().rstrip("=")
-        now = self.core.clock()
+        now = self.clock()
         token = uuid.uuid4().hex
         status = {"ref": ref, "source": source, "destination": destination, "state": MoveState.IN_PROGRESS.value,
                   "moved": 0, "started_at": now, "finished_at": None, "error": None,
@@ -125,7 +136,7 @@ class MoveRunner:
         if data["state"] != MoveState.IN_PROGRESS.value:
             return self._to_status(data)
         try:
-            (self.dir / f"{ref}.cancel").touch()
+            (self.dir / L.move_cancel_name(ref)).touch()
         except OSError as e:
             raise storage_error(e, "cancelling a move") from e
         deadline = time.monotonic() + CANCEL_WAIT
@@ -137,14 +148,14 @@ class MoveRunner:
         # the owner did not answer: it is gone (or stalled; it will see the state and stop)
         data = self._load(ref)
         if data["state"] == MoveState.IN_PROGRESS.value:
-            data.update(state=MoveState.CANCELLED.value, finished_at=self.core.clock(), run=None)
+            data.update(state=MoveState.CANCELLED.value, finished_at=self.clock(), run=None)
             self._save(ref, data)
         return self._to_status(data)
 
     def list_all(self, source: str | None = None) -> list[MoveStatus]:
         out = []
         for n in sorted(listdir(str(self.dir))):
-            if not n.endswith(".json"):
+            if L.move_ref_of(n) is None:
                 continue
             data = read_json(self.dir / n)
             if data and (source is None or data.get("source") == source):
@@ -154,9 +165,9 @@ class MoveRunner:
     def resume_stale(self, now_ms: int) -> int:
         resumed = 0
         for n in listdir(str(self.dir)):
-            if not n.endswith(".json"):
+            ref = L.move_ref_of(n)
+            if ref is None:
                 continue
-            ref = n[:-5]
             data = read_json(self.dir / n)
             if not data or data.get("state") != MoveState.IN_PROGRESS.value or ref in self._running:
                 continue
@@ -164,13 +175,14 @@ class MoveRunner:
             if now_ms / 1000 - heartbeat <= STALE_AFTER:
                 continue
             try:
-                fd = os.open(self.dir / f"{ref}.lease-{int(heartbeat * 1000)}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                fd = os.open(self.dir / f"{L.move_lease_prefix(ref)}{int(heartbeat * 1000)}",
+                             os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
                 continue  # another taker won this heartbeat
             os.close(fd)
             token = uuid.uuid4().hex
             moved = int(data.get("moved") or 0) + self._settle(data)
-            data.update(owner=self._owner(), run=token, heartbeat=self.core.clock(), moved=moved, pending=[])
+            data.update(owner=self._owner(), run=token, heartbeat=self.clock(), moved=moved, pending=[])
             self._save(ref, data)
             self._launch(ref, token)
             resumed += 1
@@ -178,29 +190,32 @@ class MoveRunner:
 
     # ------------------------------------------------------------ internals
 
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
     def _owner(self) -> str:
-        return f"{self.core.node_id}:{os.getpid()}"
+        return f"{self.node_id}:{os.getpid()}"
 
     def _load(self, ref: str) -> dict[str, Any]:
         if not isinstance(ref, str) or not L.MOVE_REF_RE.match(ref):
             raise UnknownMove(str(ref)[:100])
-        data = read_json(self.dir / f"{ref}.json")
+        data = read_json(self.dir / L.move_status_name(ref))
         if data is None:
             raise UnknownMove(ref)
         return data
 
     def _save(self, ref: str, data: dict[str, Any]) -> None:
         try:
-            write_json_atomic(self.dir / f"{ref}.json", data, self.core.tmp, self.core.fsync)
+            write_json_atomic(self.dir / L.move_status_name(ref), data, self.tmp, self.fsync)
         except OSError as e:
             raise storage_error(e, "saving move status") from e
 
     def _mine(self, ref: str, token: str) -> bool:
-        data = read_json(self.dir / f"{ref}.json")
+        data = read_json(self.dir / L.move_status_name(ref))
         return data is not None and data.get("run") == token and data.get("state") == MoveState.IN_PROGRESS.value
 
     def _cancelled(self, ref: str) -> bool:
-        return (self.dir / f"{ref}.cancel").exists()
+        return (self.dir / L.move_cancel_name(ref)).exists()
 
     @staticmethod
     def _to_status(data: dict[str, Any]) -> MoveStatus:
@@ -227,7 +242,7 @@ class MoveRunner:
                 data["state"] = state.value
             except Exception as e:  # any failure is reported, never silently half-done
                 data.update(state=MoveState.ERROR.value, error=f"{type(e).__name__}: {e}")
-            data.update(finished_at=self.core.clock(), heartbeat=self.core.clock(), pending=[])
+            data.update(finished_at=self.clock(), heartbeat=self.clock(), pending=[])
             with contextlib.suppress(Exception):
                 if self._mine(ref, token):
                     self._save(ref, data)
@@ -235,31 +250,32 @@ class MoveRunner:
             with self._lock:
                 self._running.discard(ref)
             for n in listdir(str(self.dir)):
-                if n.startswith(f"{ref}.lease-"):
+                if n.startswith(L.move_lease_prefix(ref)):
                     with contextlib.suppress(OSError):
                         os.unlink(self.dir / n)
 
     def _sources(self, src: QueueHandle, cutoff_ms: int) -> list[str]:
         paths = []
-        dirs = [d for _b, d in src.ready_buckets(write_window_start(self.core.now_ms()))]
+        dirs = [d for _b, d in src.ready_buckets(write_window_start(self._now_ms()))]
         for state in ("delayed", "claimed"):
             dirs.extend(src.sub(f"{state}/{b}") for b in sorted(listdir(src.sub(state))))
         for d in dirs:
             for n in sorted(listdir(d)):
-                if L.ID_RE.match(n[:40]) and L.id_time_ms(n[:40]) < cutoff_ms:
+                mid = L.name_id(n)
+                if L.ID_RE.match(mid) and L.id_time_ms(mid) < cutoff_ms:
                     paths.append(f"{d}/{n}")
         return paths
 
     def _move_all(self, ref: str, token: str, data: dict[str, Any]) -> _Stop:
         """Move until a pass over the source moves nothing; save after every batch."""
-        core = self.core
-        src = core.find(data["source"])
+        catalog = self.catalog
+        src = catalog.find(data["source"])
         if src is None:
             return _Stop.DONE
-        dst = core.find(data["destination"])
+        dst = catalog.find(data["destination"])
         if dst is None:
-            core.create_queue(data["destination"], src.kind)
-            dst = core.require(data["destination"])
+            catalog.create_queue(data["destination"], src.kind)
+            dst = catalog.require(data["destination"])
         rate = data.get("max_per_second")
         batch = max(1, min(BATCH, rate // 4)) if rate else BATCH
         started = time.monotonic()
@@ -274,13 +290,13 @@ class MoveRunner:
                     return _Stop.LOST
                 targets = [(p, self._target(src, dst, p, bool(data.get("to_origins")))) for p in paths[i:i + batch]
                            if os.path.exists(p)]
-                chunk = [(p, core.ids.new_id(q.name, core.now_ms()), q.name) for p, q in targets]
+                chunk = [(p, self.ids.new_id(q.name, self._now_ms()), q.name) for p, q in targets]
                 if not chunk:
                     continue
-                data.update(pending=chunk, heartbeat=core.clock())
+                data.update(pending=chunk, heartbeat=self.clock())
                 self._save(ref, data)
                 if src.kind is QueueKind.STANDARD:  # its sends may be in the commit journal
-                    core.note_departures([(path, target, new_id) for (path, new_id, _name), (_p, target)
+                    self.writer.note_departures([(path, target, new_id) for (path, new_id, _name), (_p, target)
                                            in zip(chunk, targets, strict=True)])
                 done = 0
                 stop: _Stop | None = None
@@ -294,9 +310,9 @@ class MoveRunner:
                     if self._move_checked(path, target, new_id):
                         done += 1
                         moved_here += 1
-                        src.forget_origin(os.path.basename(path)[:40])
-                core.commit.flush()
-                data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=core.clock())
+                        src.forget_origin(L.file_id(path))
+                self.commit.flush()
+                data.update(moved=int(data.get("moved") or 0) + done, pending=[], heartbeat=self.clock())
                 if stop is _Stop.LOST or not self._mine(ref, token):
                     return _Stop.LOST
                 self._save(ref, data)
@@ -311,8 +327,8 @@ class MoveRunner:
         queue it was dead-lettered from when that is recorded and still exists."""
         if not to_origins:
             return dst
-        origin = src.origin_of(os.path.basename(path)[:40])
-        found = self.core.find(origin) if origin is not None and origin != src.name else None
+        origin = src.origin_of(L.file_id(path))
+        found = self.catalog.find(origin) if origin is not None and origin != src.name else None
         return found if found is not None else dst
 
     def _wait_turn(self, ref: str, token: str, data: dict[str, Any], due: float) -> bool:
@@ -328,24 +344,24 @@ class MoveRunner:
             if now - last_save >= SAVE_EVERY:
                 if not self._mine(ref, token):
                     return False
-                data["heartbeat"] = self.core.clock()
+                data["heartbeat"] = self.clock()
                 self._save(ref, data)
                 last_save = now
             time.sleep(min(CANCEL_POLL, due - now))
 
     def _settle(self, data: dict[str, Any]) -> int:
         """How many of a dead owner's pending renames happened (see the module docstring)."""
-        core = self.core
-        src = core.find(data["source"])
-        dst = core.find(data["destination"])
+        catalog = self.catalog
+        src = catalog.find(data["source"])
+        dst = catalog.find(data["destination"])
         done = 0
         for entry in data.get("pending") or []:
             path, new_id = entry[0], entry[1]
             if os.path.exists(path):
                 continue
-            target = core.find(entry[2]) if len(entry) > 2 else dst  # a move to_origins names each one's queue
+            target = catalog.find(entry[2]) if len(entry) > 2 else dst  # a move to_origins names each one's queue
             at_destination = target is not None and self._present(target, new_id)
-            still_in_source = src is not None and self._present(src, os.path.basename(path)[:40])
+            still_in_source = src is not None and self._present(src, L.file_id(path))
             if at_destination or not still_in_source:
                 done += 1
         return done
@@ -367,7 +383,6 @@ class MoveRunner:
         return False
 
     def _move_one(self, path: str, dst: QueueHandle, new_id: str) -> bool:
-        core = self.core
         meta: dict[str, Any] = {}
         if dst.kind in (QueueKind.FIFO, QueueKind.DEDUP):
             try:
@@ -385,9 +400,9 @@ class MoveRunner:
                         except FileNotFoundError:
                             return False
                         return True
-                    moved = core.transfer(path, dst, meta, new_id=new_id)
+                    moved = self.writer.transfer(path, dst, meta, new_id=new_id)
                     if moved is not None:  # re-dedup at the destination: the moved copy is now the pending one
-                        core.write_marker(dst, marker, moved.encode())
+                        self.writer.write_marker(dst, marker, moved.encode())
                     return moved is not None
-        moved = core.transfer(path, dst, meta, new_id=new_id)
+        moved = self.writer.transfer(path, dst, meta, new_id=new_id)
         return moved is not None

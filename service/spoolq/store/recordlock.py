@@ -28,6 +28,8 @@ import os
 import threading
 from collections.abc import Iterator
 
+from spoolq.store import damage
+
 
 class _Entry:
     __slots__ = ("mutex", "users")
@@ -53,9 +55,18 @@ def exclusive(lock_file: str) -> Iterator[None]:
         entry.users += 1
     try:
         with entry.mutex:
-            fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fcntl.lockf(fd, fcntl.LOCK_EX)
+                fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+            except OSError as e:
+                if damage.is_damage(e):
+                    damage.report(lock_file, "taking a queue's lock")
+                raise
+            try:
                 yield
             finally:
                 os.close(fd)

@@ -46,11 +46,12 @@ from pathlib import Path
 
 from spoolq.errors import SpoolqError, storage_error
 from spoolq.store import layout as L
+from spoolq.store.catalog import QueueCatalog
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.fileops import fsync_dir, listdir, read_file, read_json, rename_into
+from spoolq.store.fileops import TempWriter, fsync_dir, listdir, read_file, read_json, rename_into
+from spoolq.store.group_commit import GroupCommit
 from spoolq.store.journal import MARK_SUFFIX, MOVED, SEND, decode_records
 from spoolq.store.model import QueueKind
-from spoolq.store.queues import StoreCore
 
 #: where a transfer took a message: (queue directory, id) -> (queue directory, new id)
 Moves = Mapping[tuple[str, str], tuple[str, str]]
@@ -80,15 +81,15 @@ def _pid_alive(pid: int) -> bool:
     return pid == os.getpid() or os.path.exists(f"/proc/{pid}")
 
 
-def recover_journals(core: StoreCore) -> tuple[int, int]:
+def recover_journals(catalog: QueueCatalog, commit: GroupCommit, tmp: TempWriter) -> tuple[int, int]:
     """Replay or retire this node's commit journals that no live process writes (see the module
     docstring): (files retired, messages restored)."""
-    j = core.commit.journal
+    j = commit.journal
     if j is None:
         return 0, 0
     try:
-        return recover(str(core.root / "journal"), j.node, j.boot, j.instance(), core.commit.syncfs_now,
-                       lambda rel, data, moves: restore_journaled(core, rel, data, moves))
+        return recover(str(catalog.root / "journal"), j.node, j.boot, j.instance(), commit.syncfs_now,
+                       lambda rel, data, moves: restore_journaled(catalog, tmp, rel, data, moves))
     except OSError as e:
         raise storage_error(e, "recovering the commit journal") from e
 
@@ -188,35 +189,35 @@ def _moves(jdir: str, files: list[str]) -> dict[tuple[str, str], tuple[str, str]
                 to = rec.data.decode(errors="replace").split("/")
                 parts = rec.path.split("/")
                 if len(to) == 2 and len(parts) >= 3:
-                    moves[(parts[0], parts[-1][:40])] = (to[0], to[1])
+                    moves[(parts[0], L.name_id(parts[-1]))] = (to[0], to[1])
     return moves
 
 
-def restore_journaled(core: StoreCore, rel: str, data: bytes, moves: Moves) -> bool:
+def restore_journaled(catalog: QueueCatalog, tmp: TempWriter, rel: str, data: bytes, moves: Moves) -> bool:
     """Put a journaled message back at ``queues/<rel>`` unless it is whole in its queue or where
     transfers took it (a torn copy found on the way gets the journaled bytes)."""
     parts = rel.split("/")
-    if len(parts) < 3 or ".." in parts or not L.ID_RE.match(parts[-1][:40]):
+    mid = L.name_id(parts[-1])
+    if len(parts) < 3 or ".." in parts or not L.ID_RE.match(mid):
         return False
-    qpath = f"{core.queues_dir}/{parts[0]}"
+    qpath = f"{catalog.queues_dir}/{parts[0]}"
     if not os.path.exists(f"{qpath}/meta.json"):
         return False  # the queue was deleted since
-    mid = parts[-1][:40]
-    dirs = [os.path.dirname(f"{core.queues_dir}/{rel}"), f"{qpath}/claimed/{L.id_shard(mid)}", f"{qpath}/acked"]
+    dirs = [os.path.dirname(f"{catalog.queues_dir}/{rel}"), f"{qpath}/claimed/{L.id_shard(mid)}", f"{qpath}/acked"]
     dirs += [f"{qpath}/delayed/{b}" for b in listdir(f"{qpath}/delayed")]
-    found = _look_in(core, dirs, mid, data)
+    found = _look_in(tmp, dirs, mid, data)
     hop, seen = moves.get((parts[0], mid)), set()
     while found is None and hop is not None and hop not in seen:
         seen.add(hop)
-        found = _look_at_destination(core, hop[0], hop[1], data)
+        found = _look_at_destination(catalog, tmp, hop[0], hop[1], data)
         hop = moves.get(hop)
     if found is not None:
         return found
-    rename_into(core.tmp.write(data), os.path.dirname(f"{core.queues_dir}/{rel}"), parts[-1], base=qpath)
+    rename_into(tmp.write(data), os.path.dirname(f"{catalog.queues_dir}/{rel}"), parts[-1], base=qpath)
     return True
 
 
-def _look_in(core: StoreCore, dirs: list[str], mid: str, data: bytes) -> bool | None:
+def _look_in(tmp: TempWriter, dirs: list[str], mid: str, data: bytes) -> bool | None:
     """Message ``mid`` in one of ``dirs``: False if whole, True if it was torn and got ``data``,
     None if it is not there."""
     prefix = f"{mid}~"
@@ -227,19 +228,19 @@ def _look_in(core: StoreCore, dirs: list[str], mid: str, data: bytes) -> bool | 
                     decode_message(read_file(f"{d}/{n}"))
                     return False  # whole: nothing to do
                 except CorruptMessage:
-                    os.replace(core.tmp.write(data), f"{d}/{n}")  # torn by the power failure
+                    os.replace(tmp.write(data), f"{d}/{n}")  # torn by the power failure
                     return True
                 except FileNotFoundError:
                     continue
     return None
 
 
-def _look_at_destination(core: StoreCore, qdir: str, mid: str, data: bytes) -> bool | None:
+def _look_at_destination(catalog: QueueCatalog, tmp: TempWriter, qdir: str, mid: str, data: bytes) -> bool | None:
     """The moved message ``mid`` in the queue of directory ``qdir`` (as :func:`_look_in`); a pending
     copy of its body in a dedup queue (which a move collapsed it into) counts as whole."""
-    name = (read_json(Path(core.queues_dir) / qdir / "meta.json") or {}).get("name")
+    name = (read_json(Path(catalog.queues_dir) / qdir / "meta.json") or {}).get("name")
     try:
-        q = core.find(name) if isinstance(name, str) else None
+        q = catalog.find(name) if isinstance(name, str) else None
     except SpoolqError:
         q = None
     if q is None or not L.ID_RE.match(mid):
@@ -248,7 +249,7 @@ def _look_at_destination(core: StoreCore, qdir: str, mid: str, data: bytes) -> b
     claimed = q.locate_claimed(L.Ref(id=mid))
     dirs = [unclaimed[0]] if unclaimed else []
     dirs += [os.path.dirname(claimed[0])] if claimed else []
-    found = _look_in(core, [*dirs, q.sub("acked")], mid, data)
+    found = _look_in(tmp, [*dirs, q.sub("acked")], mid, data)
     if found is None and q.kind is QueueKind.DEDUP:
         with contextlib.suppress(CorruptMessage):
             if q.pending_copy(q.dedup_marker(decode_message(data)[1])) is not None:

@@ -7,7 +7,7 @@ Layout::
     <root>/trash/<queue dir>~<sub>~<token>   a purged queue's old ready/claimed/... directory
 
 :class:`Trash` takes the acked files; deleting and purging rename directories here themselves
-(:mod:`spoolq.store.queues`). Maintenance (``sweep_trash``) removes whatever is left, at start-up
+(:mod:`spoolq.store.catalog`, :mod:`spoolq.store.deleting`). Maintenance (``sweep_trash``) removes whatever is left, at start-up
 and then periodically.
 """
 
