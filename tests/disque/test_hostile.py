@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
+import random
 import socket
+import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import hiredis
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.disque.disque_server import DisqueServer, stored
+from spoolq.disque.reader import Limits
+from spoolq.disque.server import REQUEST_SECONDS_BEFORE_AUTH, UNAUTHENTICATED_IDLE_SECONDS
+from tests.disque.disque_server import DisqueServer, children, stored
+from tests.disque.test_reader import chunked, reference
 
 
 def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
@@ -100,10 +113,6 @@ def test_many_bad_clients_at_once(server: DisqueServer) -> None:
 
 
 def test_a_client_that_never_reads_its_replies_is_not_served_more(server: DisqueServer) -> None:
-    from pathlib import Path
-
-    from tests.disque.disque_server import children
-
     r = server.client()
     pipe = r.pipeline(transaction=False)
     for _ in range(50):
@@ -134,3 +143,290 @@ def test_a_client_that_never_reads_its_replies_is_not_served_more(server: Disque
     assert rss_mb() - before < 100, f"{rss_mb() - before:.0f} MB more for one client that does not read"
     s.close()
     assert r.execute_command("QLEN", "h-slowreader") == 50
+
+
+# --- hostile clients against keys: Redis's limits before AUTH, deadlines, a second client's latency ------
+
+KEY = "k-hostile"
+KEYED_CONFIG = f"api_keys:\n  - name: ops\n    key: {KEY}\n    permissions: ['queue']\n"
+AUTH = b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(KEY), KEY.encode())
+PING = b"*1\r\n$4\r\nPING\r\n"
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DisqueServer]:
+    tmp = tmp_path_factory.mktemp("disque-hostile")
+    (tmp / "spoolq.yaml").write_text(KEYED_CONFIG)
+    s = DisqueServer(root=tmp / "root", log=tmp / "server.log", config=tmp / "spoolq.yaml")
+    s.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def disque_pid(server: DisqueServer) -> int:
+    [pid] = [p for p in children(server.pids()[0])
+             if "spoolq.disque.server" in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
+    return pid
+
+
+def disque_rss_mb(server: DisqueServer) -> float:
+    """Resident memory of the Disque listener process."""
+    for line in Path(f"/proc/{disque_pid(server)}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def core_waits(*threads: str) -> float:
+    """Seconds these threads (``/proc/<pid>/task/<tid>``) have been ready to run with no core free."""
+    return sum(int(Path(f"{t}/schedstat").read_text().split()[1]) for t in threads) / 1e9
+
+
+def _ping(port: int, loop_thread: str, stop: Any, shared: Any, out: Any) -> None:
+    """The pinger's process: PING every 10 ms until ``stop``; sends back the latencies."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(AUTH)
+        assert sock.recv(64) == b"+OK\r\n"
+        me = f"/proc/self/task/{threading.get_native_id()}"
+        latencies: list[float] = []
+        own: list[float] = []
+        shared[1] = 1.0  # started
+        while not stop.is_set():
+            waited = core_waits(loop_thread, me)
+            shared[2] = started = time.perf_counter()
+            sock.sendall(PING)
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                reply += sock.recv(64)
+            took = time.perf_counter() - started
+            shared[2] = 0.0
+            shared[0] = max(shared[0], took)
+            latencies.append(took)
+            own.append(took - (core_waits(loop_thread, me) - waited))
+            assert reply == b"+PONG\r\n"
+            time.sleep(0.01)
+        out.send((latencies, own))
+
+
+class Pinger:
+    """A second, authenticated client, in a process of its own, that PINGs every 10 ms and keeps
+    each reply's latency, and that latency less the time the Disque loop and the pinger waited for
+    a core (on a busy machine the other programs' share, not the door's)."""
+
+    def __init__(self, server: DisqueServer) -> None:
+        ctx = multiprocessing.get_context("fork")
+        pid = disque_pid(server)
+        self._stop = ctx.Event()
+        self._shared = ctx.Array("d", 3)  # worst latency so far, started, the PING in flight's start
+        self._results, child = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_ping, args=(server.port, f"/proc/{pid}/task/{pid}", self._stop,
+                                                        self._shared, child), daemon=True)
+
+    def start(self) -> None:
+        self._process.start()
+        deadline = time.monotonic() + 30
+        while not self._shared[1] and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def worst(self) -> float:
+        """The longest wait for a PONG so far, the PING in flight included."""
+        since = self._shared[2]
+        return max(self._shared[0], time.perf_counter() - since if since else 0.0)
+
+    def stop(self) -> tuple[list[float], list[float]]:
+        """Every PING's wait, and the same less the waits for a core, sorted; a PING still
+        unanswered 5 s after the stop counts as a wait of that long."""
+        self._stop.set()
+        if not self._results.poll(5):
+            self._process.kill()
+            return [self.worst()], [self.worst()]
+        latencies, own = self._results.recv()
+        self._process.join(5)
+        return sorted(latencies), sorted(own)
+
+
+def pathological_frames() -> list[tuple[str, bytes, bool]]:
+    """1,000 (kind, bytes, keep the connection open) a hostile client might send."""
+    half = b"*3\r\n$6\r\nADDJOB\r\n$1\r\nq\r\n$100\r\nxxxx"
+    flood = PING * 2_000  # 28 KB of pipelined commands, replies never read
+    biggest = b"*10\r\n" + b"$16384\r\n" + b"f" * 16_384 + b"\r\n"  # the largest request allowed, cut short
+    kinds = [
+        ("huge array before AUTH", b"*2147483647\r\n", False, 150),
+        ("huge bulk before AUTH", b"*1\r\n$2147483647\r\n", False, 100),
+        ("over Redis's array cap before AUTH", b"*11\r\n", False, 50),
+        ("over Redis's bulk cap before AUTH", b"*1\r\n$16385\r\n", False, 50),
+        ("huge array after AUTH", AUTH + b"*2147483647\r\n", False, 100),
+        ("huge nested array after AUTH", AUTH + b"*1\r\n*2147483647\r\n", False, 50),
+        ("huge push after AUTH", AUTH + b"*1\r\n>2147483647\r\n", False, 50),
+        ("half a frame before AUTH, held open", half, True, 200),
+        ("half a frame after AUTH, held open", AUTH + half, True, 100),
+        ("a flood before AUTH", flood, False, 100),
+        ("the largest request before AUTH, cut short", biggest * 9, False, 50),
+    ]
+    frames = [(name, data, keep) for name, data, keep, count in kinds for _ in range(count)]
+    assert len(frames) == 1_000
+    random.Random(37).shuffle(frames)
+    return frames
+
+
+@pytest.mark.hostile
+def test_pathological_frames_never_stall_another_client(keyed: DisqueServer) -> None:
+    """1,000 frames with huge declared lengths, half frames and floods before AUTH: the Disque
+    process's memory stays flat and a PING on another connection is answered within 50 ms
+    throughout, not counting the time the machine gave the loop no core (before the reader
+    checked declared lengths, one ``*2147483647`` stalled the door 5-8 s)."""
+    before = stored(keyed.root)
+    rss_before = disque_rss_mb(keyed)
+    pinger = Pinger(keyed)
+    pinger.start()
+    held: list[socket.socket] = []
+    rss_peak = rss_before
+    try:
+        for i, (name, data, keep) in enumerate(pathological_frames()):
+            try:
+                s = socket.create_connection(("127.0.0.1", keyed.port), timeout=10)
+            except OSError as e:
+                raise AssertionError(f"connection {i} refused ({e}) after {name!r}; a PING waited "
+                                     f"{pinger.worst():.1f} s") from None
+            with contextlib.suppress(OSError):
+                s.sendall(data)
+            if keep:
+                held.append(s)
+            else:
+                s.close()
+            if i % 50 == 0:
+                rss_peak = max(rss_peak, disque_rss_mb(keyed))
+                assert pinger.worst() < 5.0, f"a PING waited {pinger.worst():.1f} s after {name!r}"
+        time.sleep(0.5)
+        rss_peak = max(rss_peak, disque_rss_mb(keyed))
+    finally:
+        for s in held:
+            s.close()
+        latencies, own = pinger.stop()
+    print(f"PINGs {len(latencies)}: p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, worst "
+          f"{latencies[-1] * 1000:.1f} ms; less the waits for a core: worst {own[-1] * 1000:.1f} ms; "
+          f"Disque RSS {rss_before:.0f} MB before, peak {rss_peak:.0f} MB")
+    assert len(latencies) > 50
+    assert own[-1] < 0.05, f"a PING waited {own[-1] * 1000:.0f} ms besides waiting for a core"
+    assert latencies[-1] < 3.0, f"a PING waited {latencies[-1] * 1000:.0f} ms, waits for a core included"
+    assert rss_peak - rss_before < 40, f"the Disque process grew {rss_peak - rss_before:.0f} MB"
+    assert stored(keyed.root) == before
+    with keyed.client(password=KEY) as r:
+        assert r.execute_command("PING") is True
+
+
+def read_replies(sock: socket.socket, count: int, timeout: float, linger: float = 0.3) -> tuple[list[object], bool]:
+    """The replies (RESP2 or RESP3) that arrive until ``count`` have and ``linger`` more seconds
+    passed (or ``timeout`` did), and whether the server closed the connection meanwhile."""
+    parser = hiredis.Reader()
+    replies: list[object] = []
+    deadline = time.monotonic() + timeout
+    lingering = False
+    while True:
+        if len(replies) >= count and not lingering:
+            lingering = True
+            deadline = min(deadline, time.monotonic() + linger)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return replies, False
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65_536)
+        except TimeoutError:
+            return replies, False
+        except ConnectionResetError:
+            return replies, True
+        if not chunk:
+            return replies, True
+        parser.feed(chunk)
+        while (reply := parser.gets()) is not False:
+            replies.append(reply)
+
+
+SERVER_AFTER_AUTH = Limits.after_auth(1_048_576 + 65_536)
+
+
+@pytest.mark.hostile
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=chunked(), authenticated=st.booleans())
+def test_fuzzed_frames_are_answered_as_the_grammar_says(keyed: DisqueServer, pinger_during_fuzz: Pinger,
+                                                        case: tuple[bytes, list[bytes]], authenticated: bool) -> None:
+    """Requests and garbage cut anywhere, sent before or after AUTH: the server answers each whole
+    request the grammar reads, then at most one protocol error and closes; meanwhile another
+    client's PING is answered in time (checked by the fixture)."""
+    stream, chunks = case
+    requests, error, _partial = reference(stream, SERVER_AFTER_AUTH if authenticated else Limits.before_auth())
+    with socket.create_connection(("127.0.0.1", keyed.port), timeout=10) as s:
+        if authenticated:
+            s.sendall(AUTH)
+            assert s.recv(64) == b"+OK\r\n"
+        with contextlib.suppress(OSError):
+            for chunk in chunks:
+                s.sendall(chunk)
+                time.sleep(0.002)
+        replies, closed = read_replies(s, len(requests) + (error is not None), timeout=10)
+    assert len(replies) == len(requests) + (error is not None), (replies, requests, error)
+    if error is not None:
+        assert closed and str(replies[-1]) == f"ERR Protocol error: {error}", replies[-1]
+
+
+@pytest.fixture(scope="module")
+def pinger_during_fuzz(keyed: DisqueServer) -> Iterator[Pinger]:
+    pinger = Pinger(keyed)
+    pinger.start()
+    yield pinger
+    latencies, own = pinger.stop()
+    assert own[-1] < 0.05, f"a PING waited {own[-1] * 1000:.0f} ms besides waiting for a core"
+    assert latencies[-1] < 3.0, f"a PING waited {latencies[-1] * 1000:.0f} ms, waits for a core included"
+
+
+TCP_ESTABLISHED = 1
+
+
+def tcp_state(sock: socket.socket) -> int:
+    """The socket's TCP state (``tcpi_state``: 1 established, 7 closed by a reset, 8 the peer closed)."""
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+
+
+@pytest.mark.hostile
+def test_half_requests_and_idle_unauthenticated_connections_are_closed(keyed: DisqueServer) -> None:
+    def connect(*send: bytes) -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", keyed.port), timeout=30)
+        for data in send:
+            s.sendall(data)
+            if data == AUTH:
+                assert s.recv(64) == b"+OK\r\n"
+        return s
+
+    half = b"*2\r\n$4\r\nPING\r\n$5\r\nab"
+    half_before, idle_before = connect(half), connect()
+    idle_after, half_after = connect(AUTH), connect(AUTH, half)
+    not_reading = socket.socket()
+    not_reading.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    not_reading.connect(("127.0.0.1", keyed.port))
+    not_reading.settimeout(5)
+    echo = b"*2\r\n$4\r\nPING\r\n$16000\r\n" + b"e" * 16_000 + b"\r\n"  # its reply is as long
+    for _ in range(400):  # 6 MB of replies it never reads: more than the socket buffers hold
+        not_reading.sendall(echo)
+    started = time.monotonic()
+    try:
+        replies, closed = read_replies(half_before, 1, timeout=REQUEST_SECONDS_BEFORE_AUTH + 5)
+        assert closed and replies and str(replies[0]).startswith("ERR Protocol error: request not received whole")
+        assert REQUEST_SECONDS_BEFORE_AUTH <= time.monotonic() - started < REQUEST_SECONDS_BEFORE_AUTH + 4
+        replies, closed = read_replies(idle_before, 0, timeout=5)
+        assert closed and replies == []
+        assert time.monotonic() - started >= UNAUTHENTICATED_IDLE_SECONDS
+        deadline = time.monotonic() + 20  # it still holds replies to read: the connection's state tells
+        while tcp_state(not_reading) == TCP_ESTABLISHED and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert tcp_state(not_reading) != TCP_ESTABLISHED, "a client that reads no reply is served for good"
+        idle_after.sendall(PING)  # authenticated: idle is fine, and so is a request still arriving
+        assert read_replies(idle_after, 1, timeout=5)[0] == [b"PONG"]
+        half_after.sendall(b"cde\r\n")
+        assert read_replies(half_after, 1, timeout=5)[0] == [b"abcde"]
+    finally:
+        for s in (half_before, idle_before, idle_after, half_after, not_reading):
+            s.close()

@@ -8,7 +8,7 @@ import pytest
 
 from spoolq import job_ids as ids
 from spoolq.disque import args as A
-from spoolq.disque.protocol import Error, ProtocolError, RequestReader, Status, encode
+from spoolq.disque.protocol import Error, Status, encode
 
 
 def test_ids_round_trip_and_ttl_parity() -> None:
@@ -43,22 +43,6 @@ def test_addjob_defaults() -> None:
 def test_integers_are_strict(bad: bytes) -> None:
     with pytest.raises(Error):
         A.integer(bad)
-
-
-def test_reader_pipelines_and_limits() -> None:
-    r = RequestReader(max_request=1000)
-    r.feed(b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nQLEN\r\n$1")
-    assert r.next() == [b"PING"]
-    assert r.next() is None
-    r.feed(b"\r\nq\r\n")
-    assert r.next() == [b"QLEN", b"q"]
-    r.feed(b"*2\r\n$4\r\nQLEN\r\n$5000\r\n" + b"x" * 1200)
-    with pytest.raises(ProtocolError, match="over the size limit"):
-        r.next()
-    with pytest.raises(ProtocolError):
-        bad = RequestReader(1000)
-        bad.feed(b"+OK\r\n")
-        bad.next()
 
 
 def test_encode() -> None:

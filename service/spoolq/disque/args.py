@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spoolq import job_ids as ids
 from spoolq import queue_names
@@ -75,6 +75,16 @@ class AddJob:
     ttl: int = DEFAULT_TTL
     maxlen: int = 0
     asynchronous: bool = False
+    #: whether the ADDJOB named its RETRY; one that did not takes its queue's visibility timeout
+    #: (up to a tenth of the TTL: :meth:`with_queue_retry`)
+    retry_named: bool = True
+
+    def with_queue_retry(self, visibility_timeout: float) -> AddJob:
+        """This job with its queue's visibility timeout as RETRY where the ADDJOB named none (at
+        most a tenth of its TTL, at least 1 s, as Disque's default)."""
+        if self.retry_named:
+            return self
+        return replace(self, retry=max(1, min(self.ttl // 10, int(visibility_timeout))))
 
 
 def parse_addjob(args: Sequence[bytes]) -> AddJob:
@@ -113,7 +123,8 @@ def parse_addjob(args: Sequence[bytes]) -> AddJob:
         raise Error("With RETRY set to 0 please explicitly set  REPLICATE to 1 (at-most-once delivery)")
     if delay >= ttl:
         raise Error("The specified DELAY is greater than TTL. Job refused since would never be delivered")
-    if retry == -1:
+    retry_named = retry != -1
+    if not retry_named:
         retry = max(1, min(ttl // 10, MAX_DEFAULT_RETRY))
     if retry > MAX_RETRY:
         raise Error(f"RETRY must be at most {MAX_RETRY} seconds (the longest claim spoolq keeps)")
@@ -122,7 +133,7 @@ def parse_addjob(args: Sequence[bytes]) -> AddJob:
     if delay > 365 * 86_400:
         raise Error("DELAY must be at most 31536000 seconds")
     return AddJob(queue, bytes(args[2]), timeout, opts["replicate"], delay, retry, ttl, opts["maxlen"],
-                  asynchronous)
+                  asynchronous, retry_named)
 
 
 @dataclass(frozen=True)

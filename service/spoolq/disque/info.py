@@ -28,7 +28,7 @@ from spoolq.store.contract import QueueStore
 
 
 class Server(Protocol):
-    """What the server commands read of the listener (:class:`spoolq.disque.server.Door`)."""
+    """What the server commands read of the listener (:class:`spoolq.disque.door.Door`)."""
 
     @property
     def settings(self) -> Settings: ...

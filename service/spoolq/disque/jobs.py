@@ -5,7 +5,9 @@ Each is a thin translation onto one or two store calls and runs in the server's 
 
 * ``ADDJOB`` is ``send`` to ``disque:<queue>`` (created on first use); it replies once the
   message is on stable storage (the store's group commit). ``DELAY`` is the send's delay,
-  ``TTL`` its ttl (Disque's default: one day), ``RETRY 0`` an at-most-once message (the store
+  ``TTL`` its ttl (Disque's default: one day), a job without ``RETRY`` takes its queue's
+  visibility timeout (a new Disque queue's is 300 s, Disque's longest default; at most a tenth of
+  the TTL, as Disque's default), ``RETRY 0`` an at-most-once message (the store
   deletes it as it hands it out), ``MAXLEN`` is checked against the queued (ready) count.
   ``REPLICATE`` is accepted and delegated to the file system: a message is one file, and a
   replicated or shared file system is what keeps copies. The job's retry, TTL, delay and
@@ -18,10 +20,11 @@ Each is a thin translation onto one or two store calls and runs in the server's 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spoolq import job_ids as ids
@@ -29,8 +32,17 @@ from spoolq.auth import Principal
 from spoolq.disque import args as A
 from spoolq.disque.protocol import Error, Status
 from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
+from spoolq.queue_settings import DISQUE_DEFAULT_VISIBILITY_TIMEOUT, door_defaults
 from spoolq.store.contract import QueueStore
-from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, SendResult, check_message_id
+from spoolq.store.model import (
+    Delivery,
+    Message,
+    OutgoingMessage,
+    QueueInfo,
+    QueueKind,
+    SendResult,
+    check_message_id,
+)
 
 PAUSE_KEY = "disque.pause"
 
@@ -141,6 +153,8 @@ class JobCommands:
                 info = self.store.get_queue(queue)
             except QueueNotFound:
                 info = None
+            visibility = info.config.claim_ttl if info is not None else DISQUE_DEFAULT_VISIBILITY_TIMEOUT
+            batch = [(i, job.with_queue_retry(visibility)) for i, job in batch]
             if info is not None and info.config.extra.get(PAUSE_KEY) in ("in", "all"):
                 for i, _job in batch:
                     replies[i] = Error("Queue paused in input, try later", "PAUSED")
@@ -184,7 +198,25 @@ class JobCommands:
             return e
 
     def _send_batch(self, queue: str, msgs: Sequence[OutgoingMessage]) -> list[SendResult]:
-        return self.store.send_batch(queue, msgs, create=QueueKind.STANDARD)
+        try:
+            return self.store.send_batch(queue, msgs)
+        except QueueNotFound:  # the first ADDJOB makes the queue (only once its jobs are accepted)
+            results = self.store.send_batch(queue, msgs, create=QueueKind.STANDARD)
+            self._give_disque_defaults(queue)
+            return results
+
+    def _give_disque_defaults(self, queue: str) -> None:
+        """A queue the first ADDJOB made gets a Disque queue's defaults (its visibility timeout,
+        the RETRY of jobs that name none), unless its settings were changed meanwhile."""
+        base = self.store.default_config
+        wanted = door_defaults("disque", base)
+
+        def change(info: QueueInfo) -> QueueInfo:
+            if info.config.claim_ttl != base.claim_ttl:
+                return info
+            return replace(info, config=replace(info.config, claim_ttl=wanted.claim_ttl))
+        with contextlib.suppress(QueueNotFound):
+            self.store.change_queue(queue, change)
 
     # ------------------------------------------------------------------ GETJOB
 
@@ -216,7 +248,7 @@ class JobCommands:
             if not isinstance(retry, int) or retry == 0 or retry == hint:
                 continue
             self._retry_hint[queue] = retry
-            self.store.renew(queue, [d.receipt], float(retry), extend_only=False)
+            self.store.set_claim_ttl(queue, [d.receipt], float(retry))
 
     def render(self, queue: str, msg: Message, withcounters: bool) -> list[Any]:
         row: list[Any] = [A.disque_name(queue).encode(), disque_id(msg), msg.body]
@@ -235,7 +267,7 @@ class JobCommands:
             queue = A.PREFIX + row[0].decode()
             sid = ids.to_store(row[1])
             if sid is not None:
-                self.store.requeue(queue, [sid])
+                self.store.release(queue, [sid])
 
     # ------------------------------------------------------------------ by id
 
@@ -266,7 +298,7 @@ class JobCommands:
         return self._each(who, argv, "poll", self.store.nack)
 
     def enqueue(self, who: Principal, argv: Sequence[bytes]) -> int:
-        return self._each(who, argv, "poll", self.store.requeue)
+        return self._each(who, argv, "poll", self.store.release)
 
     def dequeue(self, who: Principal, argv: Sequence[bytes]) -> int:
         def one(queue: str, sid: str) -> bool:
@@ -274,7 +306,7 @@ class JobCommands:
             if view is None or view.state != "ready":
                 return False
             retry = job_meta(view.message).get("r") or A.MAX_DEFAULT_RETRY
-            return self.store.renew(queue, [sid], float(retry), extend_only=False, claim_unclaimed=True)[0]
+            return self.store.set_claim_ttl(queue, [sid], float(retry))[0]
         return self._each(who, argv, "poll", lambda queue, group: [one(queue, sid) for sid in group])
 
     def working(self, who: Principal, argv: Sequence[bytes]) -> int:
@@ -290,6 +322,6 @@ class JobCommands:
                 raise Error("Half of job TTL already elapsed, you are no longer allowed to postpone the "
                             "next delivery.", "TOOLATE")
             retry = int(dq.get("r") or self._retry_hint.get(queue, A.MAX_DEFAULT_RETRY))
-            if self.store.renew(queue, [sids[0]], float(retry), extend_only=False, claim_unclaimed=True)[0]:
+            if self.store.set_claim_ttl(queue, [sids[0]], float(retry))[0]:
                 return retry
         raise Error("Job not known in the context of this node.", "NOJOB")

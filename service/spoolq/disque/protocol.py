@@ -1,12 +1,10 @@
-"""RESP, the Redis protocol Disque speaks: requests parsed by hiredis, replies encoded here.
+"""RESP, the Redis protocol Disque speaks: replies encoded here (requests are read by :mod:`.reader`).
 
 A request is an array of bulk strings (``*2\\r\\n$4\\r\\nQLEN\\r\\n$1\\r\\nq\\r\\n``); clients
-pipeline them freely. Parsing is hiredis's reader (the C parser every Redis client trusts);
-this module only bounds it: a request still incomplete after ``max_request`` buffered bytes,
-a reply type other than an array of bulk strings, or anything hiredis calls a protocol error
-(bad lengths, nesting deeper than it allows, binary garbage) is a :class:`ProtocolError`,
-which the server answers with ``-ERR Protocol error: ...`` and then closes the connection,
-as Redis and Disque do. Any other bad request gets an error reply and the connection stays.
+pipeline them freely. A stream that is not such requests, or breaks their limits, is a
+:class:`~spoolq.disque.reader.ProtocolError`, which the server answers with
+``-ERR Protocol error: ...`` and then closes the connection, as Redis and Disque do. Any other bad
+request gets an error reply and the connection stays.
 
 Replies are Python values encoded by :func:`encode`: ``bytes``/``str`` bulk strings, ``int``
 integers, ``None`` the null bulk string, lists arrays, :class:`Status` simple strings,
@@ -26,12 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import hiredis
-
-
-class ProtocolError(Exception):
-    """The byte stream is not RESP requests: answer once and close the connection."""
 
 
 @dataclass(frozen=True)
@@ -113,33 +105,3 @@ def encode(value: Any, out: bytearray, resp3: bool = False) -> None:
             encode(value.text, out)
     else:  # pragma: no cover - a bug in a command, not client input
         raise TypeError(f"cannot encode {type(value).__name__}")
-
-
-class RequestReader:
-    """Incremental request parser: ``feed`` bytes, then take requests until ``next`` is None."""
-
-    def __init__(self, max_request: int) -> None:
-        self._reader = hiredis.Reader()
-        self._max = max_request
-        self._pending = 0  # bytes fed since the last complete request
-
-    def feed(self, data: bytes) -> None:
-        self._pending += len(data)
-        try:
-            self._reader.feed(data)
-        except hiredis.ProtocolError as e:
-            raise ProtocolError(str(e)) from None
-
-    def next(self) -> Sequence[bytes] | None:
-        try:
-            req = self._reader.gets()
-        except hiredis.ProtocolError as e:
-            raise ProtocolError(str(e)) from None
-        if req is False:
-            if self._pending > self._max:
-                raise ProtocolError("invalid bulk length (request over the size limit)")
-            return None
-        self._pending = self._reader.len()
-        if not isinstance(req, list) or not all(isinstance(a, bytes) for a in req):
-            raise ProtocolError("expected an array of bulk strings")
-        return req

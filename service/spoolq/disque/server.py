@@ -1,9 +1,9 @@
 """The Disque listener: one asyncio process serving RESP connections over the shared store.
 
-Every connection is an :class:`asyncio.Protocol`; its requests (pipelined or not) run one at
-a time, in order. Commands that touch the store run in a thread pool (the store blocks on
-the file system and on group commits); a blocked GETJOB holds no thread (see
-:mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` (and ``--disque-tls-port M``: RESP over TLS, :mod:`spoolq.tls`)
+Every connection is an :class:`asyncio.Protocol` (:class:`Connection`); its requests (pipelined
+or not) run one at a time, in order, through the command table (:class:`~spoolq.disque.door.Door`).
+Commands that touch the store run in a thread pool (the store blocks on the file system and on
+group commits); a blocked GETJOB holds no thread (see :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` (and ``--disque-tls-port M``: RESP over TLS, :mod:`spoolq.tls`)
 binds the sockets, then starts
 this module as a child process that inherits them, dies with its parent (``PR_SET_PDEATHSIG``) and
 is started again by :class:`~spoolq.disque.supervisor.Supervisor` if it dies alone. The socket may
@@ -18,8 +18,18 @@ into the multiprocess directory the HTTP workers' ``/metrics`` reads (:mod:`spoo
 
 Authentication: with API keys configured, a connection acts as the config's ``anonymous``
 principal until ``AUTH <key>`` (or ``HELLO <proto> AUTH <user> <key>``); without one every command
-but AUTH, PING, QUIT, HELLO, CLIENT and COMMAND answers ``-NOAUTH Authentication required.``.
-Permissions are the HTTP doors' ``queue|<action>|<disque queue name>``.
+but AUTH, PING, QUIT, HELLO, CLIENT and COMMAND answers ``-NOAUTH Authentication required.``
+(:mod:`spoolq.disque.door`). Permissions are the HTTP doors' ``queue|<action>|<disque queue name>``.
+
+Limits (so that no client can stall the loop every connection shares, or hold memory for
+nothing): requests are read under :mod:`spoolq.disque.reader`'s limits, Redis's small ones until
+the connection authenticates (when keys are configured); a request must arrive whole within
+:data:`REQUEST_SECONDS_BEFORE_AUTH` of its first byte before AUTH, :data:`REQUEST_SECONDS` after
+(else ``-ERR Protocol error: ...`` and the connection is closed); a connection that has not
+authenticated is closed after :data:`UNAUTHENTICATED_IDLE_SECONDS` without a request to answer,
+or as long without reading its replies.
+Once a second :func:`_sweep` checks every connection's clocks, so the reading path pays one clock
+read per chunk.
 
 Protocol: a connection speaks RESP2 until ``HELLO 3`` (:mod:`spoolq.disque.protocol`), which
 redis-py 8 and the Disque clients built on it send on connect.
@@ -29,35 +39,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
+import contextlib
 import logging
 import os
 import signal
 import socket
+import struct
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-from spoolq import job_ids as ids
-from spoolq.auth import OPEN, Authenticator, Principal
-from spoolq.disque import args as A
-from spoolq.disque.blocking import Dispatcher, Waiter
-from spoolq.disque.info import Introspection
-from spoolq.disque.jobs import JobCommands
-from spoolq.disque.meter import CommandMeter, count_messages
-from spoolq.disque.protocol import NULL_ARRAY, OK, Error, ProtocolError, RequestReader, encode
-from spoolq.disque.queues import QueueCommands
+from spoolq.auth import OPEN, Authenticator
+from spoolq.disque.door import Door
+from spoolq.disque.protocol import Error, encode
+from spoolq.disque.reader import Parsed, ProtocolError, RequestReader
 from spoolq.disque.session import Session
 from spoolq.disque.supervisor import GRACEFUL_SECONDS, die_with_parent, settings_from_json
-from spoolq.errors import SpoolqError, StorageUnavailable
 from spoolq.metrics import Metrics
 from spoolq.rates import RateHistory
 from spoolq.server_settings import Settings
 from spoolq.serving import open_store
-from spoolq.store.contract import QueueStore
 from spoolq.tls import HANDSHAKE_SECONDS, server_context
 
 log = logging.getLogger("spoolq.disque")
@@ -65,203 +68,38 @@ log = logging.getLogger("spoolq.disque")
 MAX_QUEUED_REQUESTS = 1024
 #: consecutive pipelined ADDJOBs written with one store batch (one group commit)
 MAX_ADDJOB_BATCH = 256
-#: commands allowed before AUTH when keys are configured
-PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
-
-
-class Door:
-    """The command table and everything a connection shares."""
-
-    def __init__(self, settings: Settings, store: QueueStore, auth: Authenticator, pool: ThreadPoolExecutor,
-                 loop: asyncio.AbstractEventLoop, metrics: Metrics | None = None) -> None:
-        self.settings = settings
-        self.store = store
-        self.auth = auth
-        self.pool = pool
-        self.loop = loop
-        prefix = ids.node_prefix(settings.node_id)
-        self.node_name = prefix + hashlib.sha1(settings.node_id.encode()).hexdigest()[:32]
-        metrics = metrics if metrics is not None else Metrics()
-        self.stop_counting = count_messages(store, metrics)
-        self.jobs = JobCommands(store, prefix)
-        self.dispatcher = Dispatcher(loop, self._fetch_for, self.jobs.release_unsent, store.watcher.rescan)
-        store.watcher.add_listener(self.dispatcher.wake)
-        self.queues = QueueCommands(self.jobs, self.node_name, self.dispatcher.blocked)
-        self.info = Introspection(self)
-        self.clients = 0
-        self.started = time.time()
-        self.stopping = False  # a graceful stop began: connections close once answered
-        self.commands: dict[str, tuple[int, Callable[..., Any], bool]] = {
-            # name: (arity as Disque's table: n exact, -n at least n; handler; runs in the pool)
-            "addjob": (-4, self.jobs.addjob, True),
-            "ackjob": (-1, self.jobs.ackjob, True),
-            "fastack": (-1, self.jobs.ackjob, True),
-            "deljob": (-1, self.jobs.ackjob, True),
-            "nack": (-1, self.jobs.nack, True),
-            "enqueue": (-1, self.jobs.enqueue, True),
-            "queue": (-1, self.jobs.enqueue, True),  # the seed's name for ENQUEUE
-            "dequeue": (-1, self.jobs.dequeue, True),
-            "working": (2, self.jobs.working, True),
-            "qlen": (2, self.queues.qlen, True),
-            "qpeek": (3, self.queues.qpeek, True),
-            "qstat": (2, self.queues.qstat, True),
-            "qscan": (-1, self.queues.qscan, True),
-            "scanqueues": (-1, self.queues.qscan, True),  # the seed's name
-            "jscan": (-1, self.queues.jscan, True),
-            "scanjobs": (-1, self.queues.jscan, True),  # the seed's name
-            "show": (2, self.queues.show, True),
-            "pause": (-3, self.queues.pause, True),
-            "info": (-1, self.info.info, True),
-            "hello": (-1, self.info.hello, False),  # takes the session: see _dispatch
-            "client": (-2, self.info.client, False),  # takes the session
-            "ping": (-1, self.info.ping, False),
-            "config": (-2, self.info.config, False),
-            "command": (0, self.info.command, False),
-            "time": (1, self.info.time, False),
-        }
-        self.meter = CommandMeter(metrics, [*self.commands, "getjob", "getjobs", "auth", "quit"])
-        self.with_session = {"hello", "client"}
-
-    def _watch(self, queues: Sequence[str]) -> None:
-        """Tell the dispatcher where the store wakes the waiters of ``queues`` (in a thread)."""
-        for queue in queues:
-            self.dispatcher.watching(queue, *self.store.wait_point(queue))
-
-    async def _fetch_for(self, w: Waiter, queue: str) -> list[list[Any]]:
-        def run() -> list[list[Any]]:
-            self._watch([queue])  # before the poll: a send after it wakes the waiter
-            return self.jobs.fetch([queue], w.count, w.withcounters)
-        return await self.loop.run_in_executor(self.pool, run)
-
-    async def handle(self, session: Session, argv: Sequence[bytes]) -> Any:
-        """The reply to one request, counted (:mod:`spoolq.disque.meter`)."""
-        started = time.perf_counter()
-        reply = await self._dispatch(session, argv)
-        self._count(self.meter.label(argv[0]), [reply], time.perf_counter() - started)
-        return reply
-
-    def _count(self, label: str, replies: Sequence[Any], seconds: float) -> None:
-        """Count answered commands; a metrics failure (its directory gone) never costs a reply."""
-        try:
-            for reply in replies:
-                self.meter.record(label, reply, seconds)
-        except OSError as e:
-            log.warning("disque: metrics not recorded: %s", e)
-
-    async def _dispatch(self, session: Session, argv: Sequence[bytes]) -> Any:
-        name = argv[0].decode("utf-8", "replace").lower()
-        if name == "quit":
-            return OK
-        if name == "auth":
-            return self._auth(session, argv)
-        entry = self.commands.get(name)
-        if name == "getjob" or name == "getjobs":
-            arity = -2
-        elif entry is None:
-            shown = argv[0].decode("utf-8", "replace")[:128]
-            return Error(f"unknown command '{shown}'")
-        else:
-            arity = entry[0]
-        if (arity > 0 and arity != len(argv)) or (arity < 0 and len(argv) < -arity):
-            return Error(f"wrong number of arguments for '{name}' command")
-        who = session.principal
-        if who is None:
-            if name not in PRE_AUTH:
-                return Error("Authentication required.", "NOAUTH")
-            who = Principal("anonymous", ())
-        try:
-            if name in ("getjob", "getjobs"):
-                return await self._getjob(session, who, argv)
-            assert entry is not None
-            _arity, handler, in_pool = entry
-            if name in self.with_session:
-                return handler(session, argv)
-            if in_pool:
-                return await self.loop.run_in_executor(self.pool, handler, who, argv)
-            return handler(who, argv)
-        except Error as e:
-            return e
-        except StorageUnavailable as e:
-            return Error(e.message)
-        except SpoolqError as e:
-            return Error(e.message)
-        except Exception as e:  # a bug must not take the connection down
-            log.exception("disque: %s failed", name)
-            return Error(f"internal error: {type(e).__name__}")
-
-    async def handle_addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
-        """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""
-        started = time.perf_counter()
-        replies = await self._addjobs(session, reqs)
-        self._count("ADDJOB", replies, time.perf_counter() - started)
-        return replies
-
-    async def _addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
-        if session.principal is None:
-            return [Error("Authentication required.", "NOAUTH")] * len(reqs)
-        out: list[Any] = [Error("wrong number of arguments for 'addjob' command") if len(r) < 4 else None
-                          for r in reqs]
-        good = [r for r in reqs if len(r) >= 4]
-        try:
-            replies = iter(await self.loop.run_in_executor(self.pool, self.jobs.addjobs, session.principal, good))
-        except SpoolqError as e:
-            replies = iter([Error(e.message)] * len(good))
-        except Exception as e:
-            log.exception("disque: pipelined ADDJOB failed")
-            replies = iter([Error(f"internal error: {type(e).__name__}")] * len(good))
-        return [o if o is not None else next(replies) for o in out]
-
-    def _auth(self, session: Session, argv: Sequence[bytes]) -> Any:
-        if len(argv) not in (2, 3):
-            return Error("wrong number of arguments for 'auth' command")
-        return self.authenticate(session, argv[-1]) or OK
-
-    def authenticate(self, session: Session, raw_key: bytes) -> Error | None:
-        """AUTH's check (the user name, if any, is ignored): None when ``session`` now acts as the
-        key's principal, else the error to answer."""
-        if self.auth.open:
-            return Error("Client sent AUTH, but no password is set")
-        key = raw_key.decode("utf-8", "replace")
-        who = self.auth.principal(key, None) if key else None
-        if who is None:
-            return Error("invalid password")
-        session.principal = who
-        return None
-
-    async def _getjob(self, session: Session, who: Principal, argv: Sequence[bytes]) -> Any:
-        opts = A.parse_getjob(argv)
-        for q in opts.queues:
-            self.jobs.authorize(who, "poll", q)
-        rows = await self.loop.run_in_executor(self.pool, self.jobs.fetch, opts.queues, opts.count,
-                                               opts.withcounters)
-        if rows or opts.nohang:
-            if session.closed and rows:
-                await self.loop.run_in_executor(self.pool, self.jobs.release_unsent, rows)
-            return rows or NULL_ARRAY
-        await self.loop.run_in_executor(self.pool, self._watch, opts.queues)
-        w = self.dispatcher.block(opts.queues, opts.count, opts.withcounters,
-                                  opts.timeout_ms / 1000 if opts.timeout_ms else None)
-        session.waiter = w
-        try:
-            with self.meter.waiting(opts.queues):
-                got = await w.future
-        finally:
-            session.waiter = None
-        return got if got else NULL_ARRAY
+#: seconds of the loop one connection's requests may take in a row before the loop turns to the
+#: other connections (commands answered without the thread pool, such as PING or a NOAUTH refusal,
+#: would otherwise be answered a whole pipeline at a time)
+TURN_SECONDS = 0.001
+#: seconds a request may take to arrive whole, from its first byte: before AUTH, and after
+REQUEST_SECONDS_BEFORE_AUTH = 10.0
+REQUEST_SECONDS = 60.0
+#: seconds a connection that has not authenticated may stay without a request to answer
+UNAUTHENTICATED_IDLE_SECONDS = 10.0
+#: seconds a connection being closed may take to flush its last replies to a client not reading them
+LINGER_SECONDS = 10.0
+#: how often the deadlines are checked
+SWEEP_SECONDS = 1.0
 
 
 class Connection(asyncio.Protocol):
     def __init__(self, door: Door, live: set[Connection] | None = None) -> None:
         self.door = door
         self.live = live if live is not None else set()  # every open connection of the listener
-        self.reader = RequestReader(door.settings.max_body_bytes + 65_536)
-        self.requests: deque[Sequence[bytes] | ProtocolError] = deque()
+        open_mode = door.auth.open
+        self.session = Session(OPEN if open_mode else door.auth.principal(None, None), authenticated=open_mode)
+        self.reader = RequestReader(door.limits(self.session))
+        self.requests: deque[Parsed] = deque()
         self.transport: asyncio.Transport | None = None
-        self.session = Session(OPEN if door.auth.open else door.auth.principal(None, None))
         self.task: asyncio.Task[None] | None = None
         self.paused = False
         self.writable = asyncio.Event()  # cleared while the client is not reading its replies
         self.writable.set()
+        self.heard_at = door.loop.time()  # the last bytes received (or the connection made)
+        self.request_started: float | None = None  # the first byte of a request still partial
+        self.stalled_since: float | None = None  # since when the client has not read its replies
+        self.closed_at = 0.0  # when the connection was asked to close
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -274,21 +112,48 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.session.closed or (self.requests and isinstance(self.requests[-1], ProtocolError)):
             return
-        try:
-            self.reader.feed(data)
-            while (req := self.reader.next()) is not None:
-                if req:
-                    self.requests.append(req)
-        except ProtocolError as e:
-            self.requests.append(e)
-        if len(self.requests) > MAX_QUEUED_REQUESTS and self.transport is not None and not self.paused:
+        parsed = self.reader.feed(data)
+        self._take(parsed)
+        if (len(self.requests) > MAX_QUEUED_REQUESTS or self.reader.holding) and self.transport is not None \
+                and not self.paused:
             self.paused = True
             self.transport.pause_reading()
+
+    def _take(self, parsed: list[Parsed]) -> None:
+        """Queue what the reader read, restart the clock of a partial request, serve."""
+        now = self.heard_at = self.door.loop.time()
+        if not self.reader.partial:
+            self.request_started = None
+        elif parsed or self.request_started is None:
+            self.request_started = now
+        self.requests.extend(parsed)
         if self.task is None and self.requests:
             self.task = self.door.loop.create_task(self._serve())
 
+    def check_clocks(self, now: float) -> None:
+        """Close the connection if a request has been arriving too long (with a protocol error),
+        or it has not authenticated and has had nothing to answer, or not read its replies, for
+        too long (silently)."""
+        if self.session.closed:  # closing: its last replies are flushed, unless it does not read them
+            if now - self.closed_at > LINGER_SECONDS:
+                self._drop()
+            return
+        started = self.request_started
+        deadline = REQUEST_SECONDS if self.session.authenticated else REQUEST_SECONDS_BEFORE_AUTH
+        if started is not None and now - started > deadline:
+            self.request_started = None
+            self.reader.abandon()
+            self._take([ProtocolError(f"request not received whole within {deadline:g} s")])
+        elif not self.session.authenticated and now - self.heard_at > UNAUTHENTICATED_IDLE_SECONDS:
+            if self.task is None and not self.requests:  # nothing to answer
+                self._close()
+            elif self.stalled_since is not None and now - self.stalled_since > UNAUTHENTICATED_IDLE_SECONDS:
+                self._drop()  # replies it has not read for as long
+
     async def _serve(self) -> None:
         out = bytearray()
+        clock = self.door.loop.time
+        turn_ends = clock() + TURN_SECONDS
         try:
             while self.requests and not self.session.closed:
                 await self.writable.wait()  # a client that does not read its replies is not served more
@@ -307,13 +172,22 @@ class Connection(asyncio.Protocol):
                 else:
                     reply = await self.door.handle(self.session, req)
                     encode(reply, out, self.session.protocol == 3)  # after HELLO 3: its own reply too
-                if not self.requests or len(out) > 65_536:
+                turn_over = clock() > turn_ends
+                if not self.requests or len(out) > 65_536 or turn_over:
                     self._write(out)
                     out = bytearray()
+                    if turn_over:
+                        await asyncio.sleep(0)  # a pipeline of cheap commands does not hold the loop
+                        turn_ends = clock() + TURN_SECONDS
                 if req[0].lower() == b"quit":
                     self._close()
                     return
-                if self.paused and len(self.requests) < MAX_QUEUED_REQUESTS // 2 and self.transport is not None:
+                if not self.requests and (self.reader.holding or self.reader.limits.authenticated
+                                          is not self.session.authenticated):
+                    # all it read is answered (an AUTH among it perhaps): read on, with the limits due
+                    self._take(self.reader.release(self.door.limits(self.session)))
+                if self.paused and len(self.requests) < MAX_QUEUED_REQUESTS // 2 and not self.reader.holding \
+                        and self.transport is not None:
                     self.paused = False
                     self.transport.resume_reading()
             self._write(out)
@@ -330,7 +204,7 @@ class Connection(asyncio.Protocol):
             self._close()
 
     @staticmethod
-    def _is_addjob(req: Sequence[bytes] | ProtocolError) -> bool:
+    def _is_addjob(req: Parsed) -> bool:
         return not isinstance(req, ProtocolError) and req[0].lower() == b"addjob"
 
     def _write(self, out: bytearray) -> None:
@@ -338,16 +212,29 @@ class Connection(asyncio.Protocol):
             self.transport.write(bytes(out))
         out.clear()
 
+    def _drop(self) -> None:
+        """Close now with a reset, dropping what the client has not read (its buffers too)."""
+        self.session.closed = True
+        if self.transport is not None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()
+
     def _close(self) -> None:
         self.session.closed = True
+        self.closed_at = self.door.loop.time()
         if self.transport is not None:
             self.transport.close()
 
     def pause_writing(self) -> None:
         self.writable.clear()
+        self.stalled_since = self.door.loop.time()
 
     def resume_writing(self) -> None:
         self.writable.set()
+        self.stalled_since = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.door.clients -= 1
@@ -386,16 +273,28 @@ async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[]
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    sweeper = loop.create_task(_sweep(connections))
     if ready is not None:
         ready()
     try:
         await stop.wait()
         await _drain(servers, door, connections)
     finally:
+        sweeper.cancel()
         for server in servers:
             server.close()
         pool.shutdown(wait=False, cancel_futures=True)
         store.close()
+
+
+async def _sweep(connections: set[Connection]) -> None:
+    """Check every connection's clocks once a :data:`SWEEP_SECONDS` (:meth:`Connection.check_clocks`)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(SWEEP_SECONDS)
+        now = loop.time()
+        for connection in list(connections):
+            connection.check_clocks(now)
 
 
 async def _drain(servers: Sequence[asyncio.Server], door: Door, connections: set[Connection]) -> None:

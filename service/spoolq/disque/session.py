@@ -1,4 +1,5 @@
-"""One client connection's state: who it acts as, its protocol, its name, its blocked GETJOB."""
+"""One client connection's state: who it acts as, whether it authenticated, its protocol, its name,
+its blocked GETJOB."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from spoolq.disque.blocking import Waiter
 class Session:
     _ids = itertools.count(1)
 
-    def __init__(self, principal: Principal | None) -> None:
+    def __init__(self, principal: Principal | None, *, authenticated: bool = False) -> None:
         self.principal = principal
+        #: AUTH (or HELLO ... AUTH) succeeded, or no key is configured: the request limits of
+        #: :mod:`spoolq.disque.reader` after AUTH apply, and the connection may stay idle
+        self.authenticated = authenticated
         self.waiter: Waiter | None = None
         self.closed = False
         self.protocol = 2  # RESP2 until HELLO 3
