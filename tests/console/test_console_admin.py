@@ -72,7 +72,7 @@ def test_create_use_and_delete_queues_of_every_door(browser: Any, disque_server:
     page.goto(url + "/console/")
     page.wait_for_selector("[data-testid=no-queues]")
 
-    made = [("queue", "orders-new", "orders-new"), ("dedupq", "events-new", "__dedupq:events-new"),
+    made = [("emodb", "orders-new", "orders-new"), ("dedup", "events-new", "__dedupq:events-new"),
             ("sqs", "Orders", SQS + "Orders"), ("sqs-fifo", "Payments", SQS + "Payments.fifo"),
             ("mq", "Thumbs", "mq:Thumbs"), ("disque", "MyJobs", "disque:MyJobs")]
     for kind, name, store_name in made:
@@ -82,6 +82,12 @@ def test_create_use_and_delete_queues_of_every_door(browser: Any, disque_server:
         page.goto(url + "/console/#/")
     wanted = {s for _k, _n, s in made}
     assert _listed_once_current(page, lambda listed: listed >= wanted) >= wanted
+
+    # a queue's page opens by the name its door gives it, and shows the full one
+    page.goto(url + "/console/#/queue/Payments.fifo")
+    page.wait_for_selector(f"[data-testid=queue-title][data-queue='{SQS}Payments.fifo']")
+    assert page.evaluate("location.hash") == "#/queue/" + (SQS + "Payments.fifo").replace(":", "%3A")
+    page.goto(url + "/console/#/")
 
     # each is its door's queue, as if that door had made it
     sqs = _sqs(url)
@@ -99,7 +105,7 @@ def test_create_use_and_delete_queues_of_every_door(browser: Any, disque_server:
 
     # a name the door would refuse, and one that exists: refused in the dialog, nothing changed
     before = settled_state(disque_server.root)
-    _create(page, "queue", "Orders")
+    _create(page, "emodb", "Orders")
     page.wait_for_selector("[data-testid=new-error]:has-text('not a EmoDB queue name')")
     page.screenshot(path=str(artifacts / "31-create-refused.png"), full_page=True)
     page.select_option("[data-testid=new-kind]", "mq")
@@ -182,7 +188,7 @@ def test_keys_that_may_not_create_or_delete_change_nothing(browser: Any, keyed_s
     page.wait_for_selector("[data-testid=queue-row][data-queue=stays]")
     before = settled_state(keyed_server.root)
 
-    _create(page, "queue", "viewer-made")
+    _create(page, "emodb", "viewer-made")
     page.wait_for_selector("[data-testid=new-error]:has-text('may not create the EmoDB queue')")
     page.screenshot(path=str(artifacts / "35-viewer-refused.png"), full_page=True)
     page.keyboard.press("Escape")

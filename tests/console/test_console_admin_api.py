@@ -35,22 +35,26 @@ def call(app: Flask, method: str, path: str, key: str = "k-admin", **kw: object)
 
 
 @pytest.mark.parametrize(("body", "store_name", "kind"), [
-    ({"door": "queue", "name": "orders"}, "orders", "standard"),
+    ({"door": "queue", "name": "orders"}, "orders", "emodb"),
     ({"door": "dedupq", "name": "events"}, "__dedupq:events", "dedup"),
-    ({"door": "sqs", "name": "Jobs"}, "sqs:123456789012:us-east-1:Jobs", "standard"),
+    ({"door": "sqs", "name": "Jobs"}, "sqs:123456789012:us-east-1:Jobs", "sqs"),
     ({"door": "sqs", "name": "Jobs.fifo", "fifo": True, "content_based_dedup": True},
-     "sqs:123456789012:us-east-1:Jobs.fifo", "fifo"),
-    ({"door": "sqs", "name": "west", "region": "eu-west-1"}, "sqs:123456789012:eu-west-1:west", "standard"),
-    ({"door": "mq", "name": "Thumbs"}, "mq:Thumbs", "standard"),
-    ({"door": "disque", "name": "MyJobs"}, "disque:MyJobs", "standard"),
+     "sqs:123456789012:us-east-1:Jobs.fifo", "sqs-fifo"),
+    ({"door": "sqs", "name": "west", "region": "eu-west-1"}, "sqs:123456789012:eu-west-1:west", "sqs"),
+    ({"door": "mq", "name": "Thumbs"}, "mq:Thumbs", "mq"),
+    ({"door": "disque", "name": "MyJobs"}, "disque:MyJobs", "disque"),
+    ({"kind": "sqs-fifo", "name": "Kind.fifo"}, "sqs:123456789012:us-east-1:Kind.fifo", "sqs-fifo"),
+    ({"kind": "emodb", "name": "by-kind"}, "by-kind", "emodb"),
 ])
 def test_create_a_queue_of_every_door(keyed: Flask, file_store: FileStore, body: dict[str, object],
                                       store_name: str, kind: str) -> None:
     r = call(keyed, "POST", "/queues", json=body)
     assert r.status_code == 200, r.get_json()
-    assert r.get_json() == {"store_name": store_name, "door": body["door"], "name": body["name"], "kind": kind}
+    door = body.get("door") or {"sqs-fifo": "sqs", "emodb": "queue"}[str(body["kind"])]
+    assert r.get_json() == {"store_name": store_name, "door": door, "name": body["name"], "kind": kind}
     info = file_store.get_queue(store_name)
-    assert info.kind.value == kind
+    assert info.kind.value == {"emodb": "standard", "sqs": "standard", "sqs-fifo": "fifo", "mq": "standard",
+                               "disque": "standard", "dedup": "dedup"}[kind]
     assert info.config.content_based_dedup is bool(body.get("content_based_dedup"))
     assert store_name in [q["store_name"] for q in call(keyed, "GET", "/queues").get_json()["queues"]]
 

@@ -89,6 +89,25 @@ def test_send_peek_purge_with_confirmation(keyed: Flask, root: Path, file_store:
     assert file_store.counts("work").total == 0
 
 
+def test_receipts_of_another_queue_are_not_done_and_change_nothing(keyed: Flask, root: Path,
+                                                                   file_store: FileStore) -> None:
+    """A receipt or id whose checksum names another queue is answered "not done" by every per-receipt
+    action, as an unknown receipt is, beside this queue's own receipts (done)."""
+    for q in ("work", "other"):
+        file_store.create_queue(q)
+        file_store.send(q, _msg(b"x"))
+    theirs = file_store.poll("other", limit=1, claim_ttl=30)[0].receipt
+    zeros = "0" * 40
+    before = tree(root)
+    for action, extra in (("ack", {}), ("release", {}), ("nack", {}), ("visibility", {"visibility_timeout": 5})):
+        r = call(keyed, "POST", f"/queues/work/{action}", json={"receipts": [theirs, zeros], **extra})
+        assert (action, r.status_code, r.get_json()) == (action, 200, {"done": [False, False]})
+    assert tree(root) == before
+    ours = file_store.poll("work", limit=1, claim_ttl=30)[0].receipt
+    r = call(keyed, "POST", "/queues/work/nack", json={"receipts": [zeros, ours]})
+    assert r.get_json() == {"done": [False, True]}
+
+
 def test_sqs_purge_confirms_the_name_users_know(keyed: Flask, file_store: FileStore) -> None:
     name = "sqs:123456789012:us-east-1:jobs"
     file_store.send(name, _msg(b"x"), create=QueueKind.STANDARD)
@@ -134,7 +153,7 @@ def test_server_and_session(keyed: Flask) -> None:
 def test_open_mode_needs_no_key(client: FlaskClient, tmp_path: Path, file_store: FileStore) -> None:
     app = create_app(Settings(root=tmp_path / "root", node_id="open"), store=file_store)
     assert call(app, "GET", "/session", key=None).get_json() == {
-        "open": True, "principal": "open", "version": "0.1.0", "node": "open"}
+        "open": True, "principal": "open", "version": "0.2.0", "node": "open"}
 
 
 def _msg(body: bytes):  # type: ignore[no-untyped-def]

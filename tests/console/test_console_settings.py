@@ -58,7 +58,7 @@ def test_edit_settings_and_the_doors_follow(browser: Any, open_server: Server, a
     assert "work-dlq after 3 receives" in page.inner_text("[data-testid=settings-dlq]")
     page.screenshot(path=str(artifacts / "52-settings-saved.png"), full_page=True)
     saved = requests.get(f"{url}/queue/1/work/_settings", timeout=5).json()
-    assert saved == {"queue": "work", "kind": "standard", "visibility_timeout": 120, "delay": 0, "retention": 259200,
+    assert saved == {"queue": "work", "kind": "emodb", "visibility_timeout": 120, "delay": 0, "retention": 259200,
                      "receive_wait": 10, "max_message_bytes": 1048576,
                      "dead_letter": {"queue": "work-dlq", "max_receives": 3}, "archive": True,
                      "archive_retention": 2592000}

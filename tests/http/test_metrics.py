@@ -14,11 +14,12 @@ from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from spoolq.http.app import create_app
+from spoolq.http.overview import COUNT_LIMIT
 from spoolq.metrics import Metrics
 from spoolq.server_settings import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
-from tests.inside import core_of
+from tests.inside import commit_of
 
 
 def scrape(client: FlaskClient) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -199,7 +200,7 @@ def test_journal_flushes_are_counted(tmp_path: Path) -> None:
     """With --flush journal a standard send is made durable by an fdatasync of the commit journal,
     not by the group commit's syncfs: those flushes count in the flush histograms too."""
     store = FileStore(tmp_path / "root", node_id="journal", fsync=True, flush="journal")
-    journal = core_of(store).commit.journal
+    journal = commit_of(store).journal
     if journal is None:
         store.close()
         pytest.skip("no commit journal here (no syncfs or no boot id)")
@@ -210,7 +211,7 @@ def test_journal_flushes_are_counted(tmp_path: Path) -> None:
             assert client.post("/queue/1/durable/send", json=i).status_code == 200
         m = scrape(client)
         assert journal.flushes >= 3
-        assert value(m, "spoolq_flush_seconds_count") == core_of(store).commit.flushes + journal.flushes
+        assert value(m, "spoolq_flush_seconds_count") == commit_of(store).flushes + journal.flushes
         assert value(m, "spoolq_flush_batch_size_sum") >= 3
     finally:
         store.close()
@@ -421,3 +422,28 @@ def test_scrapes_while_processes_create_their_files(tmp_path: Path, file_store: 
         creator.kill()
         creator.wait()
     assert creator.returncode in (0, -9)
+
+
+def test_metrics_console_and_sqs_attributes_read_one_count(client: FlaskClient, file_store: FileStore) -> None:
+    """The depth on /metrics, the console's queue page and ApproximateNumberOfMessages come from
+    the same bounded count (one limit, the count the store keeps per process), so they agree."""
+    url = sqs(client, "CreateQueue", {"QueueName": "depth"})["QueueUrl"]
+    sqs(client, "SendMessageBatch", {"QueueUrl": url, "Entries": [
+        {"Id": str(i), "MessageBody": f"m{i}"} for i in range(7)]})
+    store_name = "sqs:123456789012:us-east-1:depth"
+    calls: list[tuple[str, int | None]] = []
+    real = file_store.counts
+
+    def counting(queue: str, limit: int | None = None):  # type: ignore[no-untyped-def]
+        calls.append((queue, limit))
+        return real(queue, limit)
+
+    file_store.counts = counting  # type: ignore[method-assign]
+    client.application.extensions["spoolq"].overview.invalidate()
+    metric = value(scrape(client), "spoolq_queue_ready", queue=store_name)
+    console = client.get(f"/console/api/queues/{store_name}")
+    assert console.status_code == 200, console.get_data(as_text=True)
+    attributes = sqs(client, "GetQueueAttributes", {"QueueUrl": url, "AttributeNames": ["ApproximateNumberOfMessages"]})
+    assert metric == console.get_json()["ready"] == int(attributes["Attributes"]["ApproximateNumberOfMessages"]) == 7  # type: ignore[index]
+    limits = {limit for queue, limit in calls if queue == store_name}
+    assert limits == {COUNT_LIMIT}, calls

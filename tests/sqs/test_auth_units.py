@@ -16,7 +16,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from flask.testing import FlaskClient
 
-from spoolq.auth import Authenticator, check_listen_policy
+from spoolq.auth import OPEN, Authenticator, Permission, Principal, check_listen_policy, may_send_into
 from spoolq.cli import main
 from spoolq.http.app import create_app
 from spoolq.http.sqs import sigv4
@@ -215,7 +215,7 @@ def test_move_tasks_are_sqs_only_and_admin_only(make_client: Any, tmp_path: Path
     ("api_keys:\n  - sqs_credentials: [{access_key_id: A/B, secret_access_key: s}]\n", "access_key_id must be"),
     ("api_keys:\n  - sqs_credentials: [{access_key_id: A, secret_access_key: s}]\n"
      "  - sqs_credentials: [{access_key_id: A, secret_access_key: t}]\n", "configured twice"),
-    ("api_keys:\n  - key: k\n    sqs: []\n", "unknown fields: sqs"),
+    ("api_keys:\n  - key: k\n    sqs: []\n", "unknown key 'sqs'"),
     ("sqs_credentials: [AKID]\n", "must map access key ids to secrets"),
 ])
 def test_bad_config_is_a_clear_startup_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
@@ -278,3 +278,14 @@ def test_permission_answers_are_kept_per_identity_and_bounded() -> None:
         assert kept.can("post", f"orders-{i}") and not kept.can("poll", f"orders-{i}")
     assert len(kept._decided) <= auth_mod._DECIDED_MAX
     assert kept == Principal("kept", perms)  # the kept answers are not part of the identity
+
+
+def test_a_second_queue_needs_post_on_it_as_each_door_names_it() -> None:
+    """``may_send_into`` reads a store name the way permissions name its queue at its door."""
+    team = Principal("team", (Permission.parse("queue|post|jobs-*"), Permission.parse("queue|*|sqs:*:*:jobs-*"),
+                              Permission.parse("queue|poll|other")))
+    for store_name in ("jobs-a", "__dedupq:jobs-a", "mq:jobs-a", "disque:jobs-a", f"sqs:{ACCOUNT}:us-east-1:jobs-a"):
+        assert may_send_into(team, store_name), store_name
+    for store_name in ("other", "__dedupq:other", "mq:other", f"sqs:{ACCOUNT}:us-east-1:other", "sqs:x"):
+        assert not may_send_into(team, store_name), store_name
+    assert may_send_into(None, "anything") and may_send_into(OPEN, "anything")

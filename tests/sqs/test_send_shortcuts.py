@@ -1,11 +1,14 @@
 """The SQS door's shortcuts on the send path give what the general way gives: a body checked and
 encoded by ``checks.encoded_body`` (a byte deletion for ASCII bodies) as by the pattern of
 ``checks.check_body`` and ``str.encode``; MessageIds and request ids as ``uuid.UUID(..., version=4)``
-makes them; a send's reply by orjson as by ``json.dumps``; a message that gives nothing optional
-as ``_prepare``'s general path prepares it."""
+makes them; replies of sends, receives and deletes by orjson as by ``json.dumps``; a message that
+gives nothing optional as ``_prepare``'s general path prepares it; on the receive path, receipt
+handles as ``base64.urlsafe_b64*`` make and read them and a body's MD5 as the decoded text gives it."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import random
@@ -13,10 +16,10 @@ import uuid
 
 import pytest
 
-from spoolq.http.sqs import checks, messages, wire
-from spoolq.http.sqs.errors import SqsError
+from spoolq.http.sqs import checks, context, messages, wire
+from spoolq.http.sqs.errors import ReceiptHandleIsInvalid, SqsError
 from spoolq.http.sqs.messages import message_id
-from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
+from spoolq.store.model import Delivery, Message, QueueConfig, QueueInfo, QueueKind
 
 
 def _general(body: str) -> tuple[str, object]:
@@ -91,7 +94,7 @@ def _reply_the_general_way(result: dict[str, object]) -> bytes:
     return json.dumps(result, separators=(",", ":")).encode()
 
 
-def test_send_replies_written_as_the_json_encoder_writes_them() -> None:
+def test_send_and_receive_replies_written_as_the_json_encoder_writes_them() -> None:
     rng = random.Random(3)
     alphabet = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2603", "\U0001f600", "\ud800"]
     for _ in range(3000):
@@ -100,7 +103,14 @@ def test_send_replies_written_as_the_json_encoder_writes_them() -> None:
         entries = [{"Id": text(), "MessageId": text(), "MD5OfMessageBody": text()} for _ in range(rng.choice([0, 1, 3]))]
         failed = [{"Id": text(), "SenderFault": rng.random() < 0.5, "Code": text(), "Message": text()}
                   for _ in range(rng.choice([0, 2]))]
+        messages = [{"MessageId": text(), "ReceiptHandle": text(), "MD5OfBody": text(), "Body": text(),
+                     "Attributes": {"SentTimestamp": text(), "ApproximateReceiveCount": "1"},
+                     "MessageAttributes": {text(): {"DataType": "String", "StringValue": text()}}}
+                    for _ in range(rng.choice([0, 1, 3]))]
         for action, result in [("SendMessageBatch", {"Successful": entries, "Failed": failed}),
+                               ("ReceiveMessage", {"Messages": messages}),
+                               ("DeleteMessageBatch", {"Successful": [{"Id": text()}], "Failed": failed}),
+                               ("DeleteMessage", {}),
                                ("SendMessage", {"MD5OfMessageBody": text(), "MessageId": text(), "n": rng.randint(-9, 9)}),
                                ("SendMessage", {"big": 2**70, "small": -(2**70)}),
                                ("SendMessage", {1: "a key that is not a string"}),
@@ -124,3 +134,57 @@ def test_a_message_with_nothing_optional_prepared_as_the_general_path_prepares_i
     general = messages._prepare(None, info, {**required, "Unknown": 1}, trace, plain, attrs, 0,  # type: ignore[arg-type]
                                 batch)
     assert quick == general
+
+
+def _wrap_the_general_way(queue: str, receipt: str, received_at: float) -> str:
+    return base64.urlsafe_b64encode(f"{queue}\n{int(received_at * 1000)}\n{receipt}".encode()).decode("ascii")
+
+
+def _unwrap_the_general_way(queue: str, handle: str) -> tuple[str, object]:
+    try:
+        raw = base64.urlsafe_b64decode(handle.encode("ascii")).decode("utf-8")
+        owner, received_ms, receipt = raw.split("\n", 2)
+        received_at = int(received_ms) / 1000.0
+    except (ValueError, UnicodeError, binascii.Error):
+        return ("invalid", None)
+    return ("ok", (receipt, received_at)) if owner == queue and receipt else ("invalid", None)
+
+
+def _unwrap(queue: str, handle: str) -> tuple[str, object]:
+    try:
+        return ("ok", context.unwrap_receipt(queue, handle))
+    except ReceiptHandleIsInvalid:
+        return ("invalid", None)
+
+
+def test_receipt_handles_made_and_read_as_base64_makes_and_reads_them() -> None:
+    """Handles written and read by binascii directly, as ``base64.urlsafe_b64*`` do: handles of
+    every length, and what clients send that is no handle (other alphabets, padding, spaces, bytes
+    beyond ASCII, another queue's)."""
+    rng = random.Random(13)
+    queue = "sqs:123456789012:us-east-1:q\u00e9"
+    for _ in range(3000):
+        receipt = "".join(rng.choice("0123456789abcdef~:\n\u00e9") for _ in range(rng.randrange(0, 90)))
+        received_at = rng.uniform(0, 2e9)
+        handle = context.wrap_receipt(queue, receipt, received_at)
+        assert handle == _wrap_the_general_way(queue, receipt, received_at)
+        assert _unwrap(queue, handle) == _unwrap_the_general_way(queue, handle)
+        spoiled = list(handle)
+        for _ in range(rng.randrange(1, 4)):
+            spoiled.insert(rng.randrange(len(spoiled) + 1), rng.choice("+/-_= \n.*\u00e9A"))
+        for other in ("".join(spoiled), handle[:rng.randrange(len(handle) + 1)], handle.rstrip("=")):
+            assert _unwrap(queue, other) == _unwrap_the_general_way(queue, other), other
+            assert _unwrap("sqs:1:r:other", other) == _unwrap_the_general_way("sqs:1:r:other", other)
+
+
+@pytest.mark.parametrize("body", [b"x" * 1000, "caf\u00e9 \u2603 \U0001f600".encode(), b"", b"\xff\xfe bytes",
+                                  b"ok \xed\xa0\x80 surrogate", b"cut \xe2\x98"])
+def test_a_received_body_and_its_md5_as_the_decoded_text_gives_them(body: bytes) -> None:
+    """The digest of the stored bytes where they are UTF-8; of the text the client reads (invalid
+    bytes replaced) where another door stored bytes that are not."""
+    info = QueueInfo("q", QueueKind.STANDARD, QueueConfig(), {}, 0, 0)
+    message = Message("0" * 40, body, 1.0, 1, None, {}, None, None, None)
+    out = messages._render_delivery(None, info, Delivery(message, "0:r", 2.0), set(), [], 1.5)  # type: ignore[arg-type]
+    text = body.decode("utf-8", errors="replace")
+    assert out["Body"] == text
+    assert out["MD5OfBody"] == hashlib.md5(text.encode("utf-8")).hexdigest()

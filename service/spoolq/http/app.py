@@ -3,10 +3,13 @@
 Nothing is built at import. ``create_app`` wires, for one app:
 
 * the EmoDB doors ``/queue/1`` and ``/dedupq/1`` (:mod:`spoolq.http.emodb`), the MQ door
-  ``/mq`` (:mod:`spoolq.http.mq`) and the SQS door (``POST /``, :mod:`spoolq.http.sqs`), side by
+  ``/mq`` (:mod:`spoolq.http.mq`), the SQS door (``POST /``, :mod:`spoolq.http.sqs`) and the SNS
+  door on the same ``/`` (:mod:`spoolq.http.sns`: the first hook hands it SNS's requests), side by
   side over the same :class:`~spoolq.http.context.Services`;
 * ``/healthz`` (liveness: the process serves; never touches the disk), ``/readyz``
-  (readiness: the store is writable and a group-commit flush completes), ``/metrics``
+  (readiness: the store is writable, has room for the largest message, warns when its space runs
+  low, and a group-commit flush completes: :mod:`spoolq.readiness`; and whether the last reload
+  of the config was applied: :mod:`spoolq.http.reload_state`), ``/metrics``
   (Prometheus: :mod:`spoolq.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
 * the web console at ``/console/`` (:mod:`spoolq.http.console`); ``GET /`` from a browser
@@ -46,16 +49,20 @@ from werkzeug.wsgi import get_host
 from spoolq import __version__
 from spoolq.auth import Authenticator
 from spoolq.counting import name_door
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sqs
+from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sns, sqs
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.http.overview import StoreCollector
+from spoolq.http.reload_state import ReloadState, ReloadStateCollector
 from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from spoolq.metrics import Metrics
 from spoolq.server_settings import Settings
 from spoolq.store.contract import QueueStore
+from spoolq.store.root_format import FORMAT as DATA_FORMAT
 
 log = logging.getLogger("spoolq.http")
+#: what /healthz and /readyz say of the code: its version and the on-disk format it writes
+VERSION = {"version": __version__, "format": DATA_FORMAT}
 
 
 class _Api(Api):  # type: ignore[misc]
@@ -200,7 +207,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     metrics = Metrics()
     metrics.long_poll_doors("queue", "dedupq", "mq", "sqs")
     services = Services(settings, Authenticator.from_settings(settings), metrics, store)
-    services.metrics.scrape_collectors.append(StoreCollector(services.overview))
+    services.metrics.scrape_collectors += [StoreCollector(services.overview), ReloadStateCollector()]
     app.extensions["spoolq"] = services
 
     api = _Api(app, spec_kwargs={"info": {
@@ -217,6 +224,8 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     api.register_blueprint(_ops_blueprint(services))
     sqs_blueprint = sqs.create_blueprint(services)
     app.register_blueprint(sqs_blueprint)
+    sns_door, sns_blueprint = sns.create_door(services)
+    app.register_blueprint(sns_blueprint)
     console.register(app, api, services)
 
     assets = swagger_ui_bundle.swagger_ui_path
@@ -225,7 +234,7 @@ def create_app(settings: Settings, store: QueueStore | None = None) -> Flask:
     def docs_assets(filename: str) -> Response:
         return send_from_directory(assets, filename, max_age=86400)
 
-    _install_hooks(app, services, sqs_blueprint.answer_get_root)
+    _install_hooks(app, services, sqs_blueprint.answer_get_root, sns_door.answer)
     _install_error_handlers(app)
     return app
 
@@ -234,12 +243,17 @@ def _ops_blueprint(services: Services) -> Blueprint:
     blp = Blueprint("ops", __name__, description="Health and metrics")
 
     def healthz() -> Response:
-        body = s.HealthSchema().dumps({"status": "ok", "store": services.live()})
+        body = s.HealthSchema().dumps({"status": "ok", **VERSION, "store": services.live()})
         return Response(body, status=200, mimetype="application/json")
 
     def readyz() -> Response:
         ready, details = services.ready()
-        body = s.HealthSchema().dumps({"status": "ok" if ready else "unavailable", "store": details})
+        status = "unavailable" if not ready else "warning" if details.get("warning") else "ok"
+        answer: dict[str, Any] = {"status": status, **VERSION, "store": details}
+        reload_state = ReloadState.read()  # a failed reload leaves the node ready: it serves as before
+        if reload_state is not None:
+            answer["config"] = reload_state.details()
+        body = s.HealthSchema().dumps(answer)
         return Response(body, status=200 if ready else 503, mimetype="application/json")
 
     def metrics() -> Response:
@@ -250,9 +264,11 @@ def _ops_blueprint(services: Services) -> Blueprint:
         "200": {"description": "the process serves (says nothing about the disk: see /readyz)",
                 "content": apidoc.json_content(s.HealthSchema)}})
     ready_doc = blp.doc(operationId="readyz", summary="Readiness: the store can accept work now", responses={
-        "200": {"description": "ready: the root is writable and a flush completes",
+        "200": {"description": "ready: the root is writable, has room for the largest message, and a flush "
+                               "completes; status \"warning\" when its free space or inodes are low",
                 "content": apidoc.json_content(s.HealthSchema)},
-        "503": {"description": "not ready (the store cannot be opened or written, or a flush hangs)",
+        "503": {"description": "not ready (the store cannot be opened or written, has no room for a message of "
+                               "the largest accepted size, or a flush hangs)",
                 "content": apidoc.json_content(s.HealthSchema)}})
     metrics_doc = blp.doc(operationId="metrics", summary="Prometheus metrics", responses={
         "200": {"description": "text exposition format", "content": {"text/plain": {"schema": s.TEXT}}}})
@@ -263,9 +279,11 @@ def _ops_blueprint(services: Services) -> Blueprint:
     return blp
 
 
-def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[], Response | None]) -> None:
+def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[], Response | None],
+                   answer_sns: Callable[[Request], Response | None]) -> None:
     """The app's only two hooks: ``start`` before every other (the request's start time and
-    door, the body read whole, what starts with the first request, and SQS's ``GET /?Action=``),
+    door, the body read whole, what starts with the first request, SNS's requests to ``/`` and
+    SQS's ``GET /?Action=``),
     and ``observe`` after the view (the door forgotten, the request observed once)."""
     limit = services.settings.max_body_bytes
     metrics = services.metrics
@@ -295,8 +313,11 @@ def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[],
             for begin in starting:
                 begin()
         framing.buffer_body(environ, limit)
-        if path == "/" and environ["REQUEST_METHOD"] == "GET":  # the SQS Query protocol's GET form
-            return answer_get_root()
+        if path == "/":
+            answer = answer_sns(req)  # SNS shares "/" with SQS: the SNS door takes what is its own
+            if answer is None and environ["REQUEST_METHOD"] == "GET":  # the SQS Query protocol's GET form
+                answer = answer_get_root()
+            return answer
         return None
 
     # first of all hooks (flask-smorest registers none of its own)

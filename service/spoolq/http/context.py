@@ -27,6 +27,7 @@ from spoolq.errors import StorageUnavailable
 from spoolq.http import framing, longpoll
 from spoolq.http.overview import Overview
 from spoolq.metrics import Metrics
+from spoolq.readiness import Headroom, judge, limits_of
 from spoolq.server_settings import Settings
 from spoolq.serving import open_store
 from spoolq.store.batches import BatchClaims
@@ -52,7 +53,7 @@ class Services:
         self._lock = threading.Lock()
         self._store = None if store is None else self._counted(store)
         self._batches: BatchClaims | None = None
-        self.overview = Overview(self.store, root=settings.root)
+        self.overview = Overview(self.store, root=settings.root, limits=limits_of(settings))
         #: what starts with the first request this app serves (under gunicorn: in the worker, after
         #: the fork), e.g. the console's rate sampler; run by the app's first hook
         self.on_first_request: list[Callable[[], None]] = []
@@ -107,11 +108,19 @@ class Services:
 
     def ready(self, timeout: float = 5.0) -> tuple[bool, dict[str, Any]]:
         """Readiness: the store can accept work now: it opens, a probe file can be written (not
-        full, not read-only), and a group-commit flush completes within ``timeout`` seconds (a
-        hung or failing disk makes the node unready)."""
+        full, not read-only), the largest message fits (:mod:`spoolq.readiness`: ``headroom`` in
+        the details, with a ``warning`` when it is low), and a group-commit flush completes within
+        ``timeout`` seconds (a hung or failing disk makes the node unready)."""
         healthy, details = self.health()
         if not healthy:
             return False, details
+        verdict = judge(details, limits_of(self.settings))
+        details["headroom"] = verdict.headroom.value
+        if verdict.headroom is Headroom.FULL:
+            details.update(ok=False, error=verdict.reason)
+            return False, details
+        if verdict.headroom is Headroom.LOW:
+            details["warning"] = verdict.reason
         started = time.perf_counter()
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spoolq-readyz")
         try:

@@ -31,14 +31,14 @@ import orjson
 from flask import request
 from flask_smorest import Blueprint
 
-from spoolq.auth import OPEN, Principal
+from spoolq.auth import OPEN, Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc, emodb_batches, emodb_queue_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.http.framing import Response
-from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name
+from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name, user_kind
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind, is_queue_name
 
 JSON = "application/json"
@@ -90,6 +90,10 @@ class EmoDoor:
     def permission(self, queue: str) -> str:
         """The name a permission on ``queue`` (as the URL names it) is matched against."""
         return queue if self.dedup else permission_name(queue)
+
+    def permission_store_name(self, queue: str) -> str:
+        """The store name whose permissions apply to ``queue`` as the URL names it (checked or not)."""
+        return wire.DEDUP_STORE_PREFIX + queue if self.dedup else queue
 
     def authorize(self, action: str, queue: str) -> Principal:
         if self.services.auth.open:  # open mode: everyone may do everything
@@ -202,17 +206,17 @@ class EmoDoor:
         self.authorize("poll", queue)
         args = request.args
         wire.bool_param(args, "partitioned")
-        ttl = wire.int_param(args, "ttl", 30)
+        ttl = wire.int_param(args, "ttl", None)  # none: the queue's visibility timeout (30 s unless set)
         limit = wire.int_param(args, "limit", 10)
         wait = wire.float_param(args, "wait", 0.0)
         meta = wire.bool_param(args, "meta")
-        assert ttl is not None and limit is not None and wait is not None
+        assert limit is not None and wait is not None
         name = self.store_name(queue)
-        if ttl < 0:
+        if ttl is not None and ttl < 0:
             raise wire.illegal_argument("ClaimTtl must be >=0")
         if limit <= 0:
             raise wire.illegal_argument("Limit must be >0")
-        ttl_check = ("ClaimTtl must be <=1 hour", ttl > wire.MAX_CLAIM_TTL)
+        ttl_check = ("ClaimTtl must be <=1 hour", ttl is not None and ttl > wire.MAX_CLAIM_TTL)
         limit_check = ("Limit must be <=1000", limit > wire.MAX_POLL_LIMIT)
         for text, failed in ((limit_check, ttl_check) if self.dedup else (ttl_check, limit_check)):
             if failed:
@@ -221,7 +225,9 @@ class EmoDoor:
             raise wire.illegal_argument("Wait must be >=0")
         if wait > wire.MAX_WAIT:
             raise wire.illegal_argument("Wait must be <=20")
-        deliveries = self.services.poll(name, limit, float(ttl), wait)
+        if ttl == 0:  # EmoDB: a poll with ttl 0 returns visible messages without claiming them
+            return self.render_messages(self.services.store().peek_ready(name, limit, wait), meta=meta)
+        deliveries = self.services.poll(name, limit, None if ttl is None else float(ttl), wait)
         return self.render_messages([d.message for d in deliveries], meta=meta)
 
     def peek(self, queue: str) -> Response:
@@ -272,7 +278,7 @@ class EmoDoor:
             if ttl == 0:
                 store.release(name, ids)
             else:
-                store.renew(name, ids, float(ttl), extend_only=True, claim_unclaimed=True)
+                store.renew(name, ids, float(ttl))
         return success()
 
     def ack(self, queue: str) -> Response:
@@ -353,7 +359,7 @@ class EmoDoor:
             if not shown.startswith(prefix) or not who.can("get_status", permission_name(name)):
                 continue
             with contextlib.suppress(QueueNotFound):  # deleted since it was listed
-                kind = store.get_queue(name).kind.value
+                kind = user_kind(name, store.get_queue(name).kind.value)
                 c = store.counts(name, limit=limit)
                 out.append({"name": shown, "kind": kind, "ready": c.ready, "claimed": c.claimed,
                             "delayed": c.delayed, "exact": c.exact})
@@ -367,7 +373,7 @@ class EmoDoor:
             raise wire.illegal_argument("from is required")
         if dest is None:
             raise wire.illegal_argument("to is required")
-        if not (who.can("poll", self.permission(source)) and who.can("post", self.permission(dest))):
+        if not (who.can("poll", self.permission(source)) and may_send_into(who, self.permission_store_name(dest))):
             raise wire.not_authorized()
         if not source:
             raise wire.illegal_argument("from is required")

@@ -2,8 +2,9 @@
 
 A queue's settings are :mod:`spoolq.queue_settings`'s JSON. ``GET`` needs ``get_status``; a change
 needs what a purge needs (``poll``; ``admin`` too on an SQS queue; the view checks that) and ``post``
-on a dead-letter queue it names anew (it sends messages there, as a move would). A change never
-creates a queue (404).
+on a dead-letter queue it names anew (it sends messages there, as a move would:
+:func:`spoolq.auth.may_send_into`, asked before the queue is looked up, so a 403 never tells
+whether another team's queue exists). A change never creates a queue (404).
 
 ``archive=true|false`` on send, sendbatch and _sendbatch names the archive setting the queues must
 have: a queue the send creates is created with it, a queue that exists with the other setting is a
@@ -18,10 +19,9 @@ from dataclasses import replace
 from typing import Any
 
 from spoolq import queue_settings
-from spoolq.auth import Principal
+from spoolq.auth import Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http import emodb_wire as wire
-from spoolq.queue_names import permission_name
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueInfo, QueueKind, is_queue_name
 
@@ -47,20 +47,18 @@ def change_settings(store: QueueStore, who: Principal, name: str, changes: Any) 
     another change of other settings at the same moment is kept."""
     _info(store, name)
 
-    def lookup(target: str) -> QueueInfo | None:
-        if not is_queue_name(target):
-            return None
-        try:
-            return store.get_queue(target)
-        except QueueNotFound:
-            return None
-
     def change(info: QueueInfo) -> QueueInfo:
-        config = queue_settings.changed_config(info, changes, lookup)
-        dead = config.dead_letter
-        if dead is not None and dead != info.config.dead_letter and not who.can("post", permission_name(dead.queue)):
-            raise wire.not_authorized()
-        return replace(info, config=config)
+        def lookup(target: str) -> QueueInfo | None:  # the dead-letter queue named
+            kept = info.config.dead_letter is not None and info.config.dead_letter.queue == target
+            if not kept and not may_send_into(who, target):
+                raise wire.not_authorized()
+            if not is_queue_name(target):
+                return None
+            try:
+                return store.get_queue(target)
+            except QueueNotFound:
+                return None
+        return replace(info, config=queue_settings.changed_config(info, changes, lookup))
     try:
         return _dumps(store.change_queue(name, change))
     except QueueNotFound:

@@ -25,14 +25,23 @@ Changes to gthread (27.x):
 
   A re-run is the same request (same parsed headers and buffered body, ``100 Continue`` not
   sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
-  Parked connections count as connections; there is room for :data:`PARK_LIMIT` of them on top
-  of gthread's own ``worker_connections``; beyond that a long poll blocks its thread as before.
+  Parked connections count as connections (``max_connections``); at most :data:`PARK_LIMIT` park,
+  beyond that a long poll blocks its thread as before.
+* **Connections cost nothing until they speak** (:mod:`spoolq.http.heads`): a new connection, and
+  a kept-alive one whose next request starts to arrive, stay in the main loop until their request
+  head (and a body of declared length) is whole, read without blocking under ``header_timeout``;
+  only then does a thread take them (gthread gives a new connection a thread at once, which
+  waits up to 5 s for its first bytes and then, for the head and the body, for ever). TLS handshakes and lingering closes run in the loop
+  too. A worker holds at most ``max_connections`` connections (parked polls included; lowered to
+  what its open-file limit allows): at the limit a new connection closes the longest idle
+  kept-alive one, or, with none, is answered ``503`` and closed. Open connections by state,
+  refusals and time-outs are counted (:mod:`spoolq.metrics`).
 * A stopping worker closes its copies of the listening sockets as soon as it stops accepting
   (:meth:`SpoolqThreadWorker._close_listeners`).
 * It stops accepting new connections while every thread is busy, so a new request waits in the
   listen backlog for any worker with a free thread instead of queueing inside this one.
 * On a TLS port (:mod:`spoolq.tls`), a clear-text HTTP request is answered ``400`` in clear
-  text and closed before it is parsed, and a handshake must finish within 10 s.
+  text and closed before it is parsed, and a handshake must finish within 10 s (in the loop).
 * Request lines up to 4 MiB (:mod:`spoolq.http.request_line`: SQS's query protocol by GET). Protocol
   errors gunicorn answers itself (a longer request line, oversized headers, malformed requests) get
   a JSON body, or SQS's ``<ErrorResponse>`` on an SQS path, never HTML.
@@ -45,7 +54,6 @@ import errno
 import heapq
 import io
 import itertools
-import json
 import os
 import selectors
 import socket
@@ -64,8 +72,9 @@ from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 from gunicorn.workers.gthread import ThreadWorker
 
+from spoolq.http import heads as head_reading
 from spoolq.http import parking, request_line
-from spoolq.tls import HANDSHAKE_SECONDS
+from spoolq.http.heads import Connection, HeadReader
 
 #: parked long polls one worker process keeps at most (each holds a socket, no thread)
 PARK_LIMIT = 8192
@@ -73,23 +82,10 @@ PARK_LIMIT = 8192
 _PARKED, _RUNNING, _DONE = 0, 1, 2
 
 
-#: gthread's answer "no data yet: wait for it in the main loop" (False: close) and that wait
-_DEFER = getattr(gthread, "_DEFER", False)
-DEFAULT_WORKER_DATA_TIMEOUT = float(getattr(gthread, "DEFAULT_WORKER_DATA_TIMEOUT", 5.0))
-#: the first byte of a TLS connection (a handshake record); an HTTP request starts with a letter
-TLS_HANDSHAKE_RECORD = b"\x16"
-
-
-def _refuse_clear_text(sock: Any) -> None:
-    """Answer a clear-text request sent to the HTTPS port with a ``400`` and close, reading (and
-    dropping) what the client sent so that the answer is not cut off by a reset."""
-    body = json.dumps({"message": "HTTP 400 Bad Request: this port speaks HTTPS; use an https:// URL"}).encode()
-    head = (f"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
-    with contextlib.suppress(OSError):
-        sock.settimeout(2.0)
-        sock.sendall(head + body)
-    gunicorn_util.close_graceful(sock)
+#: seconds a worker stops accepting after running out of file descriptors
+ACCEPT_PAUSE = 0.1
+#: how often a worker updates its connection gauges
+GAUGE_SECONDS = 1.0
 
 
 def _peek(sock: Any) -> bytes | None:
@@ -151,8 +147,13 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.max_keepalived = self.cfg.worker_connections - self.cfg.threads
-        self.worker_connections = self.cfg.worker_connections + PARK_LIMIT
+        self.max_connections = self.cfg.worker_connections  # checked in accept, made to fit in init_process
+        self.max_keepalived = max(1, self.cfg.worker_connections - self.cfg.threads)
+        self.worker_connections = sys.maxsize  # gthread's gate is off: accept refuses over the limit instead
+        self.heads: HeadReader | None = None
+        self._metrics: Any = None
+        self._accept_paused_until = 0.0
+        self._next_gauges = 0.0
         self._waiting: dict[str, deque[tuple[_Parked, int]]] = {}  # queue key -> waiters, oldest first
         self._all: set[_Parked] = set()
         self._deadlines: list[tuple[float, int, _Parked, int]] = []
@@ -164,7 +165,22 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
     def init_process(self) -> None:
         gunicorn_util.write_error = _write_json_error  # this worker process only
         request_line.install()  # request lines up to 4 MiB (the SQS query protocol by GET)
+        self.max_connections = head_reading.connection_limit(self.max_connections)
+        if self.max_connections < self.cfg.worker_connections:
+            self.log.warning("max_connections %d lowered to %d: the open-file limit is too low for more",
+                             self.cfg.worker_connections, self.max_connections)
         super().init_process()
+
+    def load_wsgi(self) -> None:
+        """gunicorn's, then the connection loop (the poller exists; the loop has not started)."""
+        super().load_wsgi()
+        services = getattr(self.wsgi, "extensions", {}).get("spoolq")
+        self._metrics = getattr(services, "metrics", None)
+        if self._metrics is not None:
+            self._metrics.connection_doors()
+        settings = head_reading.settings_of(self.app)
+        self.heads = HeadReader(self.cfg, self.poller, settings.header_timeout, settings.max_body_bytes,
+                                self._head_ready, self._connection_closed, self._timed_out, self._refused)
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> Any:
         request_line.remember_failure(exc)  # its answer is in the format of the door it was for
@@ -176,9 +192,28 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
     # ------------------------------------------------ thread accounting (all on the main thread)
 
     def enqueue_req(self, conn: Any) -> None:
+        if not getattr(conn, "head_ready", True) and self.heads is not None:
+            # gthread's finish_request found bytes of the next request read ahead: the loop reads
+            # the rest of its head
+            self.heads.take(conn, buffered=conn.parser.unreader.take_buffered() if conn.parser else b"")
+            return
         self._busy += 1
         conn.spoolq_arrived = time.monotonic()  # a long poll's wait counts from here
         super().enqueue_req(conn)
+
+    def _head_ready(self, conn: Any) -> None:
+        self.enqueue_req(conn)
+
+    def _connection_closed(self) -> None:
+        self.nr_conns -= 1
+
+    def _timed_out(self, stage: str) -> None:
+        if self._metrics is not None:
+            self._metrics.connection_timed_out(stage)
+
+    def _refused(self, reason: str) -> None:
+        if self._metrics is not None:
+            self._metrics.connection_refused(reason)
 
     def finish_request(self, conn: Any, fs: Any) -> None:
         self._busy -= 1
@@ -196,7 +231,8 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         super().finish_request(conn, fs)
 
     def set_accept_enabled(self, enabled: bool) -> None:
-        super().set_accept_enabled(enabled and self._busy < self.cfg.threads)
+        super().set_accept_enabled(enabled and self._busy < self.cfg.threads
+                                   and time.monotonic() >= self._accept_paused_until)
         if not self.alive:
             self._close_listeners()
 
@@ -212,40 +248,57 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
                 listener.close()
 
     def accept(self, listener: Any) -> None:
+        """gthread's ``accept``, except that the new connection goes to the head reader (no thread
+        yet), and over ``max_connections`` or out of file descriptors it is refused cleanly."""
         if self._busy >= self.cfg.threads:
             self.set_accept_enabled(False)  # the run loop re-enables it once a thread is free
             return
-        super().accept(listener)
+        heads = self.heads
+        assert heads is not None
+        try:
+            sock, addr = listener.accept()
+        except OSError as e:
+            if head_reading.out_of_descriptors(e):
+                if not self._close_oldest_idle():
+                    self._refused("descriptors")
+                    self._accept_paused_until = time.monotonic() + ACCEPT_PAUSE
+                    self.set_accept_enabled(False)
+                return
+            if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        if self.nr_conns + heads.lingering >= self.max_connections and not self._close_oldest_idle():
+            heads.refuse(sock, "limit")
+            return
+        self.nr_conns += 1
+        heads.take(Connection(self.cfg, sock, addr, listener.getsockname(), heads), fresh=True)
+
+    def _close_oldest_idle(self) -> bool:
+        """Close the kept-alive connection idle the longest, for a new one (False: none)."""
+        if not self.keepalived_conns:
+            return False
+        conn = self.keepalived_conns.popleft()
+        with contextlib.suppress(OSError, KeyError, ValueError):
+            self.poller.unregister(conn.sock)
+        self.nr_conns -= 1
+        conn.close()
+        return True
+
+    def on_client_socket_readable(self, conn: Any, client: Any) -> None:
+        """A kept-alive connection's next request starts to arrive: the loop reads its head."""
+        self.poller.unregister(client)
+        self.keepalived_conns.remove(conn)
+        assert self.heads is not None
+        self.heads.take(conn)
 
     # ------------------------------------------------ serving a request (worker threads)
 
     def handle(self, conn: Any) -> Any:
-        """gthread's ``handle``; on a TLS port, a new connection is first looked at: a clear-text
-        HTTP request gets a ``400`` in clear text and is closed unread, and the handshake of a TLS
-        one must finish within :data:`~spoolq.tls.HANDSHAKE_SECONDS`."""
-        if self.cfg.is_ssl and not conn.initialized:
-            if not conn.data_ready and not conn.wait_for_data(DEFAULT_WORKER_DATA_TIMEOUT):
-                return _DEFER
-            if not self._start_tls(conn):
-                return False
+        """gthread's ``handle`` of a connection whose request (its head, and a body of declared
+        length) is whole in its parser's buffer (TLS set up, the first bytes waited for:
+        :mod:`spoolq.http.heads`)."""
+        conn.head_ready = False  # the next request's head is read by the loop again
         return super().handle(conn)
-
-    def _start_tls(self, conn: Any) -> bool:
-        try:
-            conn.sock.setblocking(True)
-            first = conn.sock.recv(1, socket.MSG_PEEK)
-            if first and first != TLS_HANDSHAKE_RECORD:
-                _refuse_clear_text(conn.sock)
-                return False
-            conn.sock.settimeout(HANDSHAKE_SECONDS)
-            conn.init()  # wraps the socket and completes the handshake
-            conn.sock.settimeout(None)
-            return True
-        except (OSError, ValueError) as e:  # ssl.SSLError and the handshake timeout are OSErrors
-            self.log.debug("TLS handshake with %s failed: %s", conn.client, e)
-            with contextlib.suppress(OSError):
-                conn.sock.close()
-            return False
 
     def handle_request(self, req: Any, conn: Any) -> bool:
         slot = parking.LongPoll(can_park=len(self._all) < PARK_LIMIT, arrived=getattr(conn, "spoolq_arrived", None))
@@ -467,6 +520,10 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def _next_timer(self) -> float | None:
         at = self._deadlines[0][0] if self._deadlines else None
+        if self.heads is not None:
+            head = self.heads.next_deadline()
+            if head is not None:
+                at = head if at is None else min(at, head)
         for probe, _period in self._probes.values():
             at = probe if at is None else min(at, probe)
         return at
@@ -479,13 +536,21 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         self._run_timers()
 
     def _run_timers(self) -> None:
+        now = time.monotonic()
+        heads = self.heads
+        if heads is not None:
+            if not self.alive and not heads.stopping:
+                heads.stop(getattr(gthread, "STOP_KEEPALIVE_LINGER", 2.0))
+            heads.expire(now)
+            if now >= self._next_gauges:
+                self._next_gauges = now + GAUGE_SECONDS
+                self._publish_gauges(heads)
         if not self.alive:
             for rec in list(self._all):
                 self._answer(rec)
             self._waiting.clear()
             self._probes.clear()
             return
-        now = time.monotonic()
         while self._deadlines and self._deadlines[0][0] <= now:
             _at, _seq, rec, gen = heapq.heappop(self._deadlines)
             if rec.state == _PARKED and rec.gen == gen:
@@ -498,3 +563,11 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
                 self._wake(key)
             else:
                 del self._probes[key]
+
+    def _publish_gauges(self, heads: HeadReader) -> None:
+        if self._metrics is None:
+            return
+        parked = len(self._all)
+        self._metrics.connection_states({
+            "reading": heads.reading, "idle": len(self.keepalived_conns) + len(self.pending_conns),
+            "busy": self._busy, "parked": parked, "closing": heads.lingering})

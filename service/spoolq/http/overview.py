@@ -17,14 +17,18 @@ costs nothing; concurrent callers share one refresh.
 ``spoolq_move_moved{ref,source,destination}``, ``spoolq_moves_in_progress``,
 ``spoolq_store_free_bytes``, ``spoolq_store_free_inodes`` and ``spoolq_store_inodes`` (one message
 is one inode; both 0 where the file system has no fixed inode count), ``spoolq_store_up`` (the store can be read: the snapshot
-succeeded) and ``spoolq_store_writable`` (the store's probe file could be written: 0 on a full
-or read-only file system, while reads still work).
+succeeded), ``spoolq_store_writable`` (the store's probe file could be written and a message of the
+largest accepted size fits, bytes and inodes, its journal record included: 0 on a full or
+read-only file system, while reads still work; :mod:`spoolq.readiness`), ``spoolq_store_space_low``
+(1 below the warning thresholds, ``low_space_percent`` and ``low_inodes_percent``, or full), and
+``spoolq_journal_bytes`` and ``spoolq_journal_limit_bytes`` (what the commit journal's files of
+every process of the node take, and the most they may: :mod:`spoolq.store.journal`; 0 without a
+journal).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,11 +41,13 @@ from prometheus_client.registry import Collector
 
 from spoolq.errors import QueueNotFound, SpoolqError
 from spoolq.queue_names import door_and_name
+from spoolq.readiness import Headroom, Limits, judge, root_health
 from spoolq.store.contract import QueueStore
-from spoolq.store.filesystems import inode_counts
 from spoolq.store.model import MoveState, MoveStatus, QueueConfig
 
-#: ready messages counted exactly per queue; beyond, estimated from directory sizes
+#: the limit every depth shown is counted with (``/metrics``, the overview, the console, the SQS
+#: attributes): each bucket is listed on every call below it; beyond, only the buckets that changed
+#: (the store's kept ready count, true within seconds at any depth)
 COUNT_LIMIT = 10_000
 DEFAULT_TTL = 3.0
 
@@ -73,9 +79,11 @@ class Snapshot:
 
 
 class Overview:
-    def __init__(self, store: Callable[[], QueueStore], ttl: float = DEFAULT_TTL, root: Path | None = None) -> None:
+    def __init__(self, store: Callable[[], QueueStore], ttl: float = DEFAULT_TTL, root: Path | None = None,
+                 limits: Limits | None = None) -> None:
         self._store = store
         self._root = root  # for the free space when the store's probe could not say
+        self.limits = limits  # what the headroom is judged against (None: not judged)
         self.ttl = ttl
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
@@ -122,9 +130,7 @@ class Overview:
             health = dict(store.health())
             if "free_bytes" not in health and self._root is not None:
                 with contextlib.suppress(OSError):  # a full disk fails the probe write, not statvfs
-                    st = os.statvfs(self._root)
-                    free_inodes, inodes = inode_counts(st)
-                    health.update(free_bytes=st.f_bavail * st.f_frsize, free_inodes=free_inodes, inodes=inodes)
+                    health.update(root_health(self._root, journal=(self._root / "journal").is_dir()))
         except SpoolqError as e:
             return Snapshot(taken, {}, [], {"ok": False}, error=str(e))
         except OSError as e:
@@ -182,6 +188,17 @@ class StoreCollector(Collector):
                                     value=float(count) if isinstance(count, int) else 0.0)
         yield GaugeMetricFamily("spoolq_store_up", "1 when the store can be read (the last snapshot of every "
                                 "queue succeeded)", value=1.0 if snap.error is None else 0.0)
-        writable = snap.error is None and bool(snap.health.get("ok"))
-        yield GaugeMetricFamily("spoolq_store_writable", "1 when a file can be written in the root (0: file "
-                                "system full or read-only; sends answer 503)", value=1.0 if writable else 0.0)
+        limits = self.overview.limits
+        headroom = judge(snap.health, limits).headroom if limits and "free_bytes" in snap.health else Headroom.OK
+        writable = snap.error is None and bool(snap.health.get("ok")) and headroom is not Headroom.FULL
+        yield GaugeMetricFamily("spoolq_store_writable", "1 when a message of the largest accepted size can be "
+                                "stored in the root now (0: file system full, out of inodes or read-only; sends "
+                                "answer 503)", value=1.0 if writable else 0.0)
+        yield GaugeMetricFamily("spoolq_store_space_low", "1 when the root's free space or inodes are under the "
+                                "warning thresholds (or exhausted)", value=0.0 if headroom is Headroom.OK else 1.0)
+        for key, name, what in (("journal_bytes", "spoolq_journal_bytes", "Bytes the commit journal's files take"),
+                                ("journal_limit_bytes", "spoolq_journal_limit_bytes",
+                                 "Bytes the commit journal's files may take")):
+            count = snap.health.get(key)
+            yield GaugeMetricFamily(name, f"{what} (every process of the node; 0 without a journal)",
+                                    value=float(count) if isinstance(count, int) else 0.0)

@@ -9,7 +9,8 @@ never); so ``spoolq serve`` sets 0 and the Python parser, and :class:`BoundedReq
 bound back: a line over 4 MiB is refused with 414 as soon as that much has arrived, and the line is
 searched for its end only in what arrived since the last look (no quadratic rescans).
 
-A request gunicorn refuses before the app sees it (414 here; 431 and 400 for bad heads) is answered
+A request refused before the app sees it (414 here; 431 and 400 for bad heads; 408 for a head that
+did not arrive in time and 503 over a worker's limits, :mod:`spoolq.http.heads`) is answered
 in the format of the door the request line names, as far as it can be told from the line:
 an SQS path (``/`` or a queue URL's path) gets the query protocol's ``<ErrorResponse>`` XML, or the
 JSON protocol's ``{"__type", "message"}`` when the headers read so far name an ``X-Amz-Target``;
@@ -34,7 +35,8 @@ MAX_REQUEST_LINE = 4 * 1024 * 1024
 _HEAD = 512
 _SQS_PATH = re.compile(rb"^[A-Z]+ /(?:[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}/)?(?:[0-9]{12}/[^/?# ]*)?(?:[?# ]|$)")
 #: the SQS error code of each status gunicorn refuses with
-_SQS_CODES = {414: "RequestURITooLong", 431: "RequestHeaderSectionTooLarge", 400: "InvalidRequest"}
+_SQS_CODES = {414: "RequestURITooLong", 431: "RequestHeaderSectionTooLarge", 400: "InvalidRequest",
+              408: "RequestTimeout", 503: "ServiceUnavailable"}
 
 
 class RequestLineTooLong(LimitRequestLine):  # type: ignore[misc]
@@ -76,19 +78,24 @@ def remember_failure(exc: BaseException | None) -> None:
     _failure.exc = exc
 
 
-def error_answer(status: int, reason: str, mesg: str) -> tuple[str, bytes]:
-    """(content type, body) of gunicorn's refusal ``status`` in the format of the request's door."""
-    exc = getattr(_failure, "exc", None)
-    head = getattr(exc, "head", None)
+def error_answer(status: int, reason: str, mesg: str, head: bytes | None = None) -> tuple[str, bytes]:
+    """(content type, body) of the refusal ``status`` in the format of the request's door: from
+    ``head`` (the first bytes of the request, when the worker's loop refuses it), else from the
+    failure gunicorn is answering in this thread."""
+    json_protocol = head is not None and b"\nx-amz-target:" in head.lower()
     if head is None:
+        exc = getattr(_failure, "exc", None)
+        head = getattr(exc, "head", None)
         req = getattr(exc, "req", None)
-        path = getattr(req, "path", None)
-        head = f"{getattr(req, 'method', 'GET')} {path}".encode("latin-1", "replace") if path else None
+        if head is None:
+            path = getattr(req, "path", None)
+            head = f"{getattr(req, 'method', 'GET')} {path}".encode("latin-1", "replace") if path else None
+        headers = getattr(req, "headers", None) or []
+        json_protocol = any(name == "X-AMZ-TARGET" for name, _value in headers)
     text = f"HTTP {status} {reason}" + (f": {mesg}" if mesg else "")
     if isinstance(head, bytes) and _SQS_PATH.match(head):
         code = _SQS_CODES.get(status, "InvalidRequest")
-        headers = getattr(getattr(exc, "req", None), "headers", None) or []
-        if any(name == "X-AMZ-TARGET" for name, _value in headers):  # the JSON protocol
+        if json_protocol:
             return "application/x-amz-json-1.0", json.dumps({"__type": f"com.amazonaws.sqs#{code}",
                                                              "message": text}).encode()
         body = (f'<?xml version="1.0"?><ErrorResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/">'

@@ -17,6 +17,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from spoolq.http import emodb_wire as wire
+from spoolq.queue_names import KINDS
 from spoolq.store.model import MAX_BATCH_CLAIM, TOKEN_RE
 
 _EMO = r"[a-z0-9:@._-]"
@@ -30,6 +31,8 @@ STORE_NAME_PATTERN = r"^[A-Za-z0-9:@._-]{1,400}$"
 REGION_PATTERN = r"^[a-z]{2}(-[a-z0-9]+){1,3}$"
 MQ_QUEUE_PATTERN = r"^[A-Za-z0-9:@._-]{1,255}$"
 MOVE_REF_PATTERN = r"^[A-Z2-7]{42}$"
+#: the kinds of queue as users name them (spoolq.queue_names.KINDS)
+USER_KINDS = list(KINDS)
 BATCH_TOKEN_PATTERN = TOKEN_RE.pattern
 
 
@@ -70,7 +73,8 @@ class MoveStatusSchema(Schema):
 
 class QueueSummarySchema(Schema):
     name = fields.String(required=True, metadata={"description": "name under /queue/1 (or /dedupq/1 for dedup)"})
-    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+    kind = fields.String(required=True, validate=validate.OneOf(USER_KINDS), metadata={
+        "description": "the kind of queue, as `spoolq create --kind` names it"})
     ready = fields.Integer(required=True, metadata={"description": "visible now (estimated beyond limit)"})
     claimed = fields.Integer(required=True, metadata={"description": "unexpired claims"})
     delayed = fields.Integer(required=True, metadata={"description": "not visible before their due time"})
@@ -113,7 +117,8 @@ QueueSettingsChangeSchema = Schema.from_dict(_settings_fields(required=False), n
 #: every setting of a queue, whichever door made it
 QueueSettingsSchema = Schema.from_dict({
     "queue": fields.String(required=True, metadata={"description": "the store name"}),
-    "kind": fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"])),
+    "kind": fields.String(required=True, validate=validate.OneOf(USER_KINDS), metadata={
+        "description": "the kind of queue, as `spoolq create --kind` names it"}),
     **_settings_fields(required=True)}, name="QueueSettings")
 
 
@@ -147,9 +152,19 @@ class UnavailableSchema(Schema):
 
 
 class HealthSchema(Schema):
-    status = fields.String(required=True, validate=validate.OneOf(["ok", "unavailable"]))
+    status = fields.String(required=True, validate=validate.OneOf(["ok", "warning", "unavailable"]))
+    version = fields.String(required=True, metadata={"description": "the spoolq version serving"})
+    format = fields.Integer(required=True, metadata={"description": "the on-disk format it writes (and the newest "
+                                                                    "it reads) in the data directory"})
     store = fields.Dict(required=True, metadata={"description": "details: node and root; for /readyz also "
-                                                                "free_bytes, flush_seconds, or the error"})
+                                                                "free_bytes, free_inodes, headroom (ok, low, "
+                                                                "full), journal_bytes, flush_seconds, the files "
+                                                                "the file system refuses (damaged), and the "
+                                                                "warning or the error"})
+    config = fields.Dict(metadata={"description": "/readyz under spoolq serve: whether the last start or reload "
+                                                  "of the config file was applied (reload: ok or failed), since when "
+                                                  "the config in force is (in_force_since, Unix time), the last "
+                                                  "attempt, and what was refused (problems)"})
 
 
 # --- EmoDB query parameters ------------------------------------------------------------------
@@ -180,8 +195,9 @@ class SendQuery(Schema):
 
 class PollQuery(Schema):
     partitioned = _bool_param()
-    ttl = fields.Integer(load_default=30, validate=validate.Range(0, wire.MAX_CLAIM_TTL),
-                         metadata={"description": "claim seconds; 0 returns messages without claiming"})
+    ttl = fields.Integer(validate=validate.Range(0, wire.MAX_CLAIM_TTL), metadata={
+        "description": "claim seconds; 0 returns messages without claiming (default: the queue's visibility "
+                       "timeout, 30 unless its settings say otherwise)"})
     limit = fields.Integer(load_default=10, validate=validate.Range(1, wire.MAX_POLL_LIMIT))
     wait = fields.Float(validate=validate.Range(0, wire.MAX_WAIT),
                         metadata={"description": "extension: long-poll up to this many seconds"})

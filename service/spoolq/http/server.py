@@ -12,11 +12,15 @@ docstring and :mod:`spoolq.http.parking`). A worker stops accepting connections 
 its threads are busy, so a new request is never queued inside a worker whose threads are
 all taken; it waits in the listen backlog until any worker has a free thread. gunicorn's
 ``timeout`` (the worker heartbeat, 120 s) is far above the 20 s long-poll ceiling;
-keep-alive is 5 s so idle connections do not hold a worker's slots for long. ``serve``
-raises the soft open-file limit to the hard one (each waiting poll is a socket).
+keep-alive is 5 s. A connection holds no thread until its request has arrived: the worker's
+loop reads heads (and bodies of declared length) under ``header_timeout`` and holds at most
+``max_connections`` connections
+(:mod:`spoolq.http.heads`). ``serve`` raises the soft open-file limit to the hard one (each
+waiting poll is a socket).
 
-A reload (``SIGHUP``) stops the old workers only once every new one has built the app
-(:mod:`spoolq.http.arbiter`), so the port always has a worker that accepts.
+A reload (``SIGHUP``) checks the config first and changes nothing when it has a mistake; it
+stops the old workers only once every new one has built the app, and keeps them when a new one
+fails to boot (:mod:`spoolq.http.arbiter`), so the port always has a worker that accepts.
 
 The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
 """
@@ -32,8 +36,10 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
-from spoolq.http.arbiter import report_ready
+from spoolq.config_check import ConfigCheck
+from spoolq.http.arbiter import report_boot_failure, report_ready
 from spoolq.http.gworker import SpoolqThreadWorker
+from spoolq.http.reload_state import ReloadState
 from spoolq.server_settings import Settings
 from spoolq.tls import gunicorn_tls_options
 
@@ -70,8 +76,8 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "timeout": 120,
         "graceful_timeout": 30,
         "keepalive": 5,
-        # gthread keeps up to worker_connections - threads idle keep-alive connections
-        "worker_connections": settings.threads * 4,
+        # the connections one worker holds open (spoolq.http.heads; parked long polls included)
+        "worker_connections": settings.max_connections,
         "preload_app": False,  # the app (and the store) is built in each worker, after the fork
         "accesslog": "-" if access_log else None,
         "access_log_format": ACCESS_LOG_FORMAT,
@@ -81,7 +87,6 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "child_exit": child_exit,
         "post_worker_init": report_ready,  # a reload stops the old workers once the new ones serve
         "on_exit": on_exit,
-        "on_reload": on_reload,
         # gunicorn takes 0-8190 (0: no limit); spoolq's worker bounds request lines at 4 MiB itself
         # (spoolq.http.request_line: a 1 MiB SQS message by GET), with gunicorn's Python parser
         "limit_request_line": 0 if _worker_hooks_present() else 8190,
@@ -106,13 +111,17 @@ def on_exit(arbiter: Any) -> None:
 
 
 def on_reload(arbiter: Any) -> None:
-    """gunicorn hook (master, on SIGHUP, before the new workers start): apply the config file's
-    declared queues again (:mod:`spoolq.declared_queues`)."""
+    """gunicorn hook for plain gunicorn (``deploy/gunicorn.conf.py``; master, on SIGHUP, before the
+    new workers start): apply the config file's declared queues and topics again
+    (:mod:`spoolq.declared_queues`, :mod:`spoolq.declared_topics`). ``spoolq serve``'s master does it
+    itself, once the new workers serve."""
     from spoolq.declared_queues import apply_from_settings
+    from spoolq.declared_topics import apply_topics_from_settings
     from spoolq.server_settings import load_settings
 
-    settings = getattr(arbiter.app, "settings", None)  # plain gunicorn: from the environment
-    apply_from_settings(settings if isinstance(settings, Settings) else load_settings(), arbiter.log.info)
+    settings = load_settings()
+    apply_from_settings(settings, arbiter.log.info, arbiter.log.error)
+    apply_topics_from_settings(settings, arbiter.log.info, arbiter.log.error)
 
 
 def remove_metrics_dir() -> None:
@@ -125,10 +134,14 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
     """gunicorn's application for ``spoolq serve``: the app factory, spoolq's options, and (when
     given) an HTTP listener opened before gunicorn starts (:mod:`spoolq.cli.listen_sockets`)."""
 
-    def __init__(self, settings: Settings, options: dict[str, Any], listener_fd: int | None = None) -> None:
+    def __init__(self, settings: Settings, options: dict[str, Any], listener_fd: int | None = None,
+                 accepted: ConfigCheck | None = None, reload_state: ReloadState | None = None) -> None:
         self.settings = settings
         self.options = options
         self.listener_fd = listener_fd
+        #: the config check ``spoolq serve`` started with, and its outcome (None: made by the arbiter)
+        self.accepted = accepted
+        self.reload_state = reload_state
         super().__init__()
 
     def run(self) -> None:
@@ -150,9 +163,13 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
                 self.cfg.set(key, value)
 
     def load(self) -> Any:
-        from spoolq.http.app import create_app
+        try:
+            from spoolq.http.app import create_app
 
-        return create_app(self.settings)
+            return create_app(self.settings)
+        except Exception as e:  # the worker fails to boot: the master says why (spoolq.http.arbiter)
+            report_boot_failure(e)
+            raise
 
 
 def prepare_metrics_dir() -> str | None:
@@ -182,9 +199,12 @@ def raise_open_file_limit() -> None:
         pass
 
 
-def serve(settings: Settings, *, access_log: bool = False, listener_fd: int | None = None) -> None:
-    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given). The
-    caller stops what else it started, then calls :func:`remove_metrics_dir` (master only)."""
+def serve(settings: Settings, accepted: ConfigCheck | None = None, reload_state: ReloadState | None = None, *,
+          access_log: bool = False, listener_fd: int | None = None) -> None:
+    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given), with the
+    config check it started with (``accepted``) and its outcome. The caller stops what else it
+    started, then calls :func:`remove_metrics_dir` (master only)."""
     raise_open_file_limit()
     prepare_metrics_dir()
-    SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), listener_fd).run()
+    SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), listener_fd, accepted,
+                      reload_state).run()

@@ -3,7 +3,7 @@
 * ``GET /console/`` renders ``templates/console.html``; ``/console/static/...`` serves the
   stylesheet and the script (plain JavaScript, no build step, nothing fetched from elsewhere).
   The page routes by URL fragment: ``#/`` the queue list, ``#/queue/<store name>`` a queue,
-  ``#/server`` the node.
+  ``#/topics`` the SNS topics (:mod:`.topics`), ``#/server`` the node.
 * The page reads and acts only through the JSON API of :mod:`.api` (``/console/api/...``),
   sending the key the user typed (kept in the browser's ``sessionStorage``) as ``X-BV-API-Key``.
   The server checks every call; the page disables what the key's permissions (returned with

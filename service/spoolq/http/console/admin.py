@@ -13,6 +13,11 @@ door         name rule                        store name                 kind   
 ``disque``   the store's                      ``disque:<name>``          standard      ``post``
 ===========  ===============================  =========================  ============  ==========
 
+A queue is named by its kind (``emodb``, ``dedup``, ``sqs``, ``sqs-fifo``, ``mq``, ``disque``:
+:data:`~spoolq.queue_names.KINDS`), or by its door and ``fifo``. It starts from the same defaults
+as a queue its door makes (:func:`~spoolq.queue_settings.door_defaults`: an SQS queue keeps its
+messages 4 days, as ``CreateQueue`` gives it).
+
 (EmoDB and Disque make a queue on its first send, hence ``post``; MQ's ``PUT`` asks ``post``; SQS's
 ``CreateQueue`` asks ``admin``.) Deleting asks what purging asks (:func:`~spoolq.http.overview.
 manage_action`: ``admin`` on SQS queues, as ``DeleteQueue`` does, ``poll`` elsewhere, as MQ's
@@ -25,6 +30,8 @@ changes nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from flask import Response
@@ -32,8 +39,8 @@ from flask import Response
 from spoolq.errors import InvalidArgument, QueueAlreadyExists, QueueNotEmpty, QueueNotFound
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
-from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name, manage_action
-from spoolq.queue_settings import SettingRefused, changed_config
+from spoolq.queue_names import KINDS, NAME_RULES, door_and_name, door_store_name, manage_action, user_kind
+from spoolq.queue_settings import SettingRefused, changed_config, door_defaults
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind, check_queue_name
 
@@ -41,7 +48,7 @@ _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
 
 
 def new_queue(api: ConsoleApi, door: str, name: str, fifo: bool, content_based_dedup: bool,
-              region: str | None) -> tuple[str, QueueKind, QueueConfig | None]:
+              region: str | None) -> tuple[str, QueueKind, QueueConfig]:
     """(store name, kind, config) of the queue ``door`` would make as ``name``; 400 if it would not."""
     settings = api.services.settings
     if door == "sqs":
@@ -56,8 +63,22 @@ def new_queue(api: ConsoleApi, door: str, name: str, fifo: bool, content_based_d
         raise ConsoleError(400, "FIFO and content-based deduplication are SQS queue settings")
     if content_based_dedup and not fifo:
         raise ConsoleError(400, "content-based deduplication is for FIFO queues")
-    return store_name, kind, QueueConfig(content_based_dedup=True) if content_based_dedup else None
+    base = door_defaults(door, api.services.store().default_config)
+    return store_name, kind, replace(base, content_based_dedup=True) if content_based_dedup else base
 
+
+def door_and_fifo(data: dict[str, Any]) -> tuple[str, bool]:
+    """The door and FIFO-ness a create body names: by ``kind``, or by ``door`` and ``fifo``."""
+    kind, door = data.get("kind"), data.get("door")
+    if kind is None:
+        if door is None:
+            raise ConsoleError(400, f"name the kind of queue: {', '.join(KINDS)}")
+        return door, bool(data["fifo"])
+    named_door, fifo = KINDS[kind]
+    if (door is not None and door != named_door) or (data["fifo"] and not fifo):
+        raise ConsoleError(400, f"kind {kind} is not door {door} with fifo {str(data['fifo']).lower()}: "
+                                "name the kind alone")
+    return named_door, fifo
 
 def create_action(store_name: str) -> str:
     return "admin" if door_and_name(store_name)[0] == "sqs" else "post"
@@ -66,29 +87,32 @@ def create_action(store_name: str) -> str:
 def create(api: ConsoleApi) -> Response:
     who = api.principal()
     data = api.body(cs.ConsoleCreateBodySchema())
-    door = data["door"]
-    store_name, kind, config = new_queue(api, door, data["name"], data["fifo"], data["content_based_dedup"],
+    door, fifo = door_and_fifo(data)
+    store_name, kind, config = new_queue(api, door, data["name"], fifo, data["content_based_dedup"],
                                          data.get("region"))
     api.require(who, create_action(store_name), store_name, doing="create")
     store = api.services.store()
     if data.get("settings"):
-        config = _with_settings(store, store_name, kind, config or store.default_config, data["settings"])
-        dead = config.dead_letter
-        if dead is not None:
-            api.require(who, "post", dead.queue, doing="dead-letter into")
+        def may_dead_letter_into(target: str) -> None:
+            api.require_send_into(who, target, "dead-letter into")
+        config = _with_settings(store, store_name, kind, config, data["settings"],
+                                may_dead_letter_into)
     try:
         store.create_queue(store_name, kind, config, data.get("tags"), exist_ok=False)
     except QueueAlreadyExists:
         raise ConsoleError(409, f"the {DOOR_NAMES[door]} queue {data['name']!r} already exists") from None
     api.services.overview.invalidate()
-    return json_response({"store_name": store_name, "door": door, "name": data["name"], "kind": kind.value},
+    return json_response({"store_name": store_name, "door": door, "name": data["name"],
+                          "kind": user_kind(store_name, kind.value)},
                          cs.ConsoleCreatedSchema())
 
 
 def _with_settings(store: QueueStore, store_name: str, kind: QueueKind, base: QueueConfig,
-                   settings: dict[str, Any]) -> QueueConfig:
-    """``base`` with ``settings`` (the settings API's names), every one checked first (400)."""
+                   settings: dict[str, Any], authorize: Callable[[str], None]) -> QueueConfig:
+    """``base`` with ``settings`` (the settings API's names), every one checked first (400); a
+    dead-letter queue is ``authorize``d (403) before it is looked up."""
     def lookup(name: str) -> QueueInfo | None:
+        authorize(name)
         try:
             return store.get_queue(check_queue_name(name))
         except (QueueNotFound, InvalidArgument):

@@ -13,8 +13,10 @@ see :mod:`spoolq.auth`). With keys configured, a request without a valid key get
   for an SQS queue; see :mod:`.admin`).
 
 A refused action answers 403 and changes nothing. Queues are addressed by their store name
-(``sqs:123456789012:us-east-1:jobs``, ``__dedupq:events``); the console shows the door and
-the name users know. Lists come from the cached :class:`~spoolq.http.overview.Overview`
+(``sqs:123456789012:us-east-1:jobs``, ``__dedupq:events``), or by the name users type where only
+one queue answers to it (``orders.fifo``, an SQS queue URL: :func:`spoolq.queue_names.resolve`;
+400 naming the matches where several do); ``GET /names?name=...`` says which queues a name stands
+for. The console shows the door, the name users know and the kind (``emodb``, ``sqs-fifo``, ...). Lists come from the cached :class:`~spoolq.http.overview.Overview`
 (at most ~1 s old here); a queue's page and the peek read the store directly. The views live
 in :mod:`.admin` (create, delete), :mod:`.messages` (peek, send) and here (the rest).
 """
@@ -32,17 +34,18 @@ from flask_smorest import Blueprint
 from marshmallow import ValidationError
 
 from spoolq import __version__
-from spoolq.errors import SpoolqError
+from spoolq.errors import InvalidArgument, QueueNotFound, SpoolqError
 from spoolq.http import apidoc
-from spoolq.http.console import admin, messages
+from spoolq.http.console import admin, messages, topics
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import LIST_MAX_AGE, ConsoleApi, ConsoleError, errors_doc, json_response
 from spoolq.http.context import Services
-from spoolq.http.overview import QueueRow
+from spoolq.http.overview import COUNT_LIMIT, QueueRow
 from spoolq.http.schemas import STORE_NAME_PATTERN
-from spoolq.queue_names import door_and_name, manage_action, permission_name
+from spoolq.queue_names import door_and_name, manage_action, permission_name, resolve, user_kind
 from spoolq.rates import RateHistory
-from spoolq.store.model import QueueKind
+from spoolq.serving import flush_mode
+from spoolq.store.model import QueueInfo, QueueKind
 
 STARTED_AT = time.time()
 
@@ -88,7 +91,7 @@ class ConsoleViews(ConsoleApi):
         self.require(who, "get_status", name)
         info = self.existing(name)
         store = self.services.store()
-        c = store.counts(name, limit=100_000)
+        c = store.counts(name, limit=COUNT_LIMIT)
         snap = self.services.overview.snapshot(LIST_MAX_AGE)
         door, shown = door_and_name(name)
         oldest = store.oldest_ready_at(name)
@@ -148,7 +151,7 @@ class ConsoleViews(ConsoleApi):
         if dest == name:
             raise ConsoleError(400, "cannot move a queue to itself")
         self.require(who, manage_action(name), name)
-        self.require(who, "post", dest)
+        self.require_send_into(who, dest, "move messages into")
         self.existing(dest)
         ref = self.services.store().move(name, dest, max_per_second=data.get("max_per_second"))
         self.services.overview.invalidate()
@@ -160,6 +163,29 @@ class ConsoleViews(ConsoleApi):
         status = store.move_status(ref)
         self.require(who, manage_action(status.source), status.source)
         return json_response(self.move_json(store.cancel_move(ref)), cs.ConsoleMoveSchema())
+
+    def names(self) -> Response:
+        who = self.principal()
+        try:
+            typed = cs.ConsoleResolveQuery().load(dict(request.args))["name"]
+        except ValidationError as e:
+            raise ConsoleError(400, f"invalid query: {e.messages}") from None
+        store = self.services.store()
+        settings = self.services.settings
+        found: dict[str, QueueInfo] = {}
+
+        def exists(name: str) -> bool:
+            try:
+                found[name] = store.get_queue(name)
+            except (QueueNotFound, InvalidArgument):
+                return False
+            return True
+
+        matches = resolve(typed, exists, account=settings.sqs_account_id, region=settings.sqs_region)
+        out = [{"store_name": m, "door": door_and_name(m)[0], "name": door_and_name(m)[1],
+                "kind": user_kind(m, found[m].kind.value)}
+               for m in matches if who.can("get_status", permission_name(m))]
+        return json_response({"queues": out}, cs.ConsoleResolvedSchema())
 
     def server(self) -> Response:
         self.principal()
@@ -177,9 +203,12 @@ class ConsoleViews(ConsoleApi):
         batch_buckets, batch_avg = histogram("spoolq_flush_batch_size")
         waiting = sum(v for _l, v in metrics.samples("spoolq_long_polls_waiting"))
         free = snap.health.get("free_bytes")
+        damaged, data_format = snap.health.get("damaged"), snap.health.get("format")
         return json_response({"version": __version__, "node": s.node_id, "root": str(s.root),
+                      "format": data_format if isinstance(data_format, int) else None,
+                      "damaged": damaged if isinstance(damaged, list) else [],
                       "free_bytes": free if isinstance(free, int) else None, "fsync": s.fsync,
-                      "flush": s.flush, "workers": s.workers, "threads": s.threads, "pid": os.getpid(),
+                      "flush": flush_mode(s), "workers": s.workers, "threads": s.threads, "pid": os.getpid(),
                       "started_at": STARTED_AT, "queues": len(snap.queues),
                       "flushes": sum(v for _l, v in metrics.samples("spoolq_flush_seconds_count")),
                       "flush_seconds_avg": flush_avg, "flush_batch_avg": batch_avg,
@@ -194,7 +223,8 @@ _Handler = Callable[..., Response]
 _Route = tuple[str, str, str, _Handler, str, dict[str, Any]]
 
 _QUEUE_PARAM = {"in": "path", "name": "name", "required": True,
-                "schema": {"type": "string", "pattern": STORE_NAME_PATTERN}, "description": "the queue's store name"}
+                "schema": {"type": "string", "pattern": STORE_NAME_PATTERN},
+                "description": "the queue's store name, or its name as users type it where only one queue has it"}
 
 
 def _routes() -> list[_Route]:
@@ -232,6 +262,14 @@ def _routes() -> list[_Route]:
          "Release received messages by receipt (visible again now)",
          dict(ok=cs.ConsoleDoneSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
               body=cs.ConsoleReceiptsBodySchema)),
+        ("/queues/<name>/nack", "POST", "nack", messages.nack,
+         "Negatively acknowledge received messages by receipt (visible again now, their nack count up)",
+         dict(ok=cs.ConsoleDoneSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
+              body=cs.ConsoleReceiptsBodySchema)),
+        ("/queues/<name>/visibility", "POST", "visibility", messages.visibility,
+         "Set how long received messages stay claimed from now, by receipt (0: visible again now)",
+         dict(ok=cs.ConsoleDoneSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q,
+              body=cs.ConsoleVisibilityBodySchema)),
         ("/queues/<name>/messages/<message_id>/delete", "POST", "delete_message", messages.delete_message,
          "Delete one message by id wherever it is (a Disque job id on a Disque queue)",
          dict(ok=cs.ConsoleOkSchema, errors=errors_doc(400, 401, 403, 404, 503),
@@ -248,9 +286,15 @@ def _routes() -> list[_Route]:
         ("/moves/<ref>/cancel", "POST", "cancel", v.cancel, "Cancel a move",
          dict(ok=cs.ConsoleMoveSchema, errors=errors_doc(400, 401, 403, 404, 503),
               parameters=[{"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}}])),
+        ("/names", "GET", "names", v.names,
+         "The queues a name as users type it stands for (its door's name, store name or SQS queue URL)",
+         dict(ok=cs.ConsoleResolvedSchema, errors=errors_doc(400, 401), query=cs.ConsoleResolveQuery)),
         ("/rates", "GET", "rates", v.rates,
          "Messages per second of each queue over the last hour (the server's history, every 5 s)",
          dict(ok=cs.ConsoleRatesSchema, errors=errors_doc(400, 401, 403), query=cs.ConsoleRatesQuery)),
+        ("/topics", "GET", "topics", topics.topics,
+         "Every SNS topic the key may see: subscriptions, filter policies, message totals (for rates)",
+         dict(ok=cs.ConsoleTopicListSchema, errors=errors_doc(401, 503))),
         ("/server", "GET", "server", v.server, "The node: root, free space, flush latency, group-commit sizes, workers",
          dict(ok=cs.ConsoleServerSchema, errors=errors_doc(401, 503))),
     ]
@@ -291,6 +335,8 @@ def _bind(views: ConsoleViews, view: str, handler: _Handler) -> _Handler:
     bound = partial(handler, views)
 
     def endpoint(**kwargs: str) -> Response:
+        if "name" in kwargs:  # a queue as the user typed it: its store name where one queue answers to it
+            kwargs["name"] = views.resolved(kwargs["name"])
         return bound(**kwargs)
     endpoint.__name__ = f"console_{view}"
     endpoint.__doc__ = None

@@ -12,13 +12,13 @@ from typing import Any
 from flask import Response, request
 from marshmallow import Schema, ValidationError
 
-from spoolq.auth import Principal
+from spoolq.auth import SECOND_QUEUE_PERMISSION, Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc
 from spoolq.http.console import schemas as cs
 from spoolq.http.context import Services
-from spoolq.http.overview import QueueRow
-from spoolq.queue_names import door_and_name, manage_action, permission_name
+from spoolq.http.overview import COUNT_LIMIT, QueueRow
+from spoolq.queue_names import ambiguity, door_and_name, manage_action, permission_name, resolve, user_kind
 from spoolq.store.model import MoveState, MoveStatus, QueueInfo
 
 #: the console's lists may be this old (seconds; the cached overview)
@@ -66,6 +66,14 @@ class ConsoleApi:
         can["manage"] = who.can(manage_action(store_name), name)
         return can
 
+    def require_send_into(self, who: Principal, store_name: str, doing: str) -> None:
+        """403 unless ``who`` may make messages arrive in the queue (a move's destination, a
+        dead-letter queue: :func:`spoolq.auth.may_send_into`); asked before the queue is looked up."""
+        if not may_send_into(who, store_name):
+            door, name = door_and_name(store_name)
+            raise ConsoleError(403, f"this key may not {doing} the {DOOR_NAMES[door]} queue {name!r} "
+                                    f"(that needs {SECOND_QUEUE_PERMISSION})")
+
     def require(self, who: Principal, action: str, store_name: str, doing: str | None = None) -> None:
         """403 unless ``who`` holds ``action`` on the queue; ``doing`` names what was asked when
         it is not the permission's own word (``delete`` needs ``poll``, or ``admin`` on SQS)."""
@@ -84,6 +92,25 @@ class ConsoleApi:
         except ValidationError as e:
             raise ConsoleError(400, f"invalid body: {e.messages}") from None
         return loaded
+
+    def resolved(self, typed: str) -> str:
+        """The store name of the queue ``typed`` names as a user types it (:func:`spoolq.queue_names.
+        resolve`): itself when no queue answers to it (the view then says it does not exist), 400
+        naming the matches when several do."""
+        store = self.services.store()
+
+        def exists(name: str) -> bool:
+            try:
+                store.get_queue(name)
+            except QueueNotFound:
+                return False
+            return True
+
+        settings = self.services.settings
+        matches = resolve(typed, exists, account=settings.sqs_account_id, region=settings.sqs_region)
+        if len(matches) > 1:
+            raise ConsoleError(400, ambiguity(typed, matches))
+        return matches[0] if matches else typed
 
     def existing(self, store_name: str) -> QueueInfo:
         try:
@@ -128,7 +155,8 @@ class ConsoleApi:
             target = rows.get(dlq.queue)
             dead = {"queue": dlq.queue, "max_receives": dlq.max_receives,
                     "messages": target.ready + target.delayed if target else 0}
-        return {"store_name": row.store_name, "door": row.door, "name": row.name, "kind": row.kind,
+        return {"store_name": row.store_name, "door": row.door, "name": row.name,
+                "kind": user_kind(row.store_name, row.kind),
                 "ready": row.ready, "claimed": row.claimed, "delayed": row.delayed, "exact": row.exact,
                 "oldest_age": round(row.oldest_age(time.time()), 3), "dead_letter": dead,
                 "dead_letter_sources": list(row.dead_letter_sources),
@@ -140,7 +168,7 @@ class ConsoleApi:
     def move_json(self, m: MoveStatus) -> dict[str, Any]:
         remaining = 0
         if m.state is MoveState.IN_PROGRESS:
-            remaining = self.services.store().counts(m.source, limit=100_000).total
+            remaining = self.services.store().counts(m.source, limit=COUNT_LIMIT).total
         return {"ref": m.ref, "source": m.source, "destination": m.destination, "state": m.state.value,
                 "moved": m.moved, "remaining": remaining, "started_at": m.started_at,
                 "finished_at": m.finished_at, "error": m.error, "max_per_second": m.max_per_second}

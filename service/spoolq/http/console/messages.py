@@ -1,5 +1,5 @@
-"""The console's message views: peek, test send, receive with a claim, acknowledge, release,
-delete by id.
+"""The console's message views: peek, send, receive with a claim, acknowledge, release, nack,
+change visibility, delete by id.
 
 A test send is JSON unless the user chose text (:func:`message_body`). **Receive** claims
 messages as any consumer's poll does (their receive count goes up; a dead-letter policy applies)
@@ -7,7 +7,16 @@ for the visibility timeout asked for (the queue's own by default); each comes wi
 **Acknowledge** (a receipt) removes the message if nobody received it since the console did
 (an expired claim nobody took over still acknowledges, as in SQS), counted as an acknowledgement; **release** (a receipt) makes it visible again now; **delete** (a message id,
 or a Disque job id on a Disque queue) removes the message wherever it is, claimed by anyone or
-not. All four need ``poll``, as receiving and deleting do through every door.
+not. **Nack** (a receipt) releases it as Disque's ``NACK`` does: visible again now, counted as a
+negative acknowledgement. **Visibility** (receipts and seconds) sets how long the claims last from
+now, as SQS's ``ChangeMessageVisibility`` does (0: visible again now). All of them need ``poll``, as
+receiving and deleting do through every door.
+
+A send names, besides its body, a FIFO queue's group and deduplication ids (without one, a queue
+with content-based deduplication uses the body's SHA-256, any other a new random id), a delay, and
+message attributes: strings, stored as the SQS door stores its ``String`` attributes
+(``{"ma": {name: {"DataType": "String", "StringValue": value}}}``), so an SQS consumer receives them,
+and counted toward the queue's message size as SQS counts them.
 """
 
 from __future__ import annotations
@@ -22,12 +31,12 @@ from flask import Response, request
 from marshmallow import ValidationError
 
 from spoolq import job_ids as disque_ids
-from spoolq.errors import MessageRefused, MessageRule
+from spoolq.errors import MessageIdChecksumMismatch, MessageRefused, MessageRule
 from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
 from spoolq.queue_names import DISQUE_PREFIX, door_and_name
-from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind
+from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, message_id_of
 
 
 def message_json(m: Message) -> dict[str, Any]:
@@ -74,14 +83,50 @@ def release(api: ConsoleApi, name: str) -> Response:
     return _each_receipt(api, name, api.services.store().release)
 
 
+def nack(api: ConsoleApi, name: str) -> Response:
+    return _each_receipt(api, name, api.services.store().nack)
+
+
+def visibility(api: ConsoleApi, name: str) -> Response:
+    who = api.principal()
+    api.require(who, "poll", name)
+    api.existing(name)
+    data = api.body(cs.ConsoleVisibilityBodySchema())
+    store, timeout = api.services.store(), data["visibility_timeout"]
+    # 0: visible again now; else the claims end that many seconds from now, sooner or later
+    done = _each_of_this_queue(name, data["receipts"], lambda q, ours: store.release(q, ours) if timeout == 0
+                               else store.set_claim_ttl(q, ours, float(timeout)))
+    api.services.overview.invalidate()
+    return json_response({"done": done}, cs.ConsoleDoneSchema())
+
+
 def _each_receipt(api: ConsoleApi, name: str, op: Callable[[str, Sequence[str]], list[bool]]) -> Response:
     who = api.principal()
     api.require(who, "poll", name)
     api.existing(name)
     receipts = api.body(cs.ConsoleReceiptsBodySchema())["receipts"]
-    done = op(name, receipts)
+    done = _each_of_this_queue(name, receipts, op)
     api.services.overview.invalidate()
     return json_response({"done": done}, cs.ConsoleDoneSchema())
+
+
+def _each_of_this_queue(name: str, receipts: Sequence[str],
+                        op: Callable[[str, Sequence[str]], list[bool]]) -> list[bool]:
+    """``op`` on the receipts that name a message of queue ``name``; a receipt of another queue (its
+    id's checksum names another queue) is not done, as an unknown receipt is not; a malformed one is
+    refused (400) before anything is done."""
+    mine = [_of_queue(r, name) for r in receipts]  # each checked once; a malformed one raises here
+    ours = [r for r, m in zip(receipts, mine, strict=True) if m]
+    done = iter(op(name, ours) if ours else [])
+    return [next(done) if m else False for m in mine]
+
+
+def _of_queue(receipt: str, name: str) -> bool:
+    try:
+        message_id_of(receipt, name)
+    except MessageIdChecksumMismatch:
+        return False
+    return True
 
 
 def delete_message(api: ConsoleApi, name: str, message_id: str) -> Response:
@@ -102,8 +147,15 @@ def send(api: ConsoleApi, name: str) -> Response:
     data = api.body(cs.ConsoleSendBodySchema())
     group = data.get("group_id")
     body = message_body(data["body"], data["format"], door_and_name(name)[0])
-    message = OutgoingMessage(body=body, group_id=group or None,
-                              dedup_id=os.urandom(16).hex() if info.kind is QueueKind.FIFO else None)
+    dedup = data.get("dedup_id")
+    if dedup is None and info.kind is QueueKind.FIFO and not info.config.content_based_dedup:
+        dedup = os.urandom(16).hex()
+    attributes = data.get("attributes") or {}
+    stored = {"ma": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()}} if attributes else None
+    delay = data.get("delay")
+    message = OutgoingMessage(body=body, group_id=group or None, dedup_id=dedup, attributes=stored,
+                              delay=None if delay is None else float(delay),
+                              extra_bytes=sum(len(k) + len("String") + len(v) for k, v in attributes.items()))
     try:
         result = api.services.store().send(name, message)
     except MessageRefused as refused:  # the store decides a message's rules; the console words this one

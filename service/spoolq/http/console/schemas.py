@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from spoolq.http.schemas import REGION_PATTERN, STORE_NAME_PATTERN, QueueSettingsChangeSchema, StrictBoolean
+from spoolq.http.schemas import (
+    REGION_PATTERN,
+    STORE_NAME_PATTERN,
+    USER_KINDS,
+    QueueSettingsChangeSchema,
+    StrictBoolean,
+)
 from spoolq.store.model import ID_RE, RECEIPT_RE
 
 DOORS = ["queue", "dedupq", "sqs", "mq", "disque"]
+#: the kinds of queue as users name them (spoolq.queue_names.KINDS)
+KINDS = USER_KINDS
 
 
 
@@ -66,7 +74,8 @@ class ConsoleQueueRowSchema(Schema):
     store_name = fields.String(required=True, metadata={"description": "the name in the store (unique)"})
     door = fields.String(required=True, validate=validate.OneOf(DOORS))
     name = fields.String(required=True, metadata={"description": "the name users of the door know"})
-    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS), metadata={
+        "description": "the kind of queue, as `spoolq create --kind` names it"})
     ready = fields.Integer(required=True)
     claimed = fields.Integer(required=True)
     delayed = fields.Integer(required=True)
@@ -135,9 +144,9 @@ class ConsolePeekSchema(Schema):
 
 
 class ConsoleReceiveBodySchema(Schema):
-    limit = fields.Integer(load_default=1, validate=validate.Range(1, 10), metadata={
+    limit = fields.Integer(strict=True, load_default=1, validate=validate.Range(1, 10), metadata={
         "description": "most messages to claim (1-10)"})
-    visibility_timeout = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(1, 43_200),
+    visibility_timeout = fields.Integer(strict=True, load_default=None, allow_none=True, validate=validate.Range(1, 43_200),
                                         metadata={"description": "seconds the claim lasts (default: the queue's)"})
 
 
@@ -155,6 +164,29 @@ class ConsoleReceiptsBodySchema(Schema):
                                "description": "receipts from a receive (or message ids)"})
 
 
+class ConsoleVisibilityBodySchema(ConsoleReceiptsBodySchema):
+    visibility_timeout = fields.Integer(strict=True, required=True, validate=validate.Range(0, 43_200), metadata={
+        "description": "seconds from now the claims last (0: visible again now)"})
+
+
+class ConsoleResolveQuery(Schema):
+    name = fields.String(required=True, validate=validate.Length(1, 2048), metadata={
+        "description": "a queue's name as a user types it: its door's name, its store name, or an SQS queue URL"})
+
+
+class ConsoleResolvedQueueSchema(Schema):
+    store_name = fields.String(required=True)
+    door = fields.String(required=True, validate=validate.OneOf(DOORS))
+    name = fields.String(required=True, metadata={"description": "the name users of the door know"})
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+
+
+class ConsoleResolvedSchema(Schema):
+    queues = fields.List(fields.Nested(ConsoleResolvedQueueSchema), required=True, metadata={
+        "description": "the queues the name stands for that the key may see: none (no such queue), one, "
+                       "or several (ambiguous: name one by its store name)"})
+
+
 class ConsoleDoneSchema(Schema):
     done = fields.List(fields.Boolean(), required=True, metadata={
         "description": "per receipt: false when the claim was no longer this one's (expired, or received again)"})
@@ -169,7 +201,16 @@ class ConsoleSendBodySchema(Schema):
     format = fields.String(load_default="json", validate=validate.OneOf(["json", "text"]), metadata={
         "description": "`json` (default): the body must be one JSON value, else 400 and nothing is sent "
                        "(EmoDB queues store its compact form, as their door does); `text`: sent as typed"})
-    group_id = fields.String(load_default=None, allow_none=True, metadata={"description": "FIFO queues"})
+    group_id = fields.String(load_default=None, allow_none=True, metadata={"description": "FIFO queues: the message group"})
+    dedup_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(1, 128), metadata={
+        "description": "FIFO queues: the deduplication id (default: the body's SHA-256 on a queue with "
+                       "content-based deduplication, else a new random one)"})
+    attributes = fields.Dict(keys=fields.String(validate=validate.Length(1, 256)),
+                             values=fields.String(validate=validate.Length(0, 4096)), load_default=None,
+                             validate=validate.Length(max=10), metadata={
+                                 "description": "message attributes (strings), as SQS's String attributes"})
+    delay = fields.Integer(strict=True, load_default=None, allow_none=True, validate=validate.Range(0, 900), metadata={
+        "description": "seconds before the message becomes visible (default: the queue's delay)"})
 
 
 class ConsoleSentSchema(Schema):
@@ -182,8 +223,10 @@ class ConsoleConfirmBodySchema(Schema):
 
 
 class ConsoleCreateBodySchema(Schema):
-    door = fields.String(required=True, validate=validate.OneOf(DOORS), metadata={
-        "description": "whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque"})
+    kind = fields.String(validate=validate.OneOf(KINDS), metadata={
+        "description": "the kind of queue: emodb, dedup, sqs, sqs-fifo, mq, disque (or name door and fifo)"})
+    door = fields.String(validate=validate.OneOf(DOORS), metadata={
+        "description": "whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque (when no kind is named)"})
     name = fields.String(required=True, validate=validate.Length(min=1), metadata={
         "description": "the name users of that door know (each door's rule applies: 400 when it breaks it)",
         "pattern": "^[A-Za-z0-9:@._-]{1,393}$"})
@@ -203,7 +246,8 @@ class ConsoleCreatedSchema(Schema):
     store_name = fields.String(required=True)
     door = fields.String(required=True, validate=validate.OneOf(DOORS))
     name = fields.String(required=True)
-    kind = fields.String(required=True, validate=validate.OneOf(["standard", "dedup", "fifo"]))
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS), metadata={
+        "description": "the kind of queue, as `spoolq create --kind` names it"})
 
 
 class ConsoleDeleteEmptyBodySchema(Schema):
@@ -222,20 +266,33 @@ class ConsoleDeleteEmptySchema(Schema):
 class ConsoleMoveBodySchema(Schema):
     to = fields.String(load_default=None, allow_none=True, metadata={
         "description": "store name of an existing destination queue (redrive: defaults to the source)"})
-    max_per_second = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(1, 100_000))
+    max_per_second = fields.Integer(strict=True, load_default=None, allow_none=True, validate=validate.Range(1, 100_000))
 
 
 class ConsoleOkSchema(Schema):
     ok = fields.Boolean(required=True)
 
 
+class ConsoleDamagedSchema(Schema):
+    path = fields.String(required=True, metadata={"description": "a file or directory the file system answers EIO for"})
+    what = fields.String(required=True, metadata={"description": "what the service was doing with it"})
+    first_seen = fields.Float(required=True)
+    last_seen = fields.Float(required=True)
+    fix = fields.String(required=True, metadata={"description": "what to run (on GlusterFS: the heal commands)"})
+
+
 class ConsoleServerSchema(Schema):
     version = fields.String(required=True)
+    format = fields.Integer(required=True, allow_none=True,
+                            metadata={"description": "the on-disk format of the data directory (null: not opened)"})
+    damaged = fields.List(fields.Nested(ConsoleDamagedSchema), required=True,
+                          metadata={"description": "files the file system refused lately (this worker)"})
     node = fields.String(required=True)
     root = fields.String(required=True)
     free_bytes = fields.Integer(allow_none=True, required=True)
     fsync = fields.Boolean(required=True)
-    flush = fields.String(required=True, metadata={"description": "syncfs or fsync"})
+    flush = fields.String(required=True, metadata={
+        "description": "how sends reach stable storage: journal, syncfs or fsync (none with fsync off)"})
     workers = fields.Integer(required=True)
     threads = fields.Integer(required=True)
     pid = fields.Integer(required=True)
@@ -271,3 +328,43 @@ class ConsoleRatesSchema(Schema):
         "description": "per point: whether the server has a sample for it (false: before it started)"})
     queues = fields.Dict(keys=fields.String(), values=fields.Nested(ConsoleQueueRatesSchema), required=True,
                          metadata={"description": "queues that moved in the window; null points: no sample"})
+
+
+class ConsoleSubscriptionSchema(Schema):
+    arn = fields.String(required=True)
+    protocol = fields.String(required=True, metadata={"description": "sqs, http, https, email, email-json or sms"})
+    endpoint = fields.String(required=True, metadata={"description": "the queue's ARN, the URL, the email address or the phone number"})
+    queue = fields.String(allow_none=True, required=True, metadata={
+        "description": "the store name of the queue it delivers to (sqs subscriptions)"})
+    raw = fields.Boolean(required=True, metadata={"description": "raw message delivery (no envelope)"})
+    pending = fields.Boolean(required=True, metadata={"description": "not confirmed by its endpoint yet"})
+    filter_policy = fields.String(allow_none=True, required=True)
+    filter_policy_scope = fields.String(allow_none=True, required=True)
+    dead_letter = fields.String(allow_none=True, required=True, metadata={
+        "description": "the dead-letter queue's ARN (RedrivePolicy)"})
+
+
+class ConsoleTopicTotalsSchema(Schema):
+    published = fields.Float(required=True)
+    delivered = fields.Float(required=True)
+    filtered = fields.Float(required=True)
+    dead_lettered = fields.Float(required=True)
+    failed = fields.Float(required=True)
+
+
+class ConsoleTopicSchema(Schema):
+    name = fields.String(required=True)
+    store_name = fields.String(required=True, metadata={"description": "sns:<account>:<region>:<name>"})
+    arn = fields.String(required=True)
+    region = fields.String(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(["sns", "sns-fifo"]))
+    display_name = fields.String(required=True)
+    tags = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    subscriptions = fields.List(fields.Nested(ConsoleSubscriptionSchema), required=True)
+    totals = fields.Nested(ConsoleTopicTotalsSchema, required=True, metadata={
+        "description": "messages since the service started (spoolq_topic_messages_total): rates are their change"})
+
+
+class ConsoleTopicListSchema(Schema):
+    topics = fields.List(fields.Nested(ConsoleTopicSchema), required=True)
+    now = fields.Float(required=True)

@@ -10,9 +10,17 @@ with the same ``queue|<action>|<queue>`` permissions the EmoDB door uses:
 ``get_status``  GetQueueUrl, GetQueueAttributes, ListQueueTags, ListDeadLetterSourceQueues,
                 ListMessageMoveTasks; ListQueues lists only the queues the caller may get_status
 ``admin``       CreateQueue, DeleteQueue, PurgeQueue, SetQueueAttributes, TagQueue, UntagQueue,
-                AddPermission, RemovePermission, StartMessageMoveTask (plus ``post`` on an
-                explicit DestinationArn), CancelMessageMoveTask (on the task's source queue)
+                AddPermission, RemovePermission, StartMessageMoveTask, CancelMessageMoveTask
+                (on the task's source queue)
 ==============  ==============================================================================
+
+A second queue an action names, one that messages will arrive in, needs ``post`` too
+(:func:`spoolq.auth.may_send_into`; ``AccessDenied`` naming ``sqs:SendMessage`` on it): the
+dead-letter queue of a ``RedrivePolicy`` (CreateQueue, SetQueueAttributes: checked by the handler,
+:meth:`.env.Env.dead_letter_queue`, before it looks the queue up), StartMessageMoveTask's
+``DestinationArn`` (here), or without one every source queue the messages may return to (the
+handler). A ``RedriveAllowPolicy`` names queues allowed to send into the caller's own: it needs
+nothing on them, as in AWS.
 
 The check runs after SigV4 and before the handler, so a caller without the permission gets
 ``AccessDenied`` (403) whether or not the queue exists. A request whose queue cannot be named
@@ -25,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spoolq.auth import Principal
+from spoolq.auth import Principal, may_send_into
 from spoolq.http.sqs.context import QUEUE_NAME, Caller, arn_of_store_name, store_name_of_arn
 from spoolq.http.sqs.errors import AccessDenied, SqsError
 
@@ -72,5 +80,5 @@ def authorize(principal: Principal | None, action: str, permission: str, params:
     if action == "StartMessageMoveTask":
         destination = params.get("DestinationArn")
         target = store_name_of_arn(destination) if isinstance(destination, str) else None
-        if target is not None:
-            require(principal, "post", action, target)
+        if target is not None and not may_send_into(principal, target):
+            raise deny(principal, "SendMessage", target)

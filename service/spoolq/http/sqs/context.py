@@ -134,15 +134,23 @@ def queue_name_of(store_name: str) -> str:
     return parts[2] if parts else store_name
 
 
+#: ``base64.urlsafe_b64encode`` and ``urlsafe_b64decode`` are binascii's standard alphabet with
+#: these two characters swapped (and ``b64decode`` without ``validate``: ``a2b_base64`` as it is)
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
 def wrap_receipt(store_queue: str, receipt: str, received_at: float) -> str:
+    """A receipt handle: ``base64.urlsafe_b64encode`` of the queue, receive time (ms) and store
+    receipt, one a line (binascii called directly)."""
     raw = f"{store_queue}\n{int(received_at * 1000)}\n{receipt}".encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii")
+    return binascii.b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode("ascii")
 
 
 def unwrap_receipt(store_queue: str, handle: str) -> tuple[str, float]:
     """The store receipt and receive time (s) inside ``handle``; it must belong to ``store_queue``."""
     try:
-        raw = base64.urlsafe_b64decode(handle.encode("ascii")).decode("utf-8")
+        raw = binascii.a2b_base64(handle.encode("ascii").translate(_FROM_URLSAFE)).decode("utf-8")
         queue, received_ms, receipt = raw.split("\n", 2)
         received_at = int(received_ms) / 1000.0
     except (ValueError, UnicodeError, binascii.Error):

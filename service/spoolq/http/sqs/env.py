@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spoolq.auth import Principal
+from spoolq.auth import Principal, may_send_into
 from spoolq.errors import QueueNotFound
+from spoolq.http.sqs.access import deny
 from spoolq.http.sqs.context import Caller
 from spoolq.http.sqs.errors import QueueDoesNotExist
 from spoolq.store.contract import QueueStore
@@ -91,3 +92,15 @@ class Env:
             return self.store.get_queue(store_name)
         except QueueNotFound:
             raise QueueDoesNotExist() from None
+
+    def require_send_into(self, store_name: str) -> None:
+        """``AccessDenied`` (naming ``sqs:SendMessage`` on that queue) unless the caller may send into
+        the queue an action or a setting names as a second queue (:func:`spoolq.auth.may_send_into`)."""
+        if self.principal is not None and not may_send_into(self.principal, store_name):
+            raise deny(self.principal, "SendMessage", store_name)
+
+    def dead_letter_queue(self, store_name: str) -> QueueInfo:
+        """The queue a RedrivePolicy names, if the caller may send into it (``AccessDenied``
+        before ``QueueDoesNotExist``: a refusal never tells whether another team's queue exists)."""
+        self.require_send_into(store_name)
+        return self.queue(store_name)

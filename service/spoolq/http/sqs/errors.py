@@ -18,6 +18,12 @@ from typing import ClassVar
 
 from spoolq.errors import QueueNotFound, SpoolqError
 
+# the SigV4 errors, shared with the SNS door (re-exported: the SQS door names them from here)
+from spoolq.http.sigv4 import InvalidClientTokenId as InvalidClientTokenId
+from spoolq.http.sigv4 import MissingAuthenticationToken as MissingAuthenticationToken
+from spoolq.http.sigv4 import RequestExpired as RequestExpired
+from spoolq.http.sigv4 import SignatureDoesNotMatch as SignatureDoesNotMatch
+
 
 class SqsError(SpoolqError):
     """Root of the errors only the SQS front door raises."""
@@ -174,44 +180,8 @@ class UnsupportedOperation(SqsError):
     sqs_query_code = "AWS.SimpleQueueService.UnsupportedOperation"
 
 
-class InvalidClientTokenId(SqsError):
-    """An access key the server does not know (SigV4 verification on)."""
-
-    sqs_type = "InvalidClientTokenId"
-    sqs_query_code = "InvalidClientTokenId"
-    sqs_status = 403
-
-    def __init__(self) -> None:
-        super().__init__("The security token included in the request is invalid.")
 
 
-class SignatureDoesNotMatch(SqsError):
-    sqs_type = "SignatureDoesNotMatch"
-    sqs_query_code = "SignatureDoesNotMatch"
-    sqs_status = 403
-
-    def __init__(self, message: str = "The request signature we calculated does not match the signature you "
-                                       "provided. Check your AWS Secret Access Key and signing method. "
-                                       "Consult the service documentation for details.") -> None:
-        super().__init__(message)
-
-
-class MissingAuthenticationToken(SqsError):
-    sqs_type = "MissingAuthenticationToken"
-    sqs_query_code = "MissingAuthenticationToken"
-    sqs_status = 403
-
-    def __init__(self) -> None:
-        super().__init__("Request is missing Authentication Token")
-
-
-class RequestExpired(SqsError):
-    sqs_type = "RequestExpired"
-    sqs_query_code = "RequestExpired"
-    sqs_status = 403
-
-    def __init__(self) -> None:
-        super().__init__("Request has expired.")
 
 
 class AccessDenied(SqsError):

@@ -57,9 +57,6 @@ TRACE_HEADER_KEY = "HTTP_" + TRACE_HEADER.upper().replace("-", "_")  # its key i
 SYSTEM_ATTRIBUTES = ("SenderId", "SentTimestamp", "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp",
                      "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "AWSTraceHeader",
                      "DeadLetterQueueSourceArn")
-#: VisibilityTimeout 0 is a claim this short, released before the reply: the store's ttl 0 means
-#: "peek" (EmoDB), not "claim and release".
-MIN_CLAIM = 0.001
 NOT_FOR_QUEUE_TYPE = "The request include parameter that is not valid for this queue type."
 EXPIRED_HANDLE = "The receipt handle has expired."
 GONE_HANDLE = "Message does not exist or is not available for visibility timeout change."
@@ -263,10 +260,15 @@ def send_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
 def _render_delivery(env: Env, info: QueueInfo, delivery: Delivery, system_names: set[str],
                      attribute_names: Sequence[str], now: float) -> dict[str, Any]:
     msg = delivery.message
-    body = msg.body.decode("utf-8", errors="replace")
+    try:  # a body sent through SQS is UTF-8: its digest is the stored bytes'
+        body = msg.body.decode("utf-8")
+        digest = md5_of_bytes(msg.body)
+    except UnicodeDecodeError:  # another door's bytes: the body and digest of what the client reads
+        body = msg.body.decode("utf-8", errors="replace")
+        digest = md5_of_body(body)
     stored = msg.attributes or {}
     out: dict[str, Any] = {"MessageId": message_id(msg.id), "ReceiptHandle": wrap_receipt(info.name, delivery.receipt, now),
-                           "MD5OfBody": md5_of_body(body), "Body": body}
+                           "MD5OfBody": digest, "Body": body}
     selected = checks.filter_names(attribute_names, stored.get("ma") or {})
     if selected:
         out["MD5OfMessageAttributes"] = md5_of_attributes(selected)
@@ -306,11 +308,8 @@ def receive_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         if cached is not None:
             return {"Messages": cached} if cached else {}
     ttl = float(info.config.claim_ttl if visibility is None else visibility)
-    deliveries = env.poll(info, limit or 1, max(ttl, MIN_CLAIM),
-                          float(info.config.receive_wait if wait is None else wait))
-    if ttl == 0 and deliveries:
-        # visibility 0: received (the receive count moves on) and visible again at once
-        env.store.release(info, [d.receipt for d in deliveries if d.receipt])
+    # visibility 0: received (the receive count moves on) and visible again at once (the store's claim ttl 0)
+    deliveries = env.poll(info, limit or 1, ttl, float(info.config.receive_wait if wait is None else wait))
     now = env.clock()
     messages = [_render_delivery(env, info, d, system_names, attribute_names, now) for d in deliveries]
     if fifo and attempt is not None and not (has_request_context() and parking.is_parked(request.environ)):
@@ -331,7 +330,7 @@ def delete_message(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         raise invalid_value("ReceiptHandle", handle, EXPIRED_HANDLE)
     # standard: the most recent handle deletes (even once visible again); an older one "succeeds but may
     # not delete"
-    env.store.ack(info, [receipt], released_too=info.kind is not QueueKind.FIFO)
+    env.store.ack(info, [receipt])
     return {}
 
 
@@ -342,8 +341,8 @@ def _not_a_handle(handle: str) -> ReceiptHandleIsInvalid:
 
 
 def _in_flight(env: Env, queue: QueueRef, receipt: str) -> bool:
-    """Whether the claim ``receipt`` names is still live (a 1 ms extend-only renew changes nothing else)."""
-    return env.store.renew(queue, [receipt], MIN_CLAIM, extend_only=True, live_only=True)[0]
+    """Whether the claim ``receipt`` names is still live."""
+    return env.store.claimed_until(queue, [receipt])[0] is not None
 
 
 def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -364,7 +363,7 @@ def delete_message_batch(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
             continue
         receipts.append((entry["Id"], receipt))
     if receipts:
-        env.store.ack(store_name, [r for _, r in receipts], released_too=True)
+        env.store.ack(store_name, [r for _, r in receipts])
     return _batch_reply([{"Id": i} for i, _ in receipts], failed)
 
 
@@ -382,18 +381,16 @@ def _change_visibility(env: Env, store_name: str, entry: Mapping[str, Any]) -> N
     # the handle's own claim, else the message's current claim (received again since): AWS applies
     # any handle of the message while it is in flight
     message = message_id_of(receipt, store_name)
-    for ref in (receipt, message):
-        if timeout == 0:
-            done = env.store.release(store_name, [ref], live_only=True)
-        else:
-            done = env.store.renew(store_name, [ref], float(timeout), extend_only=False, live_only=True)
-        if done[0]:
-            return
-    if timeout == 0:
+    if timeout == 0:  # only a message in flight is made visible: first the handle's claim, else the message's
+        for ref, until in zip((receipt, message), env.store.claimed_until(store_name, [receipt, message]),
+                              strict=True):
+            if until is not None and env.store.release(store_name, [ref])[0]:
+                return
         raise MessageNotInflight()
     # its visibility ended and nobody received it since: AWS hides it again for the new timeout
     # (recorded: test_extend_message_visibility_timeout_set_in_queue); a deleted message is refused
-    if not env.store.renew(store_name, [message], float(timeout), extend_only=False, claim_unclaimed=True)[0]:
+    if not (env.store.set_claim_ttl(store_name, [receipt], float(timeout))[0]
+            or env.store.set_claim_ttl(store_name, [message], float(timeout))[0]):
         raise invalid_value("ReceiptHandle", handle, GONE_HANDLE)
 
 

@@ -4,7 +4,9 @@ Backed by the store's asynchronous ``move(source, destination, max_per_second)``
 The source must be a dead-letter queue (some queue's RedrivePolicy targets it).
 Without ``DestinationArn`` each message returns to the queue it was dead-lettered from, as
 AWS does it (the store's move ``to_origins``); a message whose origin is not recorded (sent to
-the dead-letter queue directly) or no longer exists goes to the first source queue.
+the dead-letter queue directly) or no longer exists goes to the first source queue. The caller
+needs ``post`` on every queue the task may write to (:func:`spoolq.auth.may_send_into`): the
+destination, or without one every source queue (``AccessDenied`` naming the first it may not).
 
 ``TaskHandle`` is AWS's format: ``base64(json {"taskId": <UUID>, "sourceArn": <source ARN>})``
 (recorded: test_basic_move_task_workflow decodes it so). The task id is a UUID derived from
@@ -94,6 +96,9 @@ def start_message_move_task(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
     # without a destination each message goes back to the queue it was dead-lettered from (the
     # first source queue takes any whose origin is unknown or gone)
+    if destination_arn is None:
+        for origin in origins:  # a message goes back to any of them
+            env.require_send_into(origin)
     destination = _queue_of_arn(env, destination_arn, "DestinationArn") if destination_arn is not None \
         else origins[0]
     if any(m.state is MoveState.IN_PROGRESS for m in env.store.list_moves(source)):

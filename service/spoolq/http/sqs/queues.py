@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from spoolq.errors import QueueAlreadyExists, QueueNotFound
+from spoolq.errors import QueueAlreadyExists, QueueDeletedRecently, QueueNotFound
+from spoolq.http.overview import COUNT_LIMIT
 from spoolq.http.sqs import attributes
 from spoolq.http.sqs.checks import optional_int, optional_str, required_str, string_list, string_map
 from spoolq.http.sqs.context import QUEUE_NAME, queue_name_of
@@ -39,9 +40,10 @@ MAX_TAGS = 50
 #: seconds after a DeleteQueue before the name can be created again (QueueDeletedRecently), as AWS
 RECREATE_AFTER = 60.0
 PURGE_INTERVAL = 60.0
-#: GetQueueAttributes counts ready messages exactly up to this many and estimates beyond (AWS's
-#: counts are approximate too): an exact count lists every message, 3 s for a queue of 5 million
-APPROXIMATE_COUNT_LIMIT = 10_000
+#: GetQueueAttributes counts with the limit the metrics and the console count with: every bucket
+#: listed below it, the store's kept ready count beyond (an exact count lists every message, 3 s
+#: for a queue of 5 million)
+APPROXIMATE_COUNT_LIMIT = COUNT_LIMIT
 PERMISSION_ACTIONS = ("*", "ChangeMessageVisibility", "DeleteMessage", "GetQueueAttributes", "GetQueueUrl",
                       "ListDeadLetterSourceQueues", "PurgeQueue", "ReceiveMessage", "SendMessage")
 BAD_NAME = "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
@@ -82,13 +84,16 @@ def create_queue(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
     kind = QueueKind.FIFO if fifo else QueueKind.STANDARD
     store_name = env.caller.store_name(name)
     settable = {k: v for k, v in attrs.items() if k != "FifoQueue"}
-    config = attributes.apply(settable, attributes.defaults(env.new_queue_config), kind, store_name, env.queue)
+    config = attributes.apply(settable, attributes.defaults(env.new_queue_config), kind, store_name, env.dead_letter_queue)
     try:
         info = env.store.get_queue(store_name)
     except QueueNotFound:
+        deleted_at = env.store.deleted_at(store_name)
+        if deleted_at is not None and env.clock() - deleted_at < RECREATE_AFTER:
+            raise QueueDeletedRecently(f"You must wait {RECREATE_AFTER:g} seconds after deleting a queue before "
+                                       "you can create another with the same name.") from None
         try:
-            env.store.create_queue(store_name, kind, config, tags, exist_ok=False,
-                                   not_deleted_within=RECREATE_AFTER)
+            env.store.create_queue(store_name, kind, config, tags, exist_ok=False)
             return {"QueueUrl": env.caller.url(name)}
         except QueueAlreadyExists:  # created meanwhile by another request
             info = env.store.get_queue(store_name)
@@ -170,7 +175,11 @@ def set_queue_attributes(env: Env, p: Mapping[str, Any]) -> dict[str, Any]:
             raise InvalidAttributeName(name)
 
     def change(now: QueueInfo) -> QueueInfo:  # from the queue as it is when the change is made
-        config = attributes.apply(attrs, now.config, now.kind, store_name, env.queue)
+        kept = now.config.dead_letter.queue if now.config.dead_letter is not None else None
+
+        def dead_letter_queue(target: str) -> QueueInfo:  # one named anew needs post on it
+            return env.queue(target) if target == kept else env.dead_letter_queue(target)
+        config = attributes.apply(attrs, now.config, now.kind, store_name, dead_letter_queue)
         if now.kind is QueueKind.FIFO:
             config = attributes.keep_created_dedup_scope(now.config, config)
         return replace(now, config=config)
@@ -327,6 +336,6 @@ def _change_policy(env: Env, store_name: str, edit: Callable[[dict[str, Any]], N
         policy = _policy(env, store_name, info.config.extra)
         edit(policy)
         text = json.dumps(policy) if policy["Statement"] else ""
-        return replace(info, config=attributes.apply({"Policy": text}, info.config, info.kind, store_name, env.queue))
+        return replace(info, config=attributes.apply({"Policy": text}, info.config, info.kind, store_name, env.dead_letter_queue))
     env.store.change_queue(store_name, change)
     return {}

@@ -137,7 +137,9 @@ _REPLY_JSON = json.JSONEncoder(separators=(",", ":"))
 #: actions whose replies hold no float (strings, booleans, lists and objects): orjson writes those
 #: as ``_REPLY_JSON`` does but for the characters beyond printable ASCII (which it writes as they
 #: are where the encoder escapes them), so its output is taken only when it holds none of them
-_PLAIN_REPLIES = frozenset({"SendMessage", "SendMessageBatch"})
+#: (a ReceiveMessage whose bodies are not all ASCII is written by the encoder)
+_PLAIN_REPLIES = frozenset({"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
+                            "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"})
 
 
 def reply_json(action: str, result: Mapping[str, Any]) -> bytes:

@@ -7,6 +7,7 @@ function current() {  // the page the URL fragment names
   const h = location.hash.replace(/^#/, "") || "/";
   if (h.startsWith("/queue/")) return { page: "queue", name: decodeURIComponent(h.slice(7)) };
   if (h === "/server") return { page: "server" };
+  if (h === "/topics") return { page: "topics" };
   return { page: "queues" };
 }
 
@@ -15,6 +16,7 @@ async function tick(first) {
   try {
     if (r.page === "queues") { await refreshQueues(); if (gen === state.gen) renderQueues(); }
     else if (r.page === "queue") { if (first || !isTyping()) await showQueue(r.name, !first, gen); }
+    else if (r.page === "topics") await showTopics(gen);
     else await showServer(gen);
     if (gen !== state.gen) return;
     $("#live").classList.remove("stale");
@@ -29,7 +31,7 @@ function isTyping() { const a = document.activeElement; return a && ["TEXTAREA",
 
 function route() {
   const r = current();
-  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (r.page === "server" ? "server" : "queues")));
+  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (["server", "topics"].includes(r.page) ? r.page : "queues")));
   if (r.page !== "queue") state.shown = null;
   state.editing = null;
   state.gen += 1;

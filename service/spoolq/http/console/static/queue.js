@@ -279,8 +279,10 @@ function keepFields() {
   };
 }
 
-async function showQueue(storeName, keepMessages, gen = state.gen) {
-  const [q, list] = await Promise.all([api(`/queues/${encodeURIComponent(storeName)}`), refreshQueues()]);
+async function showQueue(typed, keepMessages, gen = state.gen) {
+  const [q, list] = await Promise.all([api(`/queues/${encodeURIComponent(typed)}`), refreshQueues()]);
+  const storeName = q.store_name;  // the name typed may be the door's (orders.fifo): the page shows the full one
+  if (storeName !== typed) history.replaceState(null, "", `#/queue/${encodeURIComponent(storeName)}`);
   await loadRates(state.pageWindow, storeName, list.time);
   if (gen !== state.gen) return; // the user went elsewhere meanwhile
   const restore = state.rendered === storeName ? keepFields() : null;

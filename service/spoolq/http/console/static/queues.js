@@ -32,7 +32,7 @@ function renderQueues() {
   const body = rows.map((q) => `
     <tr data-testid="queue-row" data-queue="${esc(q.store_name)}">
       <td><a class="qname" href="${queueHref(q.store_name)}">${esc(q.name)}</a> ${doorBadge(q.door)}
-        ${q.kind !== "standard" ? `<span class="badge kind">${esc(q.kind)}</span>` : ""}
+        ${q.kind === "dedup" || q.kind === "sqs-fifo" ? `<span class="badge kind" data-testid="kind">${esc(q.kind)}</span>` : ""}
         ${q.dead_letter_sources.length ? `<span class="badge kind" title="dead-letter queue of ${esc(q.dead_letter_sources.join(", "))}">DLQ</span>` : ""}
         ${q.door !== "queue" ? `<div class="store">${esc(q.store_name)}</div>` : ""}</td>
       <td class="num" data-col="ready">${q.exact ? "" : "≈"}${fmtInt(q.ready)}</td>
@@ -83,10 +83,11 @@ function renderQueues() {
 
 // --- creating a queue -------------------------------------------------------------------------
 
-// What each door calls a queue, and its name rule (the server checks the same, see admin.py).
+// The kinds of queue (the same words as `spoolq create --kind`), what each door calls a queue, and
+// its name rule (the server checks the same, see admin.py).
 const NEW_KINDS = [
-  ["queue", "EmoDB queue", "/queue/1", "1-255 characters of a-z 0-9 - . : @ _ (lowercase)"],
-  ["dedupq", "EmoDB dedup queue", "/dedupq/1", "1-255 characters of a-z 0-9 - . : @ _ (lowercase)"],
+  ["emodb", "EmoDB queue", "/queue/1", "1-255 characters of a-z 0-9 - . : @ _ (lowercase)"],
+  ["dedup", "EmoDB dedup queue", "/dedupq/1", "1-255 characters of a-z 0-9 - . : @ _ (lowercase)"],
   ["sqs", "SQS standard queue", "SQS", "1-80 characters of A-Z a-z 0-9 - _"],
   ["sqs-fifo", "SQS FIFO queue", "SQS", "1-75 characters of A-Z a-z 0-9 - _, then .fifo (added if you leave it out)"],
   ["mq", "MQ queue", "/mq", "1-255 characters of A-Z a-z 0-9 : @ . _ -"],
@@ -120,7 +121,7 @@ function showCreate() {
     let name = $("#new-name").value.trim();
     if (fifo && name && !name.endsWith(".fifo")) name += ".fifo";
     if (!name) { $("#new-error").textContent = "Type a name"; return; }
-    const body = { door: fifo ? "sqs" : kind.value, name, fifo, content_based_dedup: fifo && $("#new-cbd").checked,
+    const body = { kind: kind.value, name, content_based_dedup: fifo && $("#new-cbd").checked,
                    region: kind.value.startsWith("sqs") && $("#new-region").value.trim() || null };
     try {
       const made = await api("/queues", { method: "POST", body });

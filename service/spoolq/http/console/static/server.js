@@ -15,10 +15,13 @@ async function showServer(gen = state.gen) {
   const s = await api("/server");
   if (gen !== state.gen) return;
   const tile = (label, value, id) => `<div class="tile"><div class="label">${label}</div><div class="value" ${id ? `data-testid="${id}"` : ""}>${value}</div></div>`;
+  // files the file system refuses (EIO: on GlusterFS, a split-brain), each with what resolves it
+  const damaged = (s.damaged || []).map((d) => `<li><span class="mono">${esc(d.path)}</span> (${esc(d.what)}, last ${fmtTime(d.last_seen)}): ${esc(d.fix)}</li>`).join("");
   $("#view").innerHTML = `
     <div class="pagehead"><div><h1>Server</h1><div class="sub">This node of the service.</div></div></div>
+    ${damaged ? `<div class="card" data-testid="server-damaged"><h3>Files the file system refuses</h3><div class="body"><ul>${damaged}</ul></div></div>` : ""}
     <div class="tiles">
-      ${tile("Node", esc(s.node), "server-node")}${tile("Version", esc(s.version))}
+      ${tile("Node", esc(s.node), "server-node")}${tile("Version", `${esc(s.version)} <small>format ${esc(String(s.format))}</small>`)}
       ${tile("Free space", fmtBytes(s.free_bytes), "server-free")}${tile("Queues", fmtInt(s.queues))}
       ${tile("Workers", `${s.workers} <small>× ${s.threads} threads</small>`)}${tile("Long polls waiting", fmtInt(s.long_polls_waiting))}
     </div>

@@ -45,8 +45,8 @@ async function settingsCall(q, body) {
 // queue an SQS queue of the same account and region.
 function deadLetterChoices(q, current) {
   const sqsScope = (n) => n.split(":").slice(0, 3).join(":");
-  const fifo = q.kind === "fifo";
-  const fit = state.queues.filter((o) => o.store_name !== q.store_name && (o.kind === "fifo") === fifo
+  const fifo = q.kind === "sqs-fifo";
+  const fit = state.queues.filter((o) => o.store_name !== q.store_name && (o.kind === "sqs-fifo") === fifo
     && (q.door !== "sqs" || (o.door === "sqs" && sqsScope(o.store_name) === sqsScope(q.store_name))));
   const names = fit.map((o) => [o.store_name, `${o.name} (${DOOR_LABEL[o.door]})`]);
   if (current && !names.some(([n]) => n === current)) names.unshift([current, current]);
