@@ -5,11 +5,13 @@ so prefer it; this file is for setups that must start gunicorn directly. Setting
 ``SPOOLQ_*`` environment variables (SPOOLQ_ROOT, SPOOLQ_PORT, SPOOLQ_HOST, SPOOLQ_WORKERS,
 SPOOLQ_THREADS, SPOOLQ_CONFIG, SPOOLQ_FSYNC, SPOOLQ_CERTFILE, SPOOLQ_KEYFILE, ...). Set
 PROMETHEUS_MULTIPROC_DIR to an empty directory so /metrics aggregates every worker. (A reload
-here is gunicorn's own: it stops the old workers before the new ones serve.)
+here is gunicorn's own: it stops the old workers before the new ones serve, and it does not check
+the config first: a mistake in it stops the service. `spoolq serve` checks before it reloads.)
 """
 
 from spoolq.auth import Authenticator, check_listen_policy
 from spoolq.http.server import gunicorn_options, raise_open_file_limit
+from spoolq.http.server import on_reload  # noqa: F401  gunicorn's hook by its name: declared queues applied on SIGHUP
 from spoolq.server_settings import load_settings
 
 _settings = load_settings()

@@ -14,7 +14,9 @@ from spoolq.store import FileStore
 pytest_plugins = ["tests.http_fixtures"]
 
 #: Markers of the tiers that are not the fast one; a test with none of them is marked ``fast``.
-TIER_MARKERS = frozenset({"slow", "spark", "multinode", "browser", "powercut", "packaging", "container"})
+TIER_MARKERS = frozenset(
+    {"slow", "spark", "multinode", "browser", "powercut", "packaging", "container", "hostile", "clients"}
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,7 +4,7 @@ The config file's ``queues:`` section lists queues as the doors know them::
 
     queues:
       - name: orders-dlq.fifo
-        door: sqs                 # emodb (or queue), dedup (or dedupq), sqs, mq, disque
+        door: sqs                 # the kind: emodb (or queue), dedup (or dedupq), sqs, sqs-fifo, mq, disque
         account: "123456789012"   # SQS only; default: the service's SQS account
         region: eu-west-1         # SQS only; default: the service's SQS region
         retention: 14d
@@ -28,45 +28,50 @@ and, for SQS FIFO queues, ``content_based_dedup``. A dead-letter queue is named 
 it and is declared in the same file (for an SQS queue: same account and region).
 
 :func:`parse_declarations` checks every entry and reports each mistake as one line naming the
-entry (``spoolq check-config`` prints them all; ``spoolq serve`` refuses to start on any).
+entry (:mod:`spoolq.config_check`: ``spoolq check-config`` prints them all, ``spoolq serve``
+refuses to start on any, and a reload with any changes nothing).
 :func:`apply_declarations` goes through the store contract only: a missing queue is created with
 its declared settings, an existing one gets the settings its entry names changed
 (:meth:`~spoolq.store.contract.QueueStore.change_queue`, so a concurrent change of another setting
 is kept); a setting the entry leaves out keeps its value, and no message is ever touched. A queue
 that exists with another kind (a standard queue declared FIFO) is left as it is and reported: its
 kind cannot change without deleting it. ``spoolq serve`` applies the declarations before it serves
-and again on every reload (``SIGHUP``), from its master process.
+and again on every reload (``SIGHUP``, once the new workers serve), from its master process; what
+is not applied is logged at ERROR (:func:`apply_from_settings`) and shown as a failed reload.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from spoolq.config_file import unknown_keys
 from spoolq.errors import InvalidArgument, QueueAlreadyExists, QueueNotFound, SpoolqError
-from spoolq.queue_names import NAME_RULES, door_store_name
+from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name
 from spoolq.queue_settings import (
     SETTABLE,
     QueueDefaults,
     SettingRefused,
     changed_config,
+    door_defaults,
     parse_duration,
     queue_defaults,
+    settings_of,
 )
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.server_settings import ConfigRefused, Settings, SettingsError
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
 
 #: the ``door:`` values, and the door each names
-DOORS = {"emodb": "queue", "queue": "queue", "dedup": "dedupq", "dedupq": "dedupq", "sqs": "sqs", "mq": "mq",
+DOORS = {"emodb": "queue", "queue": "queue", "dedup": "dedupq", "dedupq": "dedupq", "sqs": "sqs",
+         "sqs-fifo": "sqs", "mq": "mq",
          "disque": "disque"}
 #: the fields of an entry besides the settings
 ENTRY_FIELDS = ("name", "door", "account", "region", "fifo", "content_based_dedup", "tags")
 _DURATIONS = ("visibility_timeout", "delay", "retention", "receive_wait", "archive_retention")
-#: a new SQS queue's retention when none is declared, as SQS's CreateQueue gives it (4 days)
-SQS_DEFAULT_RETENTION = 345_600.0
 MAX_TAGS = 50
 _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,3}")
 
@@ -87,13 +92,8 @@ class DeclaredQueue:
     base: QueueConfig = field(default_factory=QueueConfig)
 
 
-class DeclarationsRefused(SettingsError):
+class DeclarationsRefused(ConfigRefused):
     """The ``queues:`` section has mistakes: :attr:`problems` holds one line for each."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        super().__init__(problems[0] if len(problems) == 1 else
-                         f"{problems[0]} (and {len(problems) - 1} more mistakes in queues:)")
-        self.problems = list(problems)
 
 
 def parse_declarations(config: Mapping[str, Any], settings: Settings) -> list[DeclaredQueue]:
@@ -104,7 +104,10 @@ def parse_declarations(config: Mapping[str, Any], settings: Settings) -> list[De
         return []
     if not isinstance(raw, list):
         raise DeclarationsRefused(["config: queues must be a list of queues (- name: ..., door: ...)"])
-    defaults = queue_defaults(config)
+    try:
+        defaults = queue_defaults(config)
+    except ConfigRefused:  # its own mistakes are told by its own check (spoolq.config_check)
+        defaults = QueueDefaults()
     problems: list[tuple[int, str]] = []  # (entry index, line): told in the file's order
     entries: list[tuple[int, str, Mapping[str, Any], str, QueueKind]] = []
     seen: dict[str, str] = {}
@@ -160,6 +163,8 @@ def _identity(entry: Mapping[str, Any], settings: Settings) -> tuple[str, QueueK
     if store_name is None:
         raise SettingRefused(f"{name!r:.120} is not a valid name: {NAME_RULES[door]}")
     fifo = door == "sqs" and name.endswith(".fifo")
+    if door_value == "sqs-fifo" and not fifo:
+        raise SettingRefused(f"an SQS FIFO queue's name ends in .fifo, got {name!r:.120}")
     if "fifo" in entry and entry["fifo"] is not fifo:
         raise SettingRefused("an SQS queue is FIFO exactly when its name ends in .fifo (fifo: "
                              f"{'true' if fifo else 'false'} or leave it out)")
@@ -171,15 +176,17 @@ def _identity(entry: Mapping[str, Any], settings: Settings) -> tuple[str, QueueK
 def _entry_problems(entry: Mapping[str, Any], store_name: str, kind: QueueKind, kinds: Mapping[str, QueueKind],
                     settings: Settings, defaults: QueueDefaults) -> DeclaredQueue | list[str]:
     """The entry as a :class:`DeclaredQueue`, or its mistakes (one line each)."""
-    problems = []
-    unknown = sorted(str(k) for k in entry if k not in ENTRY_FIELDS and k not in SETTABLE)
-    if unknown:
-        problems.append(f"unknown field {unknown[0]!r:.60}: the fields are {', '.join(ENTRY_FIELDS + SETTABLE)}")
+    problems = unknown_keys(entry, ENTRY_FIELDS + SETTABLE, "")
     changes: dict[str, Any] = {}
     for name in SETTABLE:
         if name not in entry:
             continue
         value = entry[name]
+        if name == "dead_letter" and isinstance(value, Mapping):
+            unknown = unknown_keys(value, ("queue", "max_receives"), "dead_letter: ")
+            if unknown:
+                problems += unknown
+                continue
         try:
             if name in _DURATIONS and isinstance(value, str):
                 value = parse_duration(value, name)
@@ -189,8 +196,7 @@ def _entry_problems(entry: Mapping[str, Any], store_name: str, kind: QueueKind, 
             problems.append(str(e))
             continue
         changes[name] = value
-    sqs = store_name.startswith("sqs:")
-    base = defaults.apply(QueueConfig(retention=SQS_DEFAULT_RETENTION) if sqs else QueueConfig())
+    base = defaults.apply(door_defaults(door_and_name(store_name)[0], QueueConfig()))
     probe = QueueInfo(store_name, kind, base, {}, 0.0, 0.0)
 
     def lookup(name: str) -> QueueInfo | None:
@@ -233,7 +239,7 @@ def load_declarations(settings: Settings) -> list[DeclaredQueue]:
     """The declared queues of the config file ``settings`` names (none without one)."""
     if settings.config is None:
         return []
-    from spoolq.auth import load_config  # the one reader of the config file
+    from spoolq.config_file import load_config  # the one reader of the config file
 
     return parse_declarations(load_config(settings.config), settings)
 
@@ -288,8 +294,10 @@ def apply_declarations(store: QueueStore, declared: Iterable[DeclaredQueue]) -> 
         except QueueNotFound:
             out.append(Applied(queue.store_name, "refused", "deleted while its settings were applied"))
             continue
-        outcome = "created" if queue.store_name in created else "changed" if changed else "unchanged"
-        out.append(Applied(queue.store_name, outcome))
+        if queue.store_name in created:
+            out.append(Applied(queue.store_name, "created"))
+        else:
+            out.append(Applied(queue.store_name, "changed" if changed else "unchanged", ", ".join(changed)))
     return out
 
 
@@ -301,8 +309,9 @@ def _with_tags_and_dedup(queue: DeclaredQueue, info: QueueInfo) -> QueueInfo:
     return info
 
 
-def _bring_to_declared(store: QueueStore, queue: DeclaredQueue) -> bool:
-    """Apply ``queue``'s settings, tags and content-based dedup; whether anything changed."""
+def _bring_to_declared(store: QueueStore, queue: DeclaredQueue) -> list[str]:
+    """Apply ``queue``'s settings, tags and content-based dedup; what changed, as ``name old -> new``
+    (empty: nothing)."""
     def lookup(name: str) -> QueueInfo | None:
         try:
             return store.get_queue(name)
@@ -315,56 +324,63 @@ def _bring_to_declared(store: QueueStore, queue: DeclaredQueue) -> bool:
         return _with_tags_and_dedup(queue, info)
 
     now = store.get_queue(queue.store_name)
-    if _same(wanted(now), now):
-        return False
+    after = wanted(now)
+    if _same(after, now):
+        return []
     store.change_queue(queue.store_name, wanted)
-    return True
+    return _differences(now, after)
+
+
+def _differences(before: QueueInfo, after: QueueInfo) -> list[str]:
+    """The settings (and tags, content-based dedup) that differ, with their values (no secret is a setting)."""
+    a, b = settings_of(before), settings_of(after)
+    out = [f"{name} {json.dumps(a[name])} -> {json.dumps(b[name])}" for name in b if a.get(name) != b[name]]
+    if before.config.content_based_dedup != after.config.content_based_dedup:
+        out.append(f"content_based_dedup {before.config.content_based_dedup} -> {after.config.content_based_dedup}")
+    if dict(before.tags) != dict(after.tags):
+        out.append("tags")
+    return out
 
 
 def _same(a: QueueInfo, b: QueueInfo) -> bool:
     return a.config == b.config and dict(a.tags) == dict(b.tags)
 
 
-def apply_from_settings(settings: Settings, say: Callable[[str], None]) -> bool:
+def apply_from_settings(settings: Settings, say: Callable[[str], None],
+                        complain: Callable[[str], None] | None = None) -> list[str]:
     """Read the config file's declarations and apply them to the store at ``settings.root``, saying
-    what happened to each queue; False (after saying why) when the declarations or the store could
-    not be read, or a queue was refused. Run by ``spoolq serve``'s master at start and on reload."""
+    what happened to each queue (``say``); every line about something not applied goes to
+    ``complain`` (default ``say``: the caller logs those at ERROR) and is returned, so the caller
+    can report it too (none: all applied). Run by ``spoolq serve``'s master at start and on reload."""
+    complain = complain or say
+    failures: list[str] = []
+
+    def fail(line: str) -> None:
+        failures.append(line)
+        complain(line)
+
     try:
         declared = load_declarations(settings)
     except SettingsError as e:
         for problem in getattr(e, "problems", [str(e)]):
-            say(f"declared queues not applied: {problem}")
-        return False
+            fail(f"declared queues not applied: {problem}")
+        return failures
     if not declared:
-        return True
+        return failures
     from spoolq.serving import open_store
 
     try:
         store = open_store(settings, background=False)
     except (SpoolqError, OSError) as e:
-        say(f"declared queues not applied: the store at {settings.root} cannot be opened: {e}")
-        return False
+        fail(f"declared queues not applied: the store at {settings.root} cannot be opened: {e}")
+        return failures
     try:
         results = apply_declarations(store, declared)
     except SpoolqError as e:
-        say(f"declared queues not all applied: {e}")
-        return False
+        fail(f"declared queues not all applied: {e}")
+        return failures
     finally:
         store.close()
     for result in results:
-        say(result.line())
-    return all(r.outcome != "refused" for r in results)
-
-
-def declarations_checks(settings: Settings) -> list[tuple[str, str, bool]]:
-    """``spoolq check-config``'s lines about the declared queues: (status, text, final) each; every
-    mistake has its own ``FAILED`` line, the last of them final."""
-    try:
-        declared = load_declarations(settings)
-    except DeclarationsRefused as e:
-        return [("FAILED", problem, i == len(e.problems) - 1) for i, problem in enumerate(e.problems)]
-    except SettingsError as e:
-        return [("FAILED", str(e), True)]
-    if not declared:
-        return []
-    return [("ok", f"{len(declared)} declared queues: {', '.join(q.store_name for q in declared)}"[:300], True)]
+        (fail if result.outcome == "refused" else say)(result.line())
+    return failures

@@ -152,6 +152,11 @@ class StorageUnavailable(SpoolqError):
         self.retry_after = retry_after
 
 
+class DataFormatRefused(StorageUnavailable):
+    """The data directory is in an on-disk format this version does not read (a newer one), or its
+    format record cannot be read: nothing was changed (see :mod:`spoolq.store.root_format`)."""
+
+
 #: errno values that mean "the storage cannot take this write now" rather than a bug.
 STORAGE_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.ENOENT, errno.EACCES, errno.EPERM,

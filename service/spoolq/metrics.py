@@ -17,6 +17,11 @@ Counted as they happen (every worker):
     counted from the store's events (:mod:`spoolq.counting`), not by the doors.
 ``spoolq_queue_messages_total{queue,operation}``
     the same per store queue (what the console's rates and sparklines are computed from).
+``spoolq_topic_messages_total{topic,outcome}``
+    SNS topics (``sns:<account>:<region>:<name>``): messages published (``published``), and per
+    subscription a copy delivered to its queue (``delivered``), left out by its filter policy
+    (``filtered``), put in its dead-letter queue (``dead_lettered``) or dropped because neither
+    queue exists (``failed``): :meth:`Metrics.topic_messages`, counted by the SNS door.
 ``spoolq_commands_total{door,command,result}``, ``spoolq_command_seconds{door,command}``
     for doors that are not HTTP (the Disque door, ``door="disque"``): :meth:`Metrics.command` per
     command answered; ``command`` is the upper-cased name the door knows (``ADDJOB``, ``GETJOB``,
@@ -35,6 +40,21 @@ Counted as they happen (every worker):
     Unix time of the latest poll of a queue through a door, empty polls included (a waiting long
     poll polls again when it wakes, at least once a second): the newest of every process's
     (``max``), kept after a worker exits. Counted in the process and published with the counters.
+
+``spoolq_http_connections{state}``
+    open HTTP connections (summed over live workers, updated by each every second) by what they
+    wait for: ``reading`` (a request arriving, a TLS handshake), ``idle`` (kept alive between
+    requests), ``busy`` (a thread serves them), ``parked`` (a long poll waiting), ``closing`` (an
+    answer sent, the close lingering); see :mod:`spoolq.http.heads`.
+``spoolq_http_connections_refused_total{reason}``
+    connections a worker answered ``503`` and closed at once: at ``max_connections`` with no idle
+    kept-alive connection to close instead (``limit``), out of file descriptors (``descriptors``:
+    the next connections wait in the listen backlog for a moment), or past the bytes of requests
+    being read a worker holds (``memory``).
+``spoolq_http_connections_timed_out_total{stage}``
+    connections closed at ``header_timeout``: ``idle`` (not a byte sent), ``head`` (part of a
+    request head), ``body`` (part of a body of declared length; both answered ``408``),
+    ``handshake`` (a TLS handshake not finished in 10 s).
 
 Computed at scrape time from the store (:mod:`spoolq.http.overview`): per-queue ready /
 claimed / delayed / oldest-age gauges, move progress, free space.
@@ -70,7 +90,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -85,6 +105,10 @@ _FLUSH_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 #: seconds between two publications of a worker's counts in multiprocess mode
 PUBLISH_INTERVAL = 1.0
+#: the label values of the connection metrics (``spoolq_http_connections*``)
+CONNECTION_STATES = ("reading", "idle", "busy", "parked", "closing")
+CONNECTION_REFUSALS = ("limit", "descriptors", "memory")
+CONNECTION_TIMEOUTS = ("idle", "head", "body", "handshake")
 
 
 def multiprocess_dir() -> str | None:
@@ -203,6 +227,9 @@ class Metrics:
                                        ["door", "operation"], registry=reg)
         self.queue_messages = Counter("spoolq_queue_messages", "Messages sent, delivered and acknowledged "
                                       "per store queue", ["queue", "operation"], registry=reg)
+        self.topic_counter = Counter("spoolq_topic_messages", "SNS messages published, and copies delivered, "
+                                      "filtered out, dead-lettered and failed, per topic", ["topic", "outcome"],
+                                      registry=reg)
         self.commands = Counter("spoolq_commands", "Commands answered by a non-HTTP door",
                                 ["door", "command", "result"], registry=reg)
         self.command_latency = Histogram("spoolq_command_seconds", "Command latency of a non-HTTP door",
@@ -218,6 +245,12 @@ class Metrics:
         self.queue_last_poll = Gauge("spoolq_queue_last_poll_time_seconds",
                                      "Unix time of the latest poll of the queue (empty polls too)",
                                      ["queue", "door"], registry=reg, multiprocess_mode="max")
+        self.connections = Gauge("spoolq_http_connections", "Open HTTP connections, by what they wait for",
+                                 ["state"], registry=reg, multiprocess_mode="livesum")
+        self.connections_refused = Counter("spoolq_http_connections_refused", "HTTP connections refused (503, "
+                                           "closed at once)", ["reason"], registry=reg)
+        self.connections_timed_out = Counter("spoolq_http_connections_timed_out", "HTTP connections closed at "
+                                             "the request head's deadline", ["stage"], registry=reg)
         #: collectors computed at scrape time (added by create_app: per-queue gauges, moves)
         self.scrape_collectors: list[Any] = []
         self._pending = _Pending()
@@ -244,6 +277,12 @@ class Metrics:
         new = self._pending.count(counts, n)
         if self.directory is not None and (new or self._publisher is None):  # as _counted(new)
             self._counted(new)
+
+    def topic_messages(self, topic: str, outcome: str, n: int) -> None:
+        """``n`` messages of an SNS topic with this outcome (``published``, ``delivered``, ``filtered``,
+        ``dead_lettered``, ``failed``)."""
+        if n:
+            self._counted(self._pending.count(((self.topic_counter, (topic, outcome)),), n))
 
     def polled(self, door: str, queue: str, n: int = 0) -> None:
         """A poll of ``queue`` through ``door`` (found something or not): its time is the queue's
@@ -326,6 +365,25 @@ class Metrics:
         alert on the gauge sees the series before the first long poll, not "no data"."""
         for door in doors:
             self.polls_waiting.labels(door)
+
+    def connection_doors(self) -> None:
+        """Show the connection metrics from the start, at 0 (as :meth:`long_poll_doors`)."""
+        for reason in CONNECTION_REFUSALS:
+            self.connections_refused.labels(reason)
+        for stage in CONNECTION_TIMEOUTS:
+            self.connections_timed_out.labels(stage)
+        self.connection_states(dict.fromkeys(CONNECTION_STATES, 0))
+
+    def connection_states(self, counts: Mapping[str, int]) -> None:
+        """This worker's open HTTP connections by state (:data:`CONNECTION_STATES`)."""
+        for state, n in counts.items():
+            self.connections.labels(state).set(n)
+
+    def connection_refused(self, reason: str) -> None:
+        self._counted(self._pending.count(((self.connections_refused, (reason,)),), 1))
+
+    def connection_timed_out(self, stage: str) -> None:
+        self._counted(self._pending.count(((self.connections_timed_out, (stage,)),), 1))
 
     @contextlib.contextmanager
     def waiting(self, door: str, queues: Iterable[str] = ()) -> Iterator[None]:

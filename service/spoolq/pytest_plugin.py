@@ -13,9 +13,14 @@ imported until a test asks for a fixture:
     a test ``@pytest.mark.spoolq_queues({"name": "jobs", "door": "sqs"}, ...)`` to give
     ``spoolq_server`` its own. Entries are the config file's ``queues:`` entries.
 
+``pytest --spoolq-in-memory`` (or ``spoolq_in_memory = true`` in the ini file) runs every server
+with ``spoolq serve --in-memory``: the data in memory, nothing flushed, for suites that want speed
+over durability.
+
 Each server runs open on 127.0.0.1 (see :func:`spoolq.testing.spoolq_server`). Its ``env`` holds
-``AWS_ENDPOINT_URL_SQS`` and the rest of what AWS SDKs read; ``sqs_client()`` and
-``redis_client()`` give ready clients. Outside pytest use :func:`spoolq.testing.spoolq_server`.
+``AWS_ENDPOINT_URL_SQS`` (and ``_SNS``) and the rest of what AWS SDKs read; ``sqs_client()``,
+``sns_client()`` (topics that fan out to the server's queues) and ``redis_client()`` give ready
+clients. Outside pytest use :func:`spoolq.testing.spoolq_server`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,19 @@ import pytest
 
 if TYPE_CHECKING:
     from spoolq.testing import RunningSpoolq
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("spoolq")
+    group.addoption("--spoolq-in-memory", action="store_true", default=None, dest="spoolq_in_memory",
+                    help="run the spoolq_server fixtures with `spoolq serve --in-memory` (no durability, faster)")
+    parser.addini("spoolq_in_memory", type="bool", default=False,
+                  help="run the spoolq_server fixtures with `spoolq serve --in-memory`")
+
+
+def _in_memory(config: pytest.Config) -> bool:
+    option = config.getoption("spoolq_in_memory")
+    return bool(option) if option is not None else bool(config.getini("spoolq_in_memory"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,14 +74,15 @@ def spoolq_server(request: pytest.FixtureRequest,
     queues = list(spoolq_queues)
     for mark in request.node.iter_markers("spoolq_queues"):
         queues.extend(mark.args)
-    with start(queues=queues) as server:
+    with start(queues=queues, in_memory=_in_memory(request.config)) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
-def spoolq_server_session(spoolq_session_queues: Sequence[Mapping[str, Any]]) -> Iterator[RunningSpoolq]:
+def spoolq_server_session(request: pytest.FixtureRequest,
+                          spoolq_session_queues: Sequence[Mapping[str, Any]]) -> Iterator[RunningSpoolq]:
     """A real spoolq shared by every test of the session."""
     from spoolq.testing import spoolq_server as start
 
-    with start(queues=list(spoolq_session_queues)) as server:
+    with start(queues=list(spoolq_session_queues), in_memory=_in_memory(request.config)) as server:
         yield server

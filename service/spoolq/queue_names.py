@@ -18,11 +18,23 @@ Disque                         ``disque:q``                                 any 
 except SQS queues, whose permissions name the store queue (one permission model for every door:
 ``queue|poll|jobs`` covers the EmoDB, MQ and Disque queues called ``jobs``). Every door, the
 console and the metrics read names through here; none reads another door's module for them.
+
+**Kinds, as users see them.** One word per door's kind of queue, the same in ``spoolq create --kind``,
+``spoolq queues``, the console, the settings and the config file (:data:`KINDS`, :func:`user_kind`):
+``emodb``, ``dedup``, ``sqs``, ``sqs-fifo``, ``mq``, ``disque``. The store's own kinds (standard,
+dedup, fifo) are not shown to users.
+
+**Names as users type them** (:func:`resolve`): a queue is named the way its door names it (EmoDB
+``orders``, SQS ``orders.fifo`` in the default account and region or by its queue URL, Disque
+``builds``, MQ ``jobs``), or by its store name, which always wins when a queue has it (an EmoDB
+queue's store name is its plain name). Otherwise every door's queue of that name matches; more than
+one match is ambiguous, and the caller names the matches' store names (:func:`ambiguity`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 #: store-name prefixes of the doors' queues (EmoDB ``/queue/1`` queues have none)
 DEDUPQ_PREFIX = "__dedupq:"
@@ -107,3 +119,55 @@ def manage_action(store_name: str) -> str:
     """The permission that purge, unclaim all and moves need: ``poll`` as EmoDB's purge asks,
     ``admin`` on an SQS queue as the SQS door asks for PurgeQueue and move tasks."""
     return "admin" if door_and_name(store_name)[0] == "sqs" else "poll"
+
+
+#: the kinds of queue users name (``spoolq create --kind``), and the door and FIFO-ness of each
+KINDS: dict[str, tuple[str, bool]] = {"emodb": ("queue", False), "dedup": ("dedupq", False), "sqs": ("sqs", False),
+                                      "sqs-fifo": ("sqs", True), "mq": ("mq", False), "disque": ("disque", False)}
+_DOOR_KIND = {"queue": "emodb", "dedupq": "dedup", "mq": "mq", "disque": "disque"}
+
+
+def user_kind(store_name: str, store_kind: str) -> str:
+    """The kind users know (:data:`KINDS`) of the store queue ``store_name`` of store kind
+    ``store_kind`` (``standard``, ``dedup``, ``fifo``)."""
+    door = door_and_name(store_name)[0]
+    if door == "sqs":
+        return "sqs-fifo" if store_kind == "fifo" else "sqs"
+    if store_kind == "dedup":
+        return "dedup"
+    return _DOOR_KIND[door]
+
+
+#: an SQS queue URL: ``http(s)://host[:port]/[region/]account/name``, as the SQS door hands them out
+_QUEUE_URL = re.compile(r"^https?://[^/\s]+/(?:([a-z]{2}(?:-[a-z0-9]+){1,3})/)?(\d{12})/([A-Za-z0-9_.-]{1,80})/?$")
+
+
+def typed_candidates(typed: str, *, account: str, region: str) -> list[str]:
+    """The store names a queue name as a user types it may stand for: the store name itself, then
+    each door's queue of that name (SQS: in ``account`` and ``region``); a queue URL stands for its
+    SQS queue alone."""
+    url = _QUEUE_URL.match(typed)
+    if url is not None:
+        return [sqs_store_name(url.group(2), url.group(1) or region, url.group(3))]
+    out = [typed] if _STORE_NAME.fullmatch(typed) else []
+    for door in ("dedupq", "sqs", "mq", "disque"):
+        name = door_store_name(door, typed, account=account, region=region)
+        if name is not None and name not in out:
+            out.append(name)
+    return out
+
+
+def resolve(typed: str, exists: Callable[[str], bool], *, account: str, region: str) -> list[str]:
+    """The store names of the existing queues ``typed`` names (``exists`` says whether a store name
+    is a queue): its own store name alone when that is a queue, else every door's queue of that
+    name (none: no queue has it; more than one: ambiguous, see :func:`ambiguity`)."""
+    candidates = typed_candidates(typed, account=account, region=region)
+    if candidates and candidates[0] == typed and exists(typed):
+        return [typed]
+    return [c for c in candidates if exists(c)]
+
+
+def ambiguity(typed: str, matches: list[str]) -> str:
+    """The one-line refusal of a name that more than one queue answers to."""
+    return (f"{typed!r} names {len(matches)} queues: {', '.join(matches)}; name the one you mean by its "
+            "full name")

@@ -3,7 +3,7 @@
 The settings of a queue (its :class:`~spoolq.store.model.QueueConfig`), whichever door made it::
 
     {"queue": "sqs:123456789012:us-east-1:Orders",   the store name (read only)
-     "kind": "standard" | "dedup" | "fifo",          (read only)
+     "kind": "emodb" | "dedup" | "sqs" | "sqs-fifo" | "mq" | "disque",   (read only)
      "visibility_timeout": 30,        seconds a delivery stays claimed when the poll names no time
      "delay": 0,                      seconds before a new message becomes visible, unless it names its own
      "retention": 1209600,            unconsumed messages older than this many seconds are dropped
@@ -22,6 +22,17 @@ naming it (:class:`SettingRefused`). SQS queues keep the ranges Amazon SQS allow
 client never reads a value it could not have set; their dead-letter queue is an SQS queue of the
 same account and region, and a ``RedriveAllowPolicy`` on it is honoured.
 
+**One set of defaults, whichever way a queue is made.** A queue starts from the store's defaults
+(``queue_defaults`` of the config file applied), with what its door's own API gives a new queue
+where that differs (:func:`door_defaults`): an SQS queue keeps unconsumed messages 4 days (SQS's
+``CreateQueue``), a Disque queue's visibility timeout is 300 s (Disque's longest default
+``RETRY``). ``spoolq create``, the console, declared queues and the doors themselves
+(``CreateQueue``, a first ``ADDJOB``) all start there.
+
+The visibility timeout means one thing at every door: how long a delivery stays claimed when the
+consumer names no time: EmoDB's ``poll`` without ``ttl``, SQS's ``VisibilityTimeout``, and the
+``RETRY`` of a Disque job added without one (at most a tenth of its ``TTL``, as Disque does).
+
 Durations in the CLI and the config file may carry a unit (``90s``, ``15m``, ``12h``, ``30d``,
 ``2w``): :func:`parse_duration`. The config file's ``queue_defaults`` (:func:`queue_defaults`)
 gives the archive setting of queues created without one.
@@ -36,7 +47,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spoolq.errors import InvalidArgument
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.queue_names import user_kind
+from spoolq.server_settings import ConfigRefused, Settings
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_DELAY,
@@ -72,7 +84,14 @@ _SQS_NAME = re.compile(r"^sqs:([0-9]{12}):([a-z0-9-]+):(.+)$")
 _DURATION = re.compile(r"^\s*([0-9]+)\s*(s|m|h|d|w)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": DAY, "w": 7 * DAY}
 
-#: the queue a name designates, or None when there is none
+#: a new SQS queue's retention, as SQS's CreateQueue gives it (4 days)
+SQS_DEFAULT_RETENTION = 345_600.0
+#: a new Disque queue's visibility timeout: Disque's longest default RETRY
+DISQUE_DEFAULT_VISIBILITY_TIMEOUT = 300.0
+
+#: the queue a name designates, or None when there is none; a door's lookup first refuses a queue
+#: its caller may not send into (:func:`spoolq.auth.may_send_into`), so a refusal never tells
+#: whether another team's queue exists
 Lookup = Callable[[str], QueueInfo | None]
 
 
@@ -84,12 +103,22 @@ def _seconds(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
+def door_defaults(door: str, base: QueueConfig) -> QueueConfig:
+    """The config a new queue of ``door`` (queue, dedupq, sqs, mq, disque) starts from: ``base``
+    (the store's defaults) with its door's own defaults where they differ (module docstring)."""
+    if door == "sqs":
+        return replace(base, retention=SQS_DEFAULT_RETENTION)
+    if door == "disque":
+        return replace(base, claim_ttl=DISQUE_DEFAULT_VISIBILITY_TIMEOUT)
+    return base
+
+
 def settings_of(info: QueueInfo) -> dict[str, Any]:
-    """The settings JSON of a queue."""
+    """The settings JSON of a queue (its ``kind`` as users name it: :data:`spoolq.queue_names.KINDS`)."""
     c = info.config
     dead = None if c.dead_letter is None else {"queue": c.dead_letter.queue,
                                                  "max_receives": c.dead_letter.max_receives}
-    return {"queue": info.name, "kind": info.kind.value,
+    return {"queue": info.name, "kind": user_kind(info.name, info.kind.value),
             "visibility_timeout": _seconds(c.claim_ttl), "delay": _seconds(c.delay),
             "retention": _seconds(c.retention), "receive_wait": _seconds(c.receive_wait),
             "max_message_bytes": c.max_message_bytes, "dead_letter": dead, "archive": c.archive,
@@ -221,29 +250,32 @@ class QueueDefaults:
 
 
 def queue_defaults(config: Mapping[str, Any]) -> QueueDefaults:
-    """``queue_defaults: {archive: true, archive_retention: 30d}`` of a parsed config file."""
+    """``queue_defaults: {archive: true, archive_retention: 30d}`` of a parsed config file;
+    :class:`~spoolq.server_settings.ConfigRefused` with one line for each mistake."""
+    from spoolq.config_file import unknown_keys
+
     raw = config.get("queue_defaults")
     if raw is None:
         return QueueDefaults()
     if not isinstance(raw, Mapping):
-        raise SettingsError("config: queue_defaults must be a mapping (archive, archive_retention)")
-    unknown = sorted(str(k) for k in raw if k not in ("archive", "archive_retention"))
-    if unknown:
-        raise SettingsError(f"config: queue_defaults has unknown fields: {', '.join(unknown)} "
-                            "(known: archive, archive_retention)")
+        raise ConfigRefused(["config: queue_defaults must be a mapping (archive, archive_retention)"])
+    problems = unknown_keys(raw, ("archive", "archive_retention"), "config: queue_defaults: ")
     archive = raw.get("archive", False)
     if not isinstance(archive, bool):
-        raise SettingsError("config: queue_defaults.archive must be true or false")
+        problems.append(f"config: queue_defaults.archive must be true or false, got {json.dumps(archive)[:60]}")
     retention = int(QueueDefaults().archive_retention)
     if "archive_retention" in raw:
+        low, high = RANGES["archive_retention"]
         try:
             retention = parse_duration(raw["archive_retention"], "config: queue_defaults.archive_retention")
         except InvalidArgument as e:
-            raise SettingsError(str(e)) from None
-        low, high = RANGES["archive_retention"]
-        if not low <= retention <= high:
-            raise SettingsError(f"config: queue_defaults.archive_retention must be between "
+            problems.append(str(e))
+        else:
+            if not low <= retention <= high:
+                problems.append(f"config: queue_defaults.archive_retention must be between "
                                 f"{format_duration(low)} and {format_duration(high)}")
+    if problems:
+        raise ConfigRefused(problems)
     return QueueDefaults(archive=archive, archive_retention=float(retention))
 
 
@@ -251,6 +283,6 @@ def load_queue_defaults(settings: Settings) -> QueueDefaults:
     """The ``queue_defaults`` of the config file ``settings`` names (none: archive off)."""
     if settings.config is None:
         return QueueDefaults()
-    from spoolq.auth import load_config  # the one reader of the config file
+    from spoolq.config_file import load_config  # the one reader of the config file
 
     return queue_defaults(load_config(settings.config))

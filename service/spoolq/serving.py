@@ -30,3 +30,19 @@ def open_store(settings: Settings, *, background: bool = True) -> QueueStore:
     if background:
         store.start_background()
     return store
+
+
+def flush_mode(settings: Settings) -> str:
+    """How the store at ``settings.root`` makes sends durable: the flush asked for, else the one that
+    fits its file system (``journal``, ``syncfs`` or ``fsync``, as ``spoolq serve`` reports it);
+    ``none`` with ``fsync`` off."""
+    if not settings.fsync:
+        return "none"
+    if settings.flush:
+        return settings.flush
+    from spoolq.store.filesystems import choose_flush
+
+    try:
+        return choose_flush(settings.root, None, settings.force_flush).mode
+    except OSError:
+        return "unknown"

@@ -15,7 +15,9 @@ the directory it made::
 ``queues`` are declared queues, as the config file's ``queues:`` section lists them
 (:mod:`spoolq.declared_queues`): they exist when the block starts. The service runs open (no API
 keys; loopback only) unless ``config`` adds ``api_keys``; sends are not flushed to disk (a test's
-data directory needs no durability) unless ``fsync=True``. The pytest plugin
+data directory needs no durability) unless ``fsync=True``. ``in_memory=True`` serves with ``spoolq
+serve --in-memory`` instead: the data directory is in memory (``/dev/shm``), made and removed by
+the server, for suites that want speed over durability. The pytest plugin
 (:mod:`spoolq.pytest_plugin`) wraps this in the ``spoolq_server`` fixtures.
 
 Importing this module costs nothing: boto3 and redis are imported by the calls that need them,
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -66,7 +69,7 @@ class RunningSpoolq:
     def env(self) -> dict[str, str]:
         """What AWS SDKs and the spoolq CLI read to reach this server (``os.environ.update(...)``,
         ``monkeypatch.setenv``, or a subprocess's ``env``): endpoint, region, dummy credentials."""
-        return {"AWS_ENDPOINT_URL_SQS": self.url, "AWS_ENDPOINT_URL": self.url, "AWS_REGION": self.region,
+        return {"AWS_ENDPOINT_URL_SQS": self.url, "AWS_ENDPOINT_URL_SNS": self.url, "AWS_ENDPOINT_URL": self.url, "AWS_REGION": self.region,
                 "AWS_DEFAULT_REGION": self.region, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                 "SPOOLQ_URL": self.url}
 
@@ -83,6 +86,21 @@ class RunningSpoolq:
         options: dict[str, Any] = {"endpoint_url": self.url, "region_name": self.region,
                                    "aws_access_key_id": "test", "aws_secret_access_key": "test"}
         return boto3.client("sqs", **{**options, **kwargs})
+
+    def topic_arn(self, name: str) -> str:
+        """The ARN of SNS topic ``name`` (in :attr:`region`)."""
+        return f"arn:aws:sns:{self.region}:{ACCOUNT_ID}:{name}"
+
+    def sns_client(self, **kwargs: Any) -> Any:
+        """A boto3 SNS client for this server (``kwargs`` go to ``boto3.client``): topics that fan
+        out to this server's SQS queues."""
+        try:
+            import boto3
+        except ImportError:
+            raise ImportError("RunningSpoolq.sns_client() needs boto3 (pip install boto3)") from None
+        options: dict[str, Any] = {"endpoint_url": self.url, "region_name": self.region,
+                                   "aws_access_key_id": "test", "aws_secret_access_key": "test"}
+        return boto3.client("sns", **{**options, **kwargs})
 
     def redis_client(self, **kwargs: Any) -> Any:
         """A redis-py client of the Disque door (start with ``disque=True``)."""
@@ -113,10 +131,13 @@ def config_text(queues: Sequence[Mapping[str, Any]] = (), config: Mapping[str, A
 @contextlib.contextmanager
 def spoolq_server(*, queues: Sequence[Mapping[str, Any]] = (), config: Mapping[str, Any] | None = None,
                   root: Path | str | None = None, disque: bool = False, workers: int = 1, threads: int = 8,
-                  fsync: bool = False, timeout: float = 60.0,
+                  fsync: bool = False, timeout: float = 60.0, in_memory: bool = False,
                   extra_args: Sequence[str] = ()) -> Iterator[RunningSpoolq]:
     """Run ``spoolq serve`` for the duration of the block (see the module docstring). ``root``: a
-    data directory to use (kept afterwards); default a temporary one, removed afterwards."""
+    data directory to use (kept afterwards); default a temporary one, removed afterwards;
+    ``in_memory``: the server's own in memory (not with ``root`` or ``fsync``)."""
+    if in_memory and (root is not None or fsync):
+        raise ValueError("in_memory=True makes its own data directory, never flushed: leave out root and fsync")
     scratch = Path(tempfile.mkdtemp(prefix="spoolq-test-"))
     data = scratch / "data" if root is None else Path(root)
     config_file = scratch / "spoolq.yaml"
@@ -126,9 +147,9 @@ def spoolq_server(*, queues: Sequence[Mapping[str, Any]] = (), config: Mapping[s
     try:
         for attempt in range(3):  # a free port may be taken before the server binds it
             port, disque_port = free_port(), free_port() if disque else None
-            cmd = [sys.executable, "-m", "spoolq.cli", "serve", "--root", str(data), "--port", str(port),
-                   "--config", str(config_file), "--workers", str(workers), "--threads", str(threads),
-                   "--fsync", "always" if fsync else "never", *extra_args]
+            storage = ["--in-memory"] if in_memory else ["--root", str(data), "--fsync", "always" if fsync else "never"]
+            cmd = [sys.executable, "-m", "spoolq.cli", "serve", *storage, "--port", str(port),
+                   "--config", str(config_file), "--workers", str(workers), "--threads", str(threads), *extra_args]
             if disque_port is not None:
                 cmd += ["--disque-port", str(disque_port)]
             env = {k: v for k, v in os.environ.items() if not k.startswith("SPOOLQ_")
@@ -145,11 +166,21 @@ def spoolq_server(*, queues: Sequence[Mapping[str, Any]] = (), config: Mapping[s
                 raise SpoolqDidNotStart(f"spoolq serve did not become ready on {url}; its log ends:\n"
                                         + "\n".join(text.splitlines()[-20:]))
         assert proc is not None
+        if in_memory:
+            data = _served_root(log)
         yield RunningSpoolq(url=url, root=data, config=config_file, pid=proc.pid, disque_port=disque_port, log=log)
     finally:
         if proc is not None:
             _stop(proc)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _served_root(log: Path) -> Path:
+    """The data directory ``spoolq serve --in-memory`` made, as its start line in ``log`` names it."""
+    found = re.search(r"--in-memory: data in (\S+) \(", log.read_text(errors="replace"))
+    if found is None:
+        raise SpoolqDidNotStart(f"spoolq serve --in-memory did not name its data directory in {log}")
+    return Path(found.group(1))
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], url: str, timeout: float) -> bool:

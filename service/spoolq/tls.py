@@ -39,6 +39,9 @@ from spoolq.server_settings import Settings, SettingsError
 HANDSHAKE_SECONDS = 10.0
 
 _PROCESS_CONTEXTS: dict[tuple[Any, ...], ssl.SSLContext] = {}
+#: the HTTP door's context built by ``spoolq serve``'s master from the files it accepted
+#: (:func:`hold_server_context`), inherited by every worker it forks after
+_held_context: list[ssl.SSLContext] = []
 
 
 class TlsFileError(SettingsError):
@@ -57,10 +60,23 @@ def server_context(settings: Settings) -> ssl.SSLContext:
     return ctx
 
 
+def hold_server_context(settings: Settings, context: ssl.SSLContext | None = None) -> ssl.SSLContext:
+    """Hold the HTTP door's context for every worker forked from now on: ``context`` (one held
+    before: a reload falling back), else one built from the TLS files now; returns it. Called by
+    ``spoolq serve``'s master once it has checked the files (at start and at each reload), so that
+    a worker started later (one replaced after it died) serves with the files its siblings serve
+    with, never with files changed since and not yet checked. Raises what loading them raises."""
+    held = context if context is not None else server_context(settings)
+    _held_context[:] = [held]
+    return held
+
+
 def gunicorn_ssl_context(config: Any, default_factory: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
-    """gunicorn hook ``ssl_context``: gunicorn's context from its TLS settings, built once per
-    worker process instead of once per connection (it reads the files). A reload (new workers)
-    reads renewed files."""
+    """gunicorn hook ``ssl_context``: the context the master holds (:func:`hold_server_context`),
+    else gunicorn's context from its TLS settings, built once per worker process instead of once
+    per connection (it reads the files). A reload (new workers) serves renewed files."""
+    if _held_context:
+        return _held_context[0]
     key = (os.getpid(), config.certfile, config.keyfile, config.ca_certs, config.cert_reqs)
     ctx = _PROCESS_CONTEXTS.get(key)
     if ctx is None:

@@ -66,10 +66,10 @@ def test_queues_table_and_json(server: Server, qname: str) -> None:
     ok(spoolq("send", qname, "4", "--delay", "300", url=server.url))
     ok(spoolq("poll", qname, "--limit", "1", url=server.url))
     rows = json.loads(ok(spoolq("queues", "--prefix", qname, "--json", url=server.url)))
-    assert rows == [{"name": qname, "kind": "standard", "ready": 2, "claimed": 1, "delayed": 1, "exact": True}]
+    assert rows == [{"name": qname, "kind": "emodb", "ready": 2, "claimed": 1, "delayed": 1, "exact": True}]
     table = ok(spoolq("queues", "--prefix", qname, url=server.url))
     assert re.search(r"queue\s+kind\s+depth\s+claimed\s+delayed", table)
-    assert re.search(rf"{qname}\s+standard\s+2\s+1\s+1", table)
+    assert re.search(rf"{qname}\s+emodb\s+2\s+1\s+1", table)
 
 
 def test_tail_follows_without_consuming(server: Server, qname: str) -> None:
@@ -101,14 +101,16 @@ def test_move_error_exits_non_zero(server: Server, qname: str) -> None:
 
 def test_one_line_errors(server: Server, qname: str) -> None:
     refused = spoolq("size", qname, url=f"http://127.0.0.1:{free_port()}")
-    assert refused.returncode == 1 and "cannot connect" in refused.stderr
+    assert refused.returncode == 1 and "connection refused by" in refused.stderr
     forbidden = spoolq("send", qname, "1", url=server.url, key=KEY_NONE)
     assert forbidden.returncode == 1 and "403 not authorized" in forbidden.stderr and "api-key" in forbidden.stderr
     bad = spoolq("poll", qname, "--limit", "0", url=server.url)
     assert bad.returncode == 1 and "400 bad request: Limit must be >0" in bad.stderr
     bad_name = spoolq("send", "No Such Queue", "1", url=server.url)
-    assert bad_name.returncode == 1 and "400" in bad_name.stderr
-    for done in (refused, forbidden, bad, bad_name):
+    assert bad_name.returncode == 2 and "is not a queue name" in bad_name.stderr
+    unknown = spoolq("size", qname, url=server.url, key="no-such-key")
+    assert unknown.returncode == 1 and "not authorized" in unknown.stderr and "--api-key" in unknown.stderr
+    for done in (refused, forbidden, bad, bad_name, unknown):
         assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert done.stdout == ""
 

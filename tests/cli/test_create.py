@@ -18,7 +18,7 @@ def _settings(server: Server, queue: str) -> dict[str, object]:
 def test_create_an_archived_emodb_queue_and_send_to_it(server: Server, qname: str) -> None:
     out = ok(spoolq("create", qname, "--archive", "on", "--archive-retention", "7d", "--visibility-timeout", "90s",
                     "--tag", "team=shop", url=server.url))
-    assert out.strip() == f"created {qname} (standard)"
+    assert out.strip() == f"created {qname} (emodb)"
     settings = _settings(server, qname)
     assert settings["archive"] is True and settings["archive_retention"] == 7 * 86_400
     assert settings["visibility_timeout"] == 90
@@ -31,11 +31,11 @@ def test_create_an_sqs_fifo_queue_with_its_dead_letter_queue(server: Server, qna
         "create", f"{qname}.fifo", "--kind", "sqs-fifo", "--region", "eu-west-1", "--content-based-dedup",
         "--dead-letter-queue", f"sqs:123456789012:eu-west-1:{dlq}", "--max-receives", "5", "--json", url=server.url)))
     assert created == {"store_name": f"sqs:123456789012:eu-west-1:{qname}.fifo", "door": "sqs",
-                       "name": f"{qname}.fifo", "kind": "fifo"}
+                       "name": f"{qname}.fifo", "kind": "sqs-fifo"}
     store_name = created["store_name"]
     detail = requests.get(f"{server.url}/console/api/queues/{store_name}", headers={"X-BV-API-Key": KEY_ALL},
                           timeout=10).json()
-    assert detail["settings"]["content_based_dedup"] is True and detail["kind"] == "fifo"
+    assert detail["settings"]["content_based_dedup"] is True and detail["kind"] == "sqs-fifo"
     assert _settings(server, store_name)["dead_letter"] == {"queue": f"sqs:123456789012:eu-west-1:{dlq}",
                                                            "max_receives": 5}
 

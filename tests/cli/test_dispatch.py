@@ -35,9 +35,9 @@ def test_a_client_command_is_registered_in_one_place_its_entry_point() -> None:
     assert _entry_points(CHECKOUT / "pyproject.toml") == {}  # the server's commands are its own
     server = {c.name for c in dispatch.SERVER_COMMANDS}
     assert set(client_dispatch.ELSEWHERE) == server | {"pipeline"}
-    assert not hasattr(dispatch, "CLIENT_COMMANDS")  # the server keeps no list of them
-    source = (CHECKOUT / "service/spoolq/cli/dispatch.py").read_text()
-    assert not [name for name in declared if f'"{name}"' in source]
+    # the server names them only to say which package to install, and its names are theirs
+    assert sorted(dispatch.SIBLING_COMMANDS["spoolq-client"]) == sorted(declared)
+    assert dispatch.SIBLING_COMMANDS["spoolq-spark"] == tuple(_entry_points(CHECKOUT / "clients/spark/pyproject.toml"))
 
 
 def test_no_module_of_the_server_imports_the_client_or_spark() -> None:
@@ -59,17 +59,20 @@ def test_a_command_of_a_package_not_installed_names_the_package(
     monkeypatch.setattr(dispatch, "entry_points", lambda group: others)  # only `package` is not installed
     assert dispatch.main([command, "q", "--json"]) == 2
     err = capsys.readouterr().err
-    assert err == f"spoolq: no command '{command}' here: {package}, not installed here, adds " \
-                  f"{dispatch.SIBLINGS[package]}: install {package}\n"
+    assert err == f"spoolq: '{command}' is a command of {package}, not installed here ({package} adds " \
+                  f"{dispatch.SIBLINGS[package]}): install {package}\n"
     assert "-e " not in err and "clients/" not in err
     dispatch.main(["--help"])
     assert f"not installed here (install {package}):" in capsys.readouterr().out
 
 
-def test_with_no_other_package_installed_an_unknown_command_names_both(
+def test_with_no_other_package_installed_a_command_names_its_one_package_an_unknown_one_both(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(dispatch, "entry_points", lambda group: [])
     assert dispatch.main(["send", "q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(": install spoolq-client\n") and "spoolq-spark" not in err
+    assert dispatch.main(["frobnicate", "q"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "spoolq-client (" in err and "spoolq-spark (" in err
 

@@ -20,6 +20,7 @@ import requests
 from spoolq import __version__
 from spoolq.http import emodb_wire
 from spoolq.store import model
+from spoolq.store.root_format import FORMAT
 from tests.cli.run import CHECKOUT, ok, spoolq
 from tests.e2e.spoolq_server import Server, free_port, running_server, tree
 
@@ -43,7 +44,7 @@ def q() -> str:
 
 def test_version() -> None:
     done = spoolq("--version")
-    assert done.returncode == 0 and done.stdout.strip() == f"spoolq {__version__}", done
+    assert done.returncode == 0 and done.stdout.strip() == f"spoolq {__version__} (on-disk format {FORMAT})", done
 
 
 def test_the_start_banner_gives_the_console_url(server: Server) -> None:
@@ -103,7 +104,7 @@ def test_a_host_that_does_not_resolve_is_reported_as_such(tmp_path: Path) -> Non
     assert "refused" not in done.stderr
     # a port where nothing listens is still a refusal
     done = spoolq("size", "q", url=f"http://127.0.0.1:{free_port()}")
-    assert done.returncode == 1 and "connection refused?" in done.stderr, done
+    assert done.returncode == 1 and "connection refused by 127.0.0.1:" in done.stderr, done
 
 
 def test_long_polls_waiting_is_in_metrics_from_the_start(tmp_path: Path) -> None:

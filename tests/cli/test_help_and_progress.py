@@ -72,6 +72,10 @@ def test_check_config_exit_codes(tmp_path: Path) -> None:
     bad.write_text("api_keys: nope\n")
     done = spoolq("check-config", "--root", str(tmp_path / "root"), "--config", str(good), "--host", "0.0.0.0")
     assert done.returncode == 0, done.stderr
+    assert "ok: root" in done.stdout and not (tmp_path / "root").exists()  # a missing root is not made
+    (tmp_path / "root").mkdir()
+    done = spoolq("check-config", "--root", str(tmp_path / "root"), "--config", str(good), "--host", "0.0.0.0")
+    assert done.returncode == 0, done.stderr
     assert "ok: root" in done.stdout and not list((tmp_path / "root" / "tmp").iterdir())
     assert spoolq("check-config", "--root", str(tmp_path / "root"), "--config", str(bad)).returncode == 2
     assert spoolq("check-config", "--root", str(tmp_path / "r2"), "--host", "0.0.0.0").returncode == 2

@@ -45,3 +45,15 @@ def test_hash_key_from_stdin() -> None:
     out = subprocess.run([sys.executable, "-m", "spoolq.cli", "hash-key", "--stdin"], input="s3cret\n",
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == hash_key("s3cret")
+
+
+def test_in_memory_is_loopback_only_unless_asked_and_makes_its_own_root(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--in-memory", "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--allow-in-memory" in err and "0.0.0.0" in err
+    assert main(["serve", "--in-memory", "--root", "/tmp/unused"]) == 2
+    assert "leave out --root" in capsys.readouterr().err
+    from spoolq.cli import in_memory
+
+    in_memory.check(root=None, host="0.0.0.0", allowed=True)  # asked for: allowed
+    in_memory.check(root=None, host="::1", allowed=False)  # loopback: allowed

@@ -47,7 +47,7 @@ def test_lists_counts_kinds_and_dedup_names(client: FlaskClient) -> None:
     _send(client, "/dedupq/1/beta/sendbatch", ["x", "x", "y"])
     assert len(client.get("/queue/1/alpha/poll?limit=1&ttl=60").get_json()) == 1
     got = {q["name"]: q for q in client.get("/queue/1/_queues").get_json()}
-    assert got["alpha"] == {"name": "alpha", "kind": "standard", "ready": 2, "claimed": 1, "delayed": 1,
+    assert got["alpha"] == {"name": "alpha", "kind": "emodb", "ready": 2, "claimed": 1, "delayed": 1,
                             "exact": True}
     assert got["beta"]["kind"] == "dedup" and got["beta"]["ready"] == 2
     assert [q["name"] for q in client.get("/queue/1/_queues?prefix=b").get_json()] == ["beta"]

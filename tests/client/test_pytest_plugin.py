@@ -101,3 +101,34 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
     from importlib.metadata import entry_points
 
     assert [e.value for e in entry_points(group="pytest11") if e.name == "spoolq"] == ["spoolq.pytest_plugin"]
+
+
+def test_the_in_memory_option_serves_from_memory_and_removes_it(tmp_path: Path) -> None:
+    """``pytest --spoolq-in-memory``: each server's data directory is in /dev/shm, gone when it stops."""
+    (tmp_path / "test_memory.py").write_text(
+        "import urllib.request\n\n"
+        "def test_in_memory(spoolq_server, tmp_path_factory):\n"
+        "    (tmp_path_factory.getbasetemp() / 'root').write_text(str(spoolq_server.root))\n"
+        "    send = urllib.request.Request(spoolq_server.url + '/queue/1/jobs/send', data=b'1', method='POST',\n"
+        "                                  headers={'Content-Type': 'application/json'})\n"
+        "    urllib.request.urlopen(send).close()\n"
+        "    assert str(spoolq_server.root).startswith('/dev/shm/spoolq-in-memory-')\n"
+        "    assert (spoolq_server.root / 'queues').is_dir()\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--spoolq-in-memory",
+                           "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "base"), str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, env=_env(), timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    root = Path((tmp_path / "base" / "root").read_text())
+    assert not root.exists(), "the in-memory data directory is removed when the server stops"
+
+
+def test_the_context_manager_in_memory_with_keys_names_its_root() -> None:
+    from spoolq.testing import spoolq_server
+
+    keys = {"api_keys": [{"name": "t", "key": "k-test", "permissions": ["queue|*|*"]}]}
+    with spoolq_server(in_memory=True, config=keys) as server:
+        assert server.root.is_dir() and str(server.root).startswith("/dev/shm/spoolq-in-memory-")
+        root = server.root
+    assert not root.exists()
+    with pytest.raises(ValueError, match="in_memory"), spoolq_server(in_memory=True, fsync=True):
+        pass

@@ -105,7 +105,7 @@ def test_a_queue_another_door_named_with_capitals_is_reachable_by_its_store_name
     # a capitalised name that no door made is still EmoDB's 400, and nothing is created
     before = sorted(p.name for p in (server.root / "queues").iterdir())
     done = _cli(server, "send", f"Nope{uuid.uuid4().hex[:6]}", "1")
-    assert done.returncode == 1 and "lowercase" in done.stderr
+    assert done.returncode == 2 and "lowercase" in done.stderr
     done = _cli(server, "peek", f"Nope{uuid.uuid4().hex[:6]}")
     assert done.returncode == 1 and "lowercase" in done.stderr
     assert sorted(p.name for p in (server.root / "queues").iterdir()) == before
@@ -120,7 +120,7 @@ def test_settings_print_and_change_from_the_cli(server: Server, q: str) -> None:
     rows = {line[:18].strip(): line[18:].strip() for line in text.splitlines()}
     assert rows["archive"] == "off" and rows["visibility timeout"] == "30s" and rows["retention"] == "2w", rows
     shown = json.loads(ok(_cli(server, "settings", q, "--json")))
-    assert shown == {"queue": q, "kind": "standard", "visibility_timeout": 30, "delay": 0, "retention": 1209600,
+    assert shown == {"queue": q, "kind": "emodb", "visibility_timeout": 30, "delay": 0, "retention": 1209600,
                      "receive_wait": 0, "max_message_bytes": 1048576, "dead_letter": None, "archive": False,
                      "archive_retention": 2592000}
     changed = json.loads(ok(_cli(server, "settings", q, "--archive", "on", "--archive-retention", "7d",
@@ -288,7 +288,7 @@ def test_queue_defaults_in_the_config_file(tmp_path: Path) -> None:
     assert done.returncode == 0 and "new queues keep an archive for 1w" in done.stdout, done
     for bad, words in [("queue_defaults: {archive: maybe}", "archive must be true or false"),
                        ("queue_defaults: {archive: true, archive_retention: 5m}", "archive_retention must be"),
-                       ("queue_defaults: {archiv: true}", "unknown fields: archiv"),
+                       ("queue_defaults: {archiv: true}", "unknown key 'archiv' (did you mean 'archive'?)"),
                        ("queue_defaults: [1]", "must be a mapping")]:
         (tmp_path / "bad.yaml").write_text(bad + "\n")
         for command in ("check-config", "serve"):

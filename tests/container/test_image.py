@@ -2,7 +2,8 @@
 a config file (:mod:`tests.container.podman`). From outside: boto3 sends and receives, EmoDB
 send/poll/ack, ``/readyz``, the console, ``podman exec ... spoolq queues``, the service runs as the
 unprivileged ``spoolq`` user, and a graceful ``podman stop`` under load loses no acknowledged send
-(a new container on the same volume delivers every one)."""
+(a new container on the same volume delivers every one). The image, built as the docs say, keeps
+its health check; a host directory uid 10001 cannot write is refused with the uid and the fixes."""
 
 from __future__ import annotations
 
@@ -233,3 +234,45 @@ def test_tls_in_the_container_and_its_health_check(start: object, tmp_path: Path
     clear = requests.get(c.url.replace("https://", "http://") + "/readyz", timeout=10)
     assert clear.status_code == 400
     assert P.podman("healthcheck", "run", c.name, check=False).returncode == 0
+
+
+def test_the_image_built_as_documented_keeps_its_health_check(image: str) -> None:
+    """``podman build --format docker`` (the docs' and this tier's build): podman's default OCI
+    format would drop the HEALTHCHECK with a warning, leaving the image without one."""
+    inspected = json.loads(P.podman("image", "inspect", image).stdout)[0]
+    check = inspected.get("Healthcheck") or {}  # podman shows it here; absent from an OCI-format image
+    assert "spoolq.http.probe" in " ".join(check.get("Test") or []), inspected
+    config = inspected["Config"]
+    assert config["User"] == "spoolq" and "SPOOLQ_ROOT=/data" in config["Env"], config
+
+
+def test_a_host_directory_it_cannot_write_is_named_with_the_uid_and_the_fixes(image: str, tmp_path: Path) -> None:
+    """The first run on a host directory owned by another user stops at once, saying that it must
+    belong to uid 10001 and how; with podman's :U volume option the same directory serves."""
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o755)  # root's, as a directory made on the host by an administrator
+    name = f"spoolq-test-{uuid.uuid4().hex[:8]}"
+    try:
+        P.podman("run", "--name", name, *P.LIMITS, "-v", f"{data}:/data", image, "--allow-open", check=False,
+                 timeout=120)
+        state = json.loads(P.podman("inspect", name).stdout)[0]["State"]
+        logs = P.podman("logs", name).stderr + P.podman("logs", name).stdout
+    finally:
+        P.podman("rm", "-f", "-t", "0", name, check=False)
+    assert state["ExitCode"] == 3, (state, logs)
+    line = next(x for x in logs.splitlines() if "not writable" in x)
+    assert "spoolq: root /data exists but is not writable (Permission denied)" in line, logs
+    assert "it belongs to uid 0 and spoolq runs as uid 10001" in line, line
+    for fix in ("chown -R 10001", "-v <host directory>:/data:U", "--userns=keep-id:uid=10001"):
+        assert fix in line, (fix, line)
+    port = free_port()
+    name = f"spoolq-test-{uuid.uuid4().hex[:8]}"
+    try:
+        P.podman("run", "-d", "--name", name, *P.LIMITS, "-v", f"{data}:/data:U", "-p", f"127.0.0.1:{port}:8480",
+                 image, "--allow-open")
+        P.wait_ready(f"http://127.0.0.1:{port}", name)
+        assert requests.post(f"http://127.0.0.1:{port}/queue/1/mounted/send", json=1, timeout=10).status_code == 200
+    finally:
+        P.podman("rm", "-f", "-t", "0", name, check=False)
+    assert data.stat().st_uid == 10001 and (data / "queues").is_dir()

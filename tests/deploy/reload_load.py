@@ -100,8 +100,9 @@ class Load:
     """Senders and pollers against ``url`` until :meth:`stop`."""
 
     def __init__(self, url: str, figures: Figures, *, fresh_senders: int = 2, session_senders: int = 2,
-                 pollers: int = 2, headers: dict[str, str] | None = None) -> None:
+                 pollers: int = 2, headers: dict[str, str] | None = None, verify: str | bool = True) -> None:
         self.url, self.figures, self.headers = url, figures, headers or {}
+        self.verify = verify  # the CA to trust over HTTPS
         self.sending = threading.Event()
         self.polling = threading.Event()
         self.threads: list[tuple[threading.Thread, bool]] = []
@@ -127,7 +128,8 @@ class Load:
             body = uuid.uuid4().hex
             started = time.monotonic()
             try:
-                r = post(f"{self.url}/queue/1/{QUEUE}/send", json=body, headers=self.headers, timeout=CLIENT_TIMEOUT)
+                r = post(f"{self.url}/queue/1/{QUEUE}/send", json=body, headers=self.headers, timeout=CLIENT_TIMEOUT,
+                         verify=self.verify)
                 failure = None if r.status_code == 200 else f"HTTP {r.status_code}"
             except requests.RequestException as e:
                 failure = f"{type(e).__name__}: {e}"
@@ -143,7 +145,7 @@ class Load:
             started = time.monotonic()
             try:
                 r = session.get(f"{self.url}/queue/1/{QUEUE}/poll?ttl=10&limit=20&wait=1", headers=self.headers,
-                                timeout=CLIENT_TIMEOUT)
+                                timeout=CLIENT_TIMEOUT, verify=self.verify)
                 failure = None if r.status_code == 200 else f"HTTP {r.status_code}"
                 got = r.json() if failure is None else []
             except (requests.RequestException, ValueError) as e:
@@ -156,7 +158,7 @@ class Load:
             started = time.monotonic()
             try:
                 a = session.post(f"{self.url}/queue/1/{QUEUE}/ack", json=[m["id"] for m in got], headers=self.headers,
-                                 timeout=CLIENT_TIMEOUT)
+                                 timeout=CLIENT_TIMEOUT, verify=self.verify)
                 failure = None if a.status_code == 200 else f"HTTP {a.status_code}"
             except requests.RequestException as e:
                 failure = f"{type(e).__name__}: {e}"

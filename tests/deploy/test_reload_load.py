@@ -1,5 +1,7 @@
 """Reloads and graceful stops of a real ``spoolq serve`` under load while every core is kept busy
-(:mod:`tests.deploy.reload_load`): every request answered within 5 s, nothing acknowledged lost."""
+(:mod:`tests.deploy.reload_load`): every request answered within 5 s, nothing acknowledged lost;
+and reloads with mistakes (:mod:`tests.deploy.broken_reloads`): nothing refused, each mistake
+reported, the workers kept, then a good reload applied."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.deploy.broken_reloads import KINDS, run_broken_reloads
 from tests.deploy.reload_load import SLOW_SECONDS, run_reloads, run_stop
 
 pytestmark = pytest.mark.slow
@@ -32,3 +35,16 @@ def test_a_graceful_stop_under_load_on_busy_cores(tmp_path: Path) -> None:
     figures = run_stop(tmp_path)
     assert figures["sent"] > 20, figures
     assert figures["slow"] == 0 and figures["lost"] == 0 and figures["errors"] == 0, figures
+
+
+def test_twenty_reloads_with_mistakes_under_load_then_a_good_one(tmp_path: Path) -> None:
+    """A malformed permission, broken YAML, an unknown key, a value of the wrong type, a certificate
+    that is not one, and new code whose workers fail to boot, in turn: the workers that served keep
+    serving (no request refused or failed), every mistake is logged at ERROR and shown by /readyz;
+    the good reload after them applies."""
+    figures = run_broken_reloads(tmp_path, rounds=20)
+    assert figures["sent"] > 100, figures
+    assert figures["refused"] == 0 and figures["errors"] == 0 and figures["slow"] == 0, figures
+    assert figures["lost"] == 0, figures
+    assert figures["reported"] == 20 and set(figures["reported_by_kind"]) == set(KINDS), figures  # type: ignore[arg-type]
+    assert figures["workers_kept"] and figures["applied"], figures

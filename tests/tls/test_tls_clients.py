@@ -219,12 +219,23 @@ def test_the_spoolq_client_commands_trust_the_ca_named_by_ssl_cert_file(served: 
         return subprocess.run([sys.executable, "-m", "spoolq.cli", *args], capture_output=True, text=True,
                               env=environ, timeout=60)
 
-    sent = spoolq("send", "tls-cli", '"via the spoolq command"')
+    # a queue of its own: the AWS CLI test made an SQS queue called tls-cli, which that name would reach
+    sent = spoolq("send", "tls-spoolq-cli", '"via the spoolq command"')
     assert sent.returncode == 0, sent.stderr
-    peeked = spoolq("peek", "tls-cli", "--json")
+    peeked = spoolq("peek", "tls-spoolq-cli", "--json")
     assert [m["payload"] for m in json.loads(peeked.stdout)] == ["via the spoolq command"], peeked
-    untrusted = spoolq("size", "tls-cli", environ={k: v for k, v in env.items() if k != "SSL_CERT_FILE"})
-    assert untrusted.returncode != 0 and "Traceback" not in untrusted.stderr, untrusted
+    bare = {k: v for k, v in env.items() if k != "SSL_CERT_FILE"}
+    untrusted = spoolq("size", "tls-spoolq-cli", environ=bare)  # the cause named in one line, and how to trust the CA
+    assert untrusted.returncode == 1 and untrusted.stderr.count("\n") == 1, untrusted
+    assert "certificate" in untrusted.stderr and "failed verification" in untrusted.stderr, untrusted.stderr
+    assert "--cacert" in untrusted.stderr and "refused" not in untrusted.stderr, untrusted.stderr
+    assert spoolq("size", "tls-spoolq-cli", "--cacert", str(pki.ca), environ=bare).stdout.strip() == "1"
+    assert spoolq("size", "tls-spoolq-cli", environ={**bare, "SPOOLQ_CA_BUNDLE": str(pki.ca)}).stdout.strip() == "1"
+    assert spoolq("size", "tls-spoolq-cli", "--insecure", environ=bare).stdout.strip() == "1"
+    other = spoolq("size", "tls-spoolq-cli", "--cacert", str(pki.other_ca), environ=bare)
+    assert other.returncode == 1 and "failed verification" in other.stderr, other
+    plain = spoolq("size", "tls-spoolq-cli", environ={**bare, "SPOOLQ_URL": server.url.replace("https:", "http:")})
+    assert plain.returncode == 1 and plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr, plain
 
 
 @needs_redis_cli

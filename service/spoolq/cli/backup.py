@@ -8,8 +8,8 @@ that misses it (renamed from a directory not yet copied into one already copied)
 **Backup** (the service keeps running):
 
 1. *Snapshot by hard links*, inside the root (same file system, no data copied, so the walk
-   takes milliseconds per queue): every file under ``queues/``, ``archive/``, ``moves/`` and
-   ``corrupt/`` is linked into ``<root>/backup-snapshot/<stamp>/``. Message files are never
+   takes milliseconds per queue): every file under ``queues/``, ``archive/``, ``moves/``,
+   ``corrupt/`` and ``topics/`` (SNS topics, subscriptions and the signing key) is linked into ``<root>/backup-snapshot/<stamp>/``. Message files are never
    rewritten (a state change renames the same inode), so a link is the message, whatever
    happens to it later.
    The snapshot remembers the inode of every message file it linked: a message renamed from a
@@ -25,7 +25,9 @@ that misses it (renamed from a directory not yet copied into one already copied)
    ``DEST``'s file system, or, on a network or FUSE file system, by an fsync of every file and
    directory (:func:`spoolq.store.filesystems.sync_local_file_system`).
 
-``tmp/`` (partial writes), ``trash/`` and ``journal/`` are left out. The journal is the running
+The root's ``format`` file (its on-disk format) is copied too, and a restore refuses a backup in
+a newer format than it reads before it copies anything. ``tmp/`` (partial writes), ``trash/`` and
+``journal/`` are left out. The journal is the running
 node's power-failure log: the message files it protects are in the snapshot already (read
 through the page cache), and replaying it into a restored root would bring back messages
 acknowledged since.
@@ -53,10 +55,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spoolq.cli.command import CliError, Command
+from spoolq.errors import DataFormatRefused
 from spoolq.server_settings import load_settings
+from spoolq.store.root_format import FORMAT_FILE, check_format
 
 #: directories of the root that a backup holds (the rest is rebuilt or swept)
-KEPT = ("queues", "archive", "moves", "corrupt")
+KEPT = ("queues", "archive", "moves", "corrupt", "topics")
 SNAPSHOT_DIR = "backup-snapshot"
 #: catch-up scans of one queue before going on (each usually finds nothing)
 CATCH_UP_SCANS = 5
@@ -101,6 +105,10 @@ def backup(root: Path, dest: Path) -> BackupReport:
         raise BackupError(f"{dest} exists and is not an empty directory")
     if _inside(dest, root):
         raise BackupError(f"{dest} is inside the root {root}")
+    try:
+        check_format(root)  # a root in a newer on-disk format is left as it is: no snapshot made in it
+    except DataFormatRefused as e:
+        raise BackupError(e.message) from None
     report = BackupReport()
     stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     snap = root / SNAPSHOT_DIR / stamp
@@ -108,6 +116,8 @@ def backup(root: Path, dest: Path) -> BackupReport:
     try:
         started = time.monotonic()
         _snapshot(root, snap, report)
+        if (root / FORMAT_FILE).exists():  # the on-disk format the copy is in (replaced whole, never edited)
+            os.link(root / FORMAT_FILE, snap / FORMAT_FILE)
         report.snapshot_seconds = time.monotonic() - started
         _copy_tree(snap, dest, report)
     finally:
@@ -276,9 +286,15 @@ def restore(backup_dir: Path, root: Path) -> RestoreReport:
         raise BackupError(f"{backup_dir} is not a spoolq backup (no queues/ directory)")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise BackupError(f"{root} exists and is not empty: stop the service and move the old root away first")
+    try:
+        check_format(backup_dir)  # a backup in a newer on-disk format is refused before anything is copied
+    except DataFormatRefused as e:
+        raise BackupError(e.message) from None
     for top in KEPT:
         if (backup_dir / top).is_dir():
             _copy_tree(backup_dir / top, root / top)
+    if (backup_dir / FORMAT_FILE).is_file():
+        shutil.copy2(backup_dir / FORMAT_FILE, root / FORMAT_FILE)
     report = RestoreReport()
     for qdir in sorted(_listdir(root / "queues")):
         report.queues += 1
@@ -342,7 +358,8 @@ timeout) and one maintenance pass runs. Then start the service on ROOT."""
 
 def _backup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dest", type=Path, metavar="DEST", help="new or empty directory to copy into")
-    p.add_argument("--root", type=Path, help="data directory (default: $SPOOLQ_ROOT or ./data in the checkout)")
+    p.add_argument("--root", type=Path, help="data directory (default: $SPOOLQ_ROOT, else the one spoolq serve uses: /var/lib/spoolq for "
+                        "root and systemd, ~/.local/share/spoolq for a user)")
 
 
 def _restore_arguments(r: argparse.ArgumentParser) -> None:

@@ -5,21 +5,30 @@ the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve``
 
 1. the settings (ports, worker counts...), then the flush mode: the one that fits the file system
    the root is on, or the one asked for (refused on a network or FUSE file system unless forced);
-2. the YAML config: API keys, every permission against its grammar, SQS credentials, queue defaults,
-   declared queues (:mod:`spoolq.declared_queues`: every mistake, one line each);
-3. the listen policy (no open mode on a network address without ``--allow-open``), then TLS
-   (:mod:`spoolq.tls`): each file usable, no clear-text Disque port carrying keys next to it;
-4. the root: a directory (created when missing), writable (a file is written, flushed and
-   removed in its ``tmp/``; the store's own directories are writable too), its file system (a
-   warning on ext4 made without a journal), and its free space.
+2. the YAML config, the listen policy and TLS: :mod:`spoolq.config_check`, the one checker
+   ``serve`` also runs at start and before every reload (every mistake on its own line, unknown
+   keys at every level with the closest known one);
+3. the root: a directory, writable (a file is written, flushed and removed in its ``tmp/``; the
+   store's own directories are writable too), its file system (a warning on ext4 made without a
+   journal), and its free space. A root that does not exist yet is not made: it is checked that
+   ``serve`` can make it (its nearest existing parent is a writable directory); its headroom
+   (:mod:`spoolq.readiness`: a warning when a message of the largest accepted size no longer
+   fits, or when the free space or inodes are under ``low_space_percent`` /
+   ``low_inodes_percent``), with the commit journal's share.
 
-Each check prints one line on stdout: ``ok: ...``, ``warning: ...`` or ``FAILED: ...``; the first
-failure ends the run. Exit status: 0 all good (warnings included); 2 a setting or the config is
-invalid (the line names the entry and the bad part); 3 the root is not usable (missing and not
-creatable, a file, read-only). A root whose file system is full is a warning, not a failure: the
-service starts, serves reads, polls and acks, and answers sends with 503 until space is freed.
+Before the root, the connection limits one worker will keep (``max_connections``, lowered to
+what the open-file limit allows, and ``header_timeout``).
 
-``spoolq serve`` runs the same checks (:func:`checks`) and refuses to start on the same failures.
+Each check prints lines on stdout: ``ok: ...``, ``warning: ...`` or ``FAILED: ...``; every check
+runs, a part with a mistake prints its ``FAILED`` lines and no ``ok`` line. Exit status (of the
+first failure): 0 all good (warnings included); 2 a setting or the config is invalid (the line
+names the entry and the bad part); 3 the root is not usable (not creatable, a file, not writable;
+the line says who owns it and which user spoolq runs as). A root whose file system is full is a
+warning, not a failure: the service starts, serves reads, polls and acks, and answers sends with
+503 until space is freed.
+
+``spoolq serve`` runs the same checks (:func:`checks`), making a missing root, and refuses to start
+on the same failures, printing every one.
 """
 
 from __future__ import annotations
@@ -33,8 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spoolq.cli.command import Command
+from spoolq.cli.limit_arguments import LIMIT_SETTINGS, add_limit_arguments
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.server_settings import Settings, SettingsError, load_settings
+from spoolq.config_check import ConfigCheck
+from spoolq.server_settings import Settings, SettingsError, connections_within, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
 
@@ -46,21 +57,28 @@ Validate what `spoolq serve` would start with, without serving. Takes the same S
 environment and flags as `serve`, and checks in order:
 
   1. the settings (ports, worker counts, flush mode);
-  2. the config file: API keys, every permission against the grammar
+  2. the config file: its keys at every level (a misspelt one is named with the
+     closest known key), API keys, every permission against the grammar
      queue|<post,poll,get_status,admin>|<queue or pattern>, SQS credentials,
-     queue_defaults, queues (every mistake in a declared queue, one line each);
-  3. the listen policy (no open mode on a network address without --allow-open),
-     then TLS: the certificate, its key (they must match), the client CA;
-  4. the data directory: a directory (created when missing), writable (a file is
-     written, flushed and removed), and its free space.
+     queue_defaults, queues; then the listen policy (no open mode on a network
+     address without --allow-open) and TLS: the certificate, its key (they must
+     match), the client CA. This is the check `spoolq serve` runs at start and
+     before every reload (SIGHUP);
+  3. the connection limits of each worker (--max-connections, within the open-file
+     limit; --header-timeout);
+  4. the data directory: a directory, writable (a file is written, flushed and
+     removed), and its headroom: a warning when a message of the largest accepted
+     size (--max-body-bytes) no longer fits, or when free space or inodes are under
+     --low-space-percent / --low-inodes-percent; one that does not exist yet is not
+     made, only checked that serve can make it.
 
-One line per check on stdout: "ok: ...", "warning: ..." or "FAILED: ..."; the first
-failure ends the run. `spoolq serve` refuses to start on the same failures.
+Every mistake is printed, one "FAILED: ..." line each; "ok: ..." lines only for
+what passed; "warning: ..." for what works but should be looked at.
 
-exit status:
+exit status (of the first failure):
   0  all good (a full disk is a warning: sends answer 503 until space is freed)
   2  a setting or the config file is invalid (the line names the entry and the bad part)
-  3  the data directory is not usable (cannot be created, a file, read-only)"""
+  3  the data directory is not usable (cannot be created, a file, not writable)"""
 
 
 @dataclass(frozen=True)
@@ -70,7 +88,6 @@ class Check:
     status: str  # "ok", "warning" or "FAILED"
     text: str
     exit_code: int = EXIT_OK  # for a failure: EXIT_CONFIG or EXIT_ROOT
-    final: bool = True  # a failure that ends the run (False: more lines of the same check follow)
 
     @property
     def failed(self) -> bool:
@@ -81,7 +98,7 @@ class Check:
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, help="data directory (default: $SPOOLQ_ROOT or ./data in the checkout)")
+    p.add_argument("--root", type=Path, help="data directory (default: as spoolq serve chooses it, see its --help)")
     p.add_argument("--config", type=Path, help="YAML file with api_keys and SQS credentials")
     p.add_argument("--host", help="listen address the service will use (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="listen port the service will use")
@@ -94,12 +111,16 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address the service will use")
     p.add_argument("--allow-open", dest="allow_open", action="store_true", default=None,
                    help="allow a non-loopback --host without API keys")
+    p.add_argument("--max-body-bytes", dest="max_body_bytes", type=int, help="the largest request the service takes")
+    add_limit_arguments(p)
     add_tls_arguments(p)
 
 
 def run_check_config(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k, None) for k in ("root", "config", "host", "port", "flush", "force_flush",
-                                                     "allow_open", "disque_port", "disque_host", *TLS_SETTINGS)}
+                                                     "allow_open", "disque_port", "disque_host", "max_body_bytes",
+                                                     *LIMIT_SETTINGS,
+                                                     *TLS_SETTINGS)}
     if getattr(args, "fsync", None) is not None:
         overrides["fsync"] = args.fsync == "always"
     try:
@@ -107,11 +128,12 @@ def run_check_config(args: argparse.Namespace) -> int:
     except SettingsError as e:
         print(Check("FAILED", f"settings: {e}", EXIT_CONFIG).line(), flush=True)
         return EXIT_CONFIG
+    status = EXIT_OK
     for check in checks(settings):
         print(check.line(), flush=True)
-        if check.failed and check.final:
-            return check.exit_code
-    return EXIT_OK
+        if check.failed and status == EXIT_OK:
+            status = check.exit_code
+    return status
 
 
 CHECK_CONFIG = Command(
@@ -121,14 +143,36 @@ spoolq check-config --root /var/lib/spoolq --config /etc/spoolq/spoolq.yaml
 SPOOLQ_ROOT=/srv/q spoolq check-config && spoolq serve""")
 
 
-def checks(settings: Settings) -> Iterator[Check]:
-    """Every check of ``settings``, in order; stop reading at the first failed one."""
+def checks(settings: Settings, config: ConfigCheck | None = None, *, make_root: bool = False) -> Iterator[Check]:
+    """Every check of ``settings``, in order, failures included (see the module doc); ``config``:
+    the config check already made (:func:`spoolq.config_check.check`); ``make_root``: make a
+    missing root (``serve``) instead of checking that it could be made."""
+    from spoolq.config_check import check
+
     yield Check("ok", f"settings (root={settings.root}, listen {settings.host}:{settings.port}, "
                       f"{settings.workers} workers x {settings.threads} threads, flush={settings.flush or 'auto'}, "
                       f"fsync={'always' if settings.fsync else 'never'})")
     yield flush_check(settings)
-    yield from check_config_file(settings)
-    yield from check_root(settings.root)
+    for finding in (config or check(settings)).findings:
+        yield Check(finding.status, finding.text, EXIT_CONFIG if finding.failed else EXIT_OK)
+    yield connections_check(settings)
+    yield from check_root(settings, make=make_root)
+
+
+def connections_check(settings: Settings) -> Check:
+    """The connections each worker will hold at most (``max_connections``, lowered to what the hard
+    open-file limit allows, which ``serve`` raises the soft one to) and the head deadline."""
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = settings.max_connections
+    fits = connections_within(wanted, None if hard == resource.RLIM_INFINITY else hard)
+    text = (f"connections: each worker holds at most {fits} open, waiting long polls included (over it a new "
+            f"one closes the longest idle one, or gets 503); request headers within {settings.header_timeout:g}s")
+    if fits < wanted:
+        return Check("warning", f"{text}; --max-connections {wanted} lowered to fit the open-file limit ({hard}): "
+                                "raise it (LimitNOFILE= in the systemd unit, ulimit -n)")
+    return Check("ok", text)
 
 
 def flush_check(settings: Settings) -> Check:
@@ -144,76 +188,27 @@ def flush_check(settings: Settings) -> Check:
         return Check("FAILED", str(e), EXIT_CONFIG)
 
 
-def check_config_file(settings: Settings) -> Iterator[Check]:
-    """The config file (identities, permissions) and the listen policy."""
-    from spoolq.auth import Authenticator, check_listen_policy
-
-    try:
-        auth = Authenticator.from_settings(settings)  # identities: API keys, permissions, SigV4 credentials
-    except SettingsError as e:
-        yield Check("FAILED", str(e), EXIT_CONFIG)
-        return
-    if settings.config is not None:
-        yield Check("ok", f"config {settings.config} ({auth.summary()})")
-    else:
-        yield Check("ok", "no config file (open mode)")
-    from spoolq.queue_settings import format_duration, load_queue_defaults
-
-    try:
-        defaults = load_queue_defaults(settings)
-    except SettingsError as e:
-        yield Check("FAILED", str(e), EXIT_CONFIG)
-        return
-    if defaults.archive:
-        yield Check("ok", f"new queues keep an archive for {format_duration(defaults.archive_retention)}")
-    from spoolq.declared_queues import declarations_checks
-
-    failed = False
-    for status, text, final in declarations_checks(settings):  # one line per mistake
-        failed = status == "FAILED"
-        yield Check(status, text, EXIT_CONFIG if failed else EXIT_OK, final)
-    if failed:
-        return
-    disque = settings.disque_port or settings.disque_tls_port
-    hosts = (settings.host, settings.disque_host) if disque else (settings.host,)
-    try:
-        check_listen_policy(settings, auth, hosts[1:])
-    except SettingsError as e:
-        yield Check("FAILED", f"listen policy: {e}", EXIT_CONFIG)
-        return
-    yield Check("ok", f"listen policy for {', '.join(dict.fromkeys(hosts))}")
-    yield from check_tls(settings, keys_configured=not auth.open)
-
-
-def check_tls(settings: Settings, *, keys_configured: bool) -> Iterator[Check]:
-    """The TLS files (each one usable, the first that is not named) and no secret on a clear-text
-    port once TLS is configured (:mod:`spoolq.tls`)."""
-    from spoolq.tls import TlsFileError, check_files, clear_text_problem
-
-    try:
-        described = check_files(settings)
-    except TlsFileError as e:
-        yield Check("FAILED", f"tls: {e}", EXIT_CONFIG)
-        return
-    if not described:
-        return
-    problem = clear_text_problem(settings, keys_configured=keys_configured)
-    if problem is not None:
-        yield Check("FAILED", f"tls: {problem}", EXIT_CONFIG)
-        return
-    yield Check("ok", described)
-
-
-def check_root(root: Path) -> Iterator[Check]:
-    """The root's real state: a writable directory (created if missing) and its free space."""
+def check_root(settings: Settings, *, make: bool = False) -> Iterator[Check]:
+    """The root's real state: a writable directory and its headroom. A missing root is made
+    when ``make`` (``serve``), else checked to be makeable and left alone (``check-config``)."""
+    root = settings.root
     if root.exists() and not root.is_dir():
         yield Check("FAILED", f"root {root} is a file, not a directory", EXIT_ROOT)
         return
+    refused = _format_refusal(root) if root.is_dir() else None  # a newer format is left exactly as it is
+    if refused is not None:
+        yield Check("FAILED", refused, EXIT_ROOT)
+        return
     if not root.exists():
+        if not make:
+            yield _makeable(root)
+            return
         try:
             root.mkdir(parents=True)
         except OSError as e:
-            yield Check("FAILED", f"root {root} does not exist and cannot be created: {e.strerror or e}", EXIT_ROOT)
+            yield Check("FAILED", f"root {root} does not exist and cannot be created: {e.strerror or e}"
+                                  f"{_ownership_hint(root.parent) if e.errno in (errno.EACCES, errno.EPERM) else ''}",
+                        EXIT_ROOT)
             return
         yield Check("ok", f"root {root} created")
     from spoolq.store.filesystems import ext4_without_journal, headroom
@@ -226,7 +221,8 @@ def check_root(root: Path) -> Iterator[Check]:
                                "503 until space is freed; peeks, polls and acks work")
         return
     if problem is not None:
-        yield Check("FAILED", f"root {root} exists but is not writable ({os.strerror(problem)})", EXIT_ROOT)
+        hint = _ownership_hint(root) if problem in (errno.EACCES, errno.EPERM) else ""
+        yield Check("FAILED", f"root {root} exists but is not writable ({os.strerror(problem)}){hint}", EXIT_ROOT)
         return
     for name in STORE_DIRS:
         d = root / name
@@ -239,17 +235,45 @@ def check_root(root: Path) -> Iterator[Check]:
                                "atomic across a power cut until fsck has run, and after many deletes each new "
                                "message file costs far more CPU; use ext4 with its journal (mkfs.ext4's default), "
                                "XFS or btrfs")
-    room = headroom(root)
-    if room.free_bytes == 0:
-        yield Check("warning", f"root {root}: no space left on its file system: sends answer 503 until "
-                               "space is freed; peeks, polls and acks work")
-        return
-    if room.inodes_short:
-        yield Check("warning", f"root {root}: {room.describe()}: fewer than 5% of its inodes are left, and sends "
-                               "answer 503 when none is; make the file system with more inodes (mkfs.ext4 -i) "
-                               "or use XFS or btrfs")
-        return
-    yield Check("ok", f"root {root} is writable ({room.describe()})")
+    yield _headroom_check(settings, headroom(root).describe())
+
+
+def _headroom_check(settings: Settings, described: str) -> Check:
+    """The root's headroom (:mod:`spoolq.readiness`), with the journal's share when it has one."""
+    from spoolq.readiness import Headroom, judge, limits_of, root_health
+
+    root = settings.root
+    journal = settings.fsync and flush_check(settings).text.startswith("flush=journal")
+    health = root_health(root, journal)
+    verdict = judge(health, limits_of(settings))
+    share = (f"the commit journal takes {health['journal_bytes'] / 2**20:.1f} MiB of the "
+             f"{health['journal_limit_bytes'] / 2**20:.1f} MiB it may" if journal else "")
+    if verdict.headroom is Headroom.FULL:
+        return Check("warning", f"root {root}: {verdict.reason}: /readyz answers 503 and such sends answer 503 "
+                                "until space is freed; peeks, polls and acks work" + (f"; {share}" if share else ""))
+    if verdict.headroom is Headroom.LOW and verdict.short_of == "inodes":
+        return Check("warning", f"root {root}: {described}: fewer than {settings.low_inodes_percent:g}% of its "
+                                "inodes are left, and sends answer 503 when none is; make the file system with "
+                                "more inodes (mkfs.ext4 -i) or use XFS or btrfs" + (f"; {share}" if share else ""))
+    if verdict.headroom is Headroom.LOW:
+        return Check("warning", f"root {root}: {described}: less than {settings.low_space_percent:g}% of its file "
+                                "system is free (/readyz warns); sends answer 503 once a message of the largest "
+                                "accepted size no longer fits" + (f"; {share}" if share else ""))
+    if share:
+        described += f"; {share}"
+    return Check("ok", f"root {root} is writable ({described})")
+
+
+def _format_refusal(root: Path) -> str | None:
+    """Why the store would refuse ``root``'s on-disk format (a newer one), or None."""
+    from spoolq.errors import DataFormatRefused
+    from spoolq.store.root_format import check_format
+
+    try:
+        check_format(root)
+    except DataFormatRefused as e:
+        return e.message
+    return None
 
 
 def _write_problem(root: Path) -> int | None:
@@ -270,11 +294,57 @@ def _write_problem(root: Path) -> int | None:
     return None
 
 
-def first_failure(settings: Settings) -> Check | None:
-    """What ``serve`` refuses to start on (None: nothing); warnings are printed to stderr."""
-    for check in checks(settings):
+def _makeable(root: Path) -> Check:
+    """Whether ``serve`` could make the missing ``root``: its nearest existing parent is a
+    directory this user may write (nothing is made)."""
+    parent = root.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return Check("FAILED", f"root {root} does not exist and cannot be created: "
+                               f"{os.strerror(errno.ENOTDIR)} ({parent})", EXIT_ROOT)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        reason = os.strerror(errno.EROFS if _read_only(parent) else errno.EACCES)
+        hint = "" if _read_only(parent) else _ownership_hint(parent)
+        return Check("FAILED", f"root {root} does not exist and cannot be created in {parent} ({reason}){hint}",
+                     EXIT_ROOT)
+    return Check("ok", f"root {root} does not exist yet; spoolq serve makes it ({parent} is writable)")
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+#: files that say the process runs in a container (podman, docker)
+CONTAINER_MARKERS = (Path("/run/.containerenv"), Path("/.dockerenv"))
+
+
+def _ownership_hint(path: Path) -> str:
+    """Who owns ``path`` and which user spoolq runs as, and how to give it the directory (in a
+    container: the volume options that do it)."""
+    try:
+        owner = path.stat().st_uid
+    except OSError:
+        return ""
+    uid = os.geteuid()
+    hint = f": it belongs to uid {owner} and spoolq runs as uid {uid}"
+    if any(m.exists() for m in CONTAINER_MARKERS):
+        return (f"{hint}: give the host directory mounted at {path} to uid {uid} (chown -R {uid} <host directory>), "
+                f"or let podman do it with the volume option :U (-v <host directory>:{path}:U), or with rootless "
+                f"podman map your user to it (--userns=keep-id:uid={uid},gid={os.getegid()})")
+    return f"{hint}: give it to uid {uid} (chown -R {uid} {path}) or run spoolq as its owner"
+
+
+def failures(settings: Settings, config: ConfigCheck) -> list[Check]:
+    """What ``serve`` refuses to start on (empty: nothing), a missing root made; warnings are
+    printed to stderr."""
+    failed = []
+    for check in checks(settings, config, make_root=True):
         if check.failed:
-            return check
-        if check.status == "warning":
+            failed.append(check)
+        elif check.status == "warning":
             print(f"spoolq: warning: {check.text}", file=sys.stderr, flush=True)
-    return None
+    return failed

@@ -5,7 +5,9 @@ looked up in the entry-point group and only that entry point is loaded (``spoolq
 them all for their summaries). The other distributions' commands are registered in one place each,
 their ``pyproject.toml``'s entry points: this module keeps no list of them. A name found nowhere,
 where a distribution that adds commands (:data:`SIBLINGS`) is not installed, is one line on
-stderr naming that package to install, exit 2.
+stderr naming the package to install, exit 2: the one that adds it, for the names the other
+distributions add in this version (:data:`SIBLING_COMMANDS`, checked against their entry points by
+the tests), else every package not installed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ SIBLINGS: dict[str, str] = {
     "spoolq-spark": "spoolq pipeline, the Spark pipelines",
 }
 
+#: the commands each sibling adds in this version (said when it is not installed; the tests check
+#: this against the siblings' entry points)
+SIBLING_COMMANDS: dict[str, tuple[str, ...]] = {
+    "spoolq-client": ("ack", "completion", "create", "delete", "delete-message", "move", "moves", "nack", "node",
+                      "peek", "poll", "publish", "purge", "queues", "rates", "redrive", "release", "send", "settings",
+                      "show", "size", "subscribe", "tail", "topics", "visibility", "whoami"),
+    "spoolq-spark": ("pipeline",),
+}
+
 USAGE = "usage: spoolq [-h] [--version] COMMAND [ARGS...]"
 
 
@@ -44,7 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name == "--version":
-        print(f"spoolq {__version__}")
+        from spoolq.store.root_format import FORMAT
+
+        print(f"spoolq {__version__} (on-disk format {FORMAT})")
         return 0
     for command in SERVER_COMMANDS:
         if command.name == name:
@@ -59,7 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     missing = _missing_siblings()
-    if len(missing) == 1:
+    owner = next((dist for dist, names in SIBLING_COMMANDS.items() if name in names), None)
+    if owner is not None and owner in missing:
+        print(f"spoolq: '{name}' is a command of {owner}, not installed here ({owner} adds {SIBLINGS[owner]}): "
+              f"install {owner}", file=sys.stderr)
+    elif len(missing) == 1:
         [dist] = missing
         print(f"spoolq: no command {name!r} here{hint}: {dist}, not installed here, adds {SIBLINGS[dist]}: "
               f"install {dist}", file=sys.stderr)

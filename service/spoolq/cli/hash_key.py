@@ -17,6 +17,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def run_hash_key(args: argparse.Namespace) -> int:
     from spoolq.auth import hash_key
 
+    if not args.stdin and not sys.stdin.isatty():  # piped: a prompt would warn that it echoes
+        print("spoolq: hash-key reads a piped key with --stdin (`echo -n KEY | spoolq hash-key --stdin`); "
+              "without it, it asks on a terminal", file=sys.stderr)
+        return 2
     key = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("API key: ")
     if not key:
         print("spoolq: empty key", file=sys.stderr)

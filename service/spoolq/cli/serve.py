@@ -13,19 +13,32 @@ import sys
 from pathlib import Path
 
 from spoolq.cli.command import Command
+from spoolq.cli.limit_arguments import LIMIT_SETTINGS, add_limit_arguments
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.server_settings import DEFAULT_PORT, load_settings
+from spoolq.server_settings import DEFAULT_PORT, load_settings, root_origin
 
 SERVE_DESCRIPTION = """\
 Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the
 Disque door when --disque-port is given. Flags win over SPOOLQ_* environment variables.
 
 It refuses to start, before listening, on what `spoolq check-config` reports as a failure
-(exit 2: settings or config; exit 3: data directory), and on a port it cannot listen on.
+(every one printed; exit 2: settings or config; exit 3: data directory), and on a port it
+cannot listen on.
+
+data directory (--root): SPOOLQ_ROOT if set, else $STATE_DIRECTORY (systemd's
+StateDirectory=), else /var/lib/spoolq when run as root or as a systemd service, else
+$XDG_DATA_HOME/spoolq (~/.local/share/spoolq); never inside the installed package. The
+container image uses /data; scripts/serve in a checkout uses ./data. The first line
+logged says which one and why.
 
 signals:
-  HUP        reload: new workers, same sockets and metrics (systemctl reload); the config
-             file's declared queues are applied again
+  HUP        reload: the config file (and the TLS files) are checked first, as
+             check-config checks them; with any mistake nothing changes (the workers
+             keep serving with what they have, every mistake is logged at ERROR, and
+             /readyz and /metrics say the reload failed); else new workers on the same
+             sockets and metrics (systemctl reload), and the declared queues are applied
+             again. New workers that fail to boot are stopped, the old ones keep
+             serving and the reload is reported as failed
   TERM       graceful stop: in-flight requests finish, waiting long polls and blocked
              GETJOBs are answered empty (up to 30 s)
   USR2       upgrade in place: a new generation runs the code now on disk on the same
@@ -35,12 +48,17 @@ TLS (see docs/operations.md): with --certfile the HTTP port speaks only HTTPS (a
 request gets 400); --disque-tls-port serves Disque over TLS. --client-ca asks every client for
 a certificate (mutual TLS).
 
+--in-memory serves a fresh data directory in memory (/dev/shm) with --fsync never, removed at
+exit: for test suites that want speed over durability. Loopback only, unless --allow-in-memory.
+
 Listening sockets passed by systemd (spoolq-http.socket, spoolq-disque.socket) are used
 instead of --host/--port and --disque-host/--disque-port; they stay open across restarts."""
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, help="data directory (default: ./data in the checkout)")
+    p.add_argument("--root", type=Path,
+                   help="data directory (default: SPOOLQ_ROOT, else as described above: /var/lib/spoolq for "
+                        "root and systemd, ~/.local/share/spoolq for a user)")
     p.add_argument("--host", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, help=f"listen port (default {DEFAULT_PORT})")
     p.add_argument("--workers", type=int,
@@ -51,7 +69,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peers", type=int,
                    help="how many other processes poll the same queues (other workers, other nodes): "
                         "each bucket of messages is split into this many + 1 lanes, one per process, so "
-                        "they rarely reach for the same message (default 0: off, each takes oldest first)")
+                        "they rarely reach for the same message (default 0: as many lanes as processes "
+                        "polling the data directory now, on every node, counted as they come and go)")
     p.add_argument("--fsync", choices=["always", "never"],
                    help="always: a send returns once the message is on stable storage (default); "
                         "never: for a data directory on tmpfs")
@@ -71,39 +90,74 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disque-port", dest="disque_port", type=int,
                    help="also serve Disque's job commands over RESP on this port (off by default; Disque uses 7711)")
     p.add_argument("--disque-host", dest="disque_host", help="Disque listen address (default 127.0.0.1)")
+    add_limit_arguments(p)
     add_tls_arguments(p)
+    p.add_argument("--in-memory", dest="in_memory", action="store_true",
+                   help="for tests: a fresh data directory in memory, no flush, removed at exit (every message "
+                        "is lost then); loopback only")
+    p.add_argument("--allow-in-memory", dest="allow_in_memory", action="store_true",
+                   help="allow --in-memory on a non-loopback --host")
     p.add_argument("--access-log", dest="access_log", action="store_true", help="log every request to stderr")
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    if not args.in_memory:
+        return _serve(args)
+    from spoolq.cli import in_memory
+
+    try:
+        in_memory.check(root=args.root, host=args.host or os.environ.get("SPOOLQ_HOST"),
+                        allowed=args.allow_in_memory)
+    except in_memory.InMemoryRefused as e:
+        print(f"spoolq: {e}", file=sys.stderr, flush=True)
+        return 2
+    root, in_ram = in_memory.make_root()
+    master = os.getpid()
+    print(f"spoolq: --in-memory: data in {root} ({'memory' if in_ram else 'no tmpfs at /dev/shm: on disk'}, "
+          "no flush), removed at exit", file=sys.stderr, flush=True)
+    args.root, args.fsync = root, "never"
+    try:
+        return _serve(args)
+    finally:
+        if os.getpid() == master:
+            in_memory.remove_root(root)
+
+
+def _serve(args: argparse.Namespace) -> int:
     overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
                                                "node_id", "allow_open", "max_body_bytes", "flush", "force_flush",
+                                               *LIMIT_SETTINGS,
                                                "disque_port", "disque_host", *TLS_SETTINGS)}
     if args.fsync is not None:
         overrides["fsync"] = args.fsync == "always"
     settings = load_settings(overrides)
-    from spoolq.cli.check_config import first_failure, flush_check
+    say(f"data directory {settings.root} ({root_origin(overrides)})")
+    from spoolq.cli.check_config import failures, flush_check
     from spoolq.cli.listen_sockets import DISQUE_FD_ENV, DISQUE_TLS_FD_ENV, bound_sockets, inherited_sockets
+    from spoolq.config_check import check
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
     # then the ports, before anything is started or printed: a busy port fails at once
     inherited, settings = inherited_sockets(settings)
-    failed = first_failure(settings)
-    if failed is not None:
+    accepted = check(settings)
+    failed = failures(settings, accepted)
+    if failed:
         if inherited is not None:
             inherited.close()
-        print(f"spoolq: {failed.text}", file=sys.stderr, flush=True)
-        return failed.exit_code
+        for check_line in failed:
+            say(check_line.text)
+        return failed[0].exit_code
     sockets = inherited if inherited is not None else bound_sockets(settings)
     from spoolq.declared_queues import apply_from_settings
+    from spoolq.declared_topics import apply_topics_from_settings
+    from spoolq.http.reload_state import ReloadState
 
-    apply_from_settings(settings, lambda line: print(f"spoolq: {line}", file=sys.stderr, flush=True))
-    # Imported late: the metrics mode must be chosen before prometheus_client is imported.
-    from spoolq.auth import Authenticator
-
-    auth = Authenticator.from_settings(settings)
+    refused = apply_from_settings(settings, say, lambda line: say(f"error: {line}"))
+    refused += apply_topics_from_settings(settings, say, lambda line: say(f"error: {line}"))
+    assert accepted.authenticator is not None  # nothing failed
+    auth = accepted.authenticator
     for note in auth.notes:
-        print(f"spoolq: config: {note}", file=sys.stderr, flush=True)
+        say(f"config: {note}")
     from spoolq.http.server import prepare_metrics_dir, remove_metrics_dir, serve
 
     # The Disque listener writes its metrics where the workers' /metrics reads them: choose the
@@ -133,7 +187,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"spoolq: serving Disque over TLS on {settings.disque_host}:{settings.disque_tls_port}",
               file=sys.stderr, flush=True)
     try:
-        serve(settings, access_log=args.access_log, listener_fd=sockets.http.detach())
+        serve(settings, accepted, ReloadState.started(refused), access_log=args.access_log,
+              listener_fd=sockets.http.detach())
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
         # master stops what the master started
@@ -142,6 +197,11 @@ def run_serve(args: argparse.Namespace) -> int:
                 disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
             remove_metrics_dir()
     return 0
+
+
+def say(line: str) -> None:
+    """One line of the start-up log, on stderr."""
+    print(f"spoolq: {line}", file=sys.stderr, flush=True)
 
 
 def console_url(host: str, port: int, path: str = "/console/", *, scheme: str = "http") -> str:
