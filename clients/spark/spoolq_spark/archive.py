@@ -63,29 +63,32 @@ def read_archive(spark: SparkSession, root: str, queues: Sequence[str] | None = 
     from pyspark.errors import AnalysisException
 
     paths = archive_paths(root, queues)
-    if _no_segment(spark, paths):  # asked first: Spark logs a Java stack trace before its PATH_NOT_FOUND
+    segments = _segments(spark, paths)
+    if segments == []:  # asked first: Spark logs a Java stack trace before its PATH_NOT_FOUND
         raise NoArchive(no_archive_sentence(root, queues))
     try:
-        return spark.read.schema(ARCHIVE_SCHEMA).option("mode", "FAILFAST").json(paths)
+        # the segments themselves, not the glob: given one glob path, Spark looks for a streaming
+        # sink's metadata under it and logs a FileNotFoundException's stack trace on success
+        return spark.read.schema(ARCHIVE_SCHEMA).option("mode", "FAILFAST").json(segments or paths)
     except AnalysisException as e:
         if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
             raise
         raise NoArchive(no_archive_sentence(root, queues)) from None
 
 
-def _no_segment(spark: SparkSession, paths: Sequence[str]) -> bool:
-    """Whether no file matches any of ``paths`` (Hadoop globs, any file system Spark reads); False
-    when that cannot be asked (Spark Connect: then Spark's own PATH_NOT_FOUND is translated)."""
+def _segments(spark: SparkSession, paths: Sequence[str]) -> list[str] | None:
+    """The files ``paths`` (Hadoop globs, any file system Spark reads) match, sorted; None when that
+    cannot be asked (Spark Connect: then the globs are read, and Spark's PATH_NOT_FOUND translated)."""
     try:
         jvm = spark.sparkContext._jvm
         conf = spark.sparkContext._jsc.hadoopConfiguration()
     except Exception:  # no JVM in this process (Spark Connect)
-        return False
+        return None
     if jvm is None:
-        return False
+        return None
+    found: list[str] = []
     for pattern in paths:
         path = jvm.org.apache.hadoop.fs.Path(pattern)
-        found = path.getFileSystem(conf).globStatus(path)
-        if found is not None and len(found) > 0:
-            return False
-    return True
+        for status in path.getFileSystem(conf).globStatus(path) or []:
+            found.append(str(status.getPath().toString()))
+    return sorted(found)

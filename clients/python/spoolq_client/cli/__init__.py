@@ -1,4 +1,4 @@
-"""The client commands: ``spoolq send | poll | ack | peek | size | purge | move | tail | queues | settings``.
+"""The client commands: everything the web console does, from the shell (``spoolq send | poll | ack | ...``).
 
 They talk to a running service over HTTP through :class:`spoolq_client.SpoolqClient` and need
 neither the server nor its store. Each is a :class:`~spoolq_client.cli.command.Command` in its
@@ -8,9 +8,12 @@ points (``pyproject.toml``), where the server's ``spoolq`` command and ``spoolq-
 <command>`` (or ``python -m spoolq_client <command>``) runs the same commands.
 
 Modules: :mod:`~spoolq_client.cli.messages` (send, poll, ack, peek, tail),
-:mod:`~spoolq_client.cli.queues` (size, purge, move, queues), :mod:`~spoolq_client.cli.queue_settings`
-(settings); the flags and errors they share: :mod:`~spoolq_client.cli.connection`; the
-``spoolq-client`` command: :mod:`~spoolq_client.cli.dispatch`.
+:mod:`~spoolq_client.cli.claims` (release, nack, visibility, delete-message),
+:mod:`~spoolq_client.cli.queues` (size, purge, move, queues), :mod:`~spoolq_client.cli.create`
+(create), :mod:`~spoolq_client.cli.queue_settings` (settings), :mod:`~spoolq_client.cli.manage`
+(delete, show, redrive, moves, whoami, node, rates), :mod:`~spoolq_client.cli.completion`
+(completion); the flags, errors and queue names they share: :mod:`~spoolq_client.cli.connection`;
+the ``spoolq-client`` command: :mod:`~spoolq_client.cli.dispatch`.
 """
 
 from spoolq_client.cli.command import CliError, Command

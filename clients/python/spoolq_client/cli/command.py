@@ -64,9 +64,11 @@ class Command:
     def main(self, argv: Sequence[str], prog: str | None = None) -> int:
         """Parse ``argv`` (the arguments after the name), run, and return the exit status; a
         :class:`CliError` is one line on stderr."""
-        args = self.parser(prog).parse_args(list(argv))
+        parser = self.parser(prog)
+        args = parser.parse_args(list(argv))
+        args.prog = parser.prog.rsplit(" ", 1)[0]  # spoolq, spoolq-client or python -m spoolq_client
         try:
             return self.run(args)
         except CliError as e:
-            print(f"spoolq: {e}", file=sys.stderr)
+            print(f"{args.prog}: {e}", file=sys.stderr)
             return e.code

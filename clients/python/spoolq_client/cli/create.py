@@ -4,7 +4,9 @@
 ``mq``; ``disque``) and QUEUE is the name that door's users know (an SQS FIFO queue's ends in
 ``.fifo``). The settings flags are ``spoolq settings``'s; every value is checked before the queue
 is made, so a refused one (exit 1, the reason on stderr) makes nothing. A queue that exists already
-is refused (exit 1); change its settings with ``spoolq settings``. The queue is printed as
+is refused (exit 1, 409 conflict); change its settings with ``spoolq settings``. A new queue
+starts from the defaults of its door's own API (an SQS queue keeps its messages 4 days, as
+``CreateQueue`` does; a Disque queue's visibility timeout, its jobs' default RETRY, is 300 s). The queue is printed as
 ``spoolq queues`` lists it (its store name), or as JSON with ``--json``.
 """
 
@@ -16,8 +18,9 @@ from spoolq_client.cli.command import CliError, Command
 from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
 from spoolq_client.cli.queue_settings import add_setting_flags, setting_changes
 from spoolq_client.client import SpoolqClient
+from spoolq_client.errors import SpoolqApiError
 
-#: --kind -> (door, FIFO)
+#: --kind -> (door, FIFO): the kinds of queue, the same words as ``spoolq queues``, the console and the config file
 KINDS = {"emodb": ("queue", False), "dedup": ("dedupq", False), "sqs": ("sqs", False), "sqs-fifo": ("sqs", True),
          "mq": ("mq", False), "disque": ("disque", False)}
 
@@ -48,8 +51,13 @@ def run_create(args: argparse.Namespace) -> int:
         settings.pop("dead_letter", None)
 
     def body(c: SpoolqClient) -> int:
-        created = c.create_queue(args.queue, door=door, fifo=fifo, region=args.region,
-                                 content_based_dedup=args.content_based_dedup, settings=settings, tags=tags)
+        try:
+            created = c.create_queue(args.queue, door=args.kind, region=args.region,
+                                     content_based_dedup=args.content_based_dedup, settings=settings, tags=tags)
+        except SpoolqApiError as e:
+            if e.status == 409:
+                raise CliError(f"409 conflict: {e.message}; change its settings with `spoolq settings`") from None
+            raise
         if args.json:
             print_json(created)
         else:

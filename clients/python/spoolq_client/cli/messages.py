@@ -1,8 +1,14 @@
 """The client commands on messages: ``spoolq send``, ``poll``, ``ack``, ``peek`` and ``tail``.
 
 Bodies (``send``): each argument is one message; ``@path`` reads a file, ``-`` reads standard
-input, and no body reads standard input (``--lines``: one message per line). Text that parses
-as JSON is sent as that JSON value, anything else as a JSON string (``--string`` forces a string).
+input, and no body reads standard input (``--lines``: one message per line). To an EmoDB queue,
+text that parses as JSON is sent as that JSON value, anything else as a JSON string (``--string``
+forces a string); to another door's queue (SQS, MQ, Disque) the text is sent as it is, with
+``--group-id``, ``--dedup-id`` and ``--attribute`` where the queue takes them (an SQS FIFO queue
+needs a group id), through the console's API.
+
+A queue is named as users type it (:func:`~spoolq_client.cli.connection.resolve_queue`): the
+name of its door, its store name or an SQS queue URL.
 Messages are printed one per line, ``ID<tab>PAYLOAD`` (``--json``: a JSON array, or JSON lines for
 ``tail``).
 """
@@ -11,15 +17,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from typing import Any
 
 from spoolq_client.cli.command import CliError, Command
-from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
+from spoolq_client.cli.connection import add_connection_flags, print_json, resolve_queue, run_with_client
 from spoolq_client.client import SpoolqClient
 
-QUEUE_HELP = "queue name (the /queue/1 name, or the /dedupq/1 name with --dedup)"
+QUEUE_HELP = ("the queue: its name (orders, orders.fifo), full name (sqs:123456789012:us-east-1:orders.fifo) "
+              "or SQS queue URL; with --dedup an EmoDB dedup queue")
+#: the kinds of queue whose door stores JSON values (the others: text as it is)
+JSON_KINDS = ("emodb", "dedup")
 
 
 def print_messages(args: argparse.Namespace, messages: list[Any]) -> None:
@@ -51,41 +61,107 @@ def _read(source: str) -> str:
     return source
 
 
-def _bodies(args: argparse.Namespace) -> list[Any]:
-    sources = args.bodies or ["-"]
+def _texts(args: argparse.Namespace) -> list[str]:
+    """The messages' texts, as given (arguments, files, stdin; ``--lines``: one per line)."""
     texts: list[str] = []
-    for source in sources:
+    for source in args.bodies or ["-"]:
         text = _read(source)
         if args.lines:
             texts.extend(line for line in text.splitlines() if line.strip())
         else:
             texts.append(text.rstrip("\n") if source == "-" or source.startswith("@") else text)
-    values = [_value(t, args.string) for t in texts]
+    return texts
+
+
+def _values(texts: list[str], force_string: bool) -> list[Any]:
+    values = [_value(t, force_string) for t in texts]
     if any(v is None for v in values):
         raise CliError("null is not a valid message", 2)
     return values
 
 
+def _attributes(raw: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in raw or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--attribute takes NAME=VALUE, got {item[:60]!r}", 2)
+        out[key] = value
+    return out
+
+
 def run_send(args: argparse.Namespace) -> int:
-    values = _bodies(args)
-    if not values:
+    texts = _texts(args)
+    if not texts:
         raise CliError("no message to send (empty input)", 2)
+    attributes = _attributes(args.attribute)
+    per_message = bool(args.group_id or args.dedup_id or attributes)
 
     def body(c: SpoolqClient) -> int:
-        opts: dict[str, Any] = {"dedup": args.dedup, "delay": args.delay, "ttl": args.ttl,
-                                "at_most_once": args.at_most_once}
-        for i in range(0, len(values), args.batch):
-            chunk = values[i:i + args.batch]
-            if len(chunk) == 1:
-                c.send(args.queue, chunk[0], **opts)
-            else:
-                c.send_batch(args.queue, chunk, **opts)
-        if args.json:
-            print_json({"queue": args.queue, "sent": len(values)})
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
+        kind = "dedup" if args.dedup else _kind(c, queue)
+        if kind is None:  # a send makes an EmoDB queue
+            _check_new_emodb_name(queue)
+            kind = "emodb"
+        if kind in JSON_KINDS and not per_message:
+            _send_emodb(c, queue, _values(texts, args.string), args)
         else:
-            print(f"sent {len(values)} message{'s' if len(values) != 1 else ''} to {args.queue}")
+            _send_each(c, queue, kind, texts, attributes, args)
+        if args.json:
+            print_json({"queue": queue, "sent": len(texts)})
+        else:
+            print(f"sent {len(texts)} message{'s' if len(texts) != 1 else ''} to {queue}")
         return 0
     return run_with_client(args, body)
+
+
+def _kind(c: SpoolqClient, store_name: str) -> str | None:
+    """The kind of the queue (emodb, sqs-fifo, ...); None when it does not exist yet."""
+    for match in c.resolve(store_name):
+        if match["store_name"] == store_name:
+            return str(match["kind"])
+    return None
+
+
+#: EmoDB's queue names: 1-255 of a-z 0-9 - . : @ _, not a single leading _, not . or ..
+_EMODB_NAME = re.compile(r"^(?!_[^_])(?!\.{1,2}$)[a-z0-9\-.:@_]{1,255}$")
+
+
+def _check_new_emodb_name(name: str) -> None:
+    """A send to a queue that does not exist makes an EmoDB queue: refuse a name EmoDB refuses."""
+    if not _EMODB_NAME.match(name):
+        raise CliError(f"no queue {name!r}, and a send makes an EmoDB queue, whose names are 1-255 characters of "
+                       "a-z 0-9 - . : @ _ (lowercase); for another door's queue, `spoolq create "
+                       f"{name} --kind sqs` (or mq, disque) first", 2)
+
+
+def _send_emodb(c: SpoolqClient, queue: str, values: list[Any], args: argparse.Namespace) -> None:
+    opts: dict[str, Any] = {"dedup": args.dedup, "delay": args.delay, "ttl": args.ttl,
+                            "at_most_once": args.at_most_once}
+    for i in range(0, len(values), args.batch):
+        chunk = values[i:i + args.batch]
+        if len(chunk) == 1:
+            c.send(queue, chunk[0], **opts)
+        else:
+            c.send_batch(queue, chunk, **opts)
+
+
+def _send_each(c: SpoolqClient, queue: str, kind: str, texts: list[str], attributes: dict[str, str],
+               args: argparse.Namespace) -> None:
+    """One message at a time through the console's API: any door's queue, with ids and attributes."""
+    if args.ttl is not None or args.at_most_once:
+        raise CliError("--ttl and --at-most-once are for EmoDB queues; send without them", 2)
+    if kind == "sqs-fifo" and not args.group_id:
+        raise CliError(f"{args.queue} is an SQS FIFO queue: every message needs --group-id (and --dedup-id, "
+                       "unless the queue deduplicates by content)", 2)
+    if kind != "sqs-fifo" and args.dedup_id:
+        raise CliError("--dedup-id is for SQS FIFO queues", 2)
+    delay = None if args.delay is None else int(args.delay)
+    for text in texts:
+        if kind in JSON_KINDS:  # the EmoDB door's JSON: text that is not JSON goes as a JSON string
+            text = json.dumps(_value(text, args.string), ensure_ascii=False)
+        c.send_message(queue, text, text=kind not in JSON_KINDS, group_id=args.group_id, dedup_id=args.dedup_id,
+                       attributes=attributes or None, delay=delay)
 
 
 def _send_arguments(p: argparse.ArgumentParser) -> None:
@@ -98,6 +174,12 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ttl", type=float, help="drop the messages if not consumed within this many seconds")
     p.add_argument("--at-most-once", dest="at_most_once", action="store_true",
                    help="deliver each message at most once (never redelivered after a claim expires)")
+    p.add_argument("--group-id", dest="group_id", metavar="ID", help="SQS FIFO queues: the message group")
+    p.add_argument("--dedup-id", dest="dedup_id", metavar="ID",
+                   help="SQS FIFO queues: the deduplication id (default: the body's SHA-256 with content-based "
+                        "deduplication, else a new one)")
+    p.add_argument("--attribute", action="append", metavar="NAME=VALUE",
+                   help="a message attribute (a String attribute to SQS consumers; repeat for more)")
     p.add_argument("--batch", type=int, default=500, help="messages per sendbatch call (default 500)")
     add_connection_flags(p)
 
@@ -105,14 +187,17 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
 SEND = Command("send", "send messages (arguments, @file or stdin)", _send_arguments, run_send, examples="""
 spoolq send orders '{"id": 7}' '{"id": 8}'      # two JSON messages
 spoolq send orders @order.json                  # the body from a file
-tail -f events.log | spoolq send logs --lines   # one message per line of stdin""")
+tail -f events.log | spoolq send logs --lines   # one message per line of stdin
+spoolq send orders.fifo '{"id": 7}' --group-id customer-42 --dedup-id order-7
+spoolq send jobs 'resize img-1' --attribute priority=high""")
 
 
 def run_poll(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
-        messages = c.poll(args.queue, limit=args.limit, ttl=args.ttl, wait=args.wait, dedup=args.dedup)
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
+        messages = c.poll(queue, limit=args.limit, ttl=args.ttl, wait=args.wait, dedup=args.dedup)
         if args.ack and messages:
-            c.ack(args.queue, [m.id for m in messages], dedup=args.dedup)
+            c.ack(queue, [m.id for m in messages], dedup=args.dedup)
         print_messages(args, messages)
         return 0
     return run_with_client(args, body)
@@ -121,7 +206,8 @@ def run_poll(args: argparse.Namespace) -> int:
 def _poll_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("queue", help=QUEUE_HELP)
     p.add_argument("--limit", type=int, default=10, help="most messages to claim (1-1000, default 10)")
-    p.add_argument("--ttl", type=int, default=30, help="claim seconds (0-3600, default 30)")
+    p.add_argument("--ttl", type=int, default=None,
+                   help="claim seconds (0-3600; default: the queue's visibility timeout)")
     p.add_argument("--wait", type=float, default=None, help="long-poll up to this many seconds (0-20)")
     p.add_argument("--ack", action="store_true", help="acknowledge the printed messages at once")
     add_connection_flags(p)
@@ -138,7 +224,7 @@ def run_ack(args: argparse.Namespace) -> int:
         raise CliError("no message ids given (as arguments or on stdin)", 2)
 
     def body(c: SpoolqClient) -> int:
-        c.ack(args.queue, ids, dedup=args.dedup)
+        c.ack(resolve_queue(c, args.queue, dedup=args.dedup), ids, dedup=args.dedup)
         if args.json:
             print_json({"queue": args.queue, "acked": len(ids)})
         else:
@@ -160,7 +246,8 @@ spoolq poll orders --json | jq -r '.[].id' | spoolq ack orders""")
 
 def run_peek(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
-        print_messages(args, c.peek(args.queue, limit=args.limit, dedup=args.dedup))
+        print_messages(args, c.peek(resolve_queue(c, args.queue, dedup=args.dedup), limit=args.limit,
+                                    dedup=args.dedup))
         return 0
     return run_with_client(args, body)
 
@@ -180,8 +267,9 @@ def run_tail(args: argparse.Namespace) -> int:
         seen: dict[str, None] = {}
         printed = 0
         deadline = None if args.timeout_after is None else time.monotonic() + args.timeout_after
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
         while True:
-            for m in c.peek(args.queue, limit=args.limit, dedup=args.dedup):
+            for m in c.peek(queue, limit=args.limit, dedup=args.dedup):
                 if m.id in seen:
                     continue
                 seen[m.id] = None

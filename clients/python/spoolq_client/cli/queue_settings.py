@@ -4,8 +4,11 @@ Without a change flag it prints every setting (``--json``: the settings API's JS
 flag names one setting; durations take a unit (``90s``, ``15m``, ``12h``, ``30d``, ``2w``; a bare
 number is seconds). All the flags of one call are one change: the server checks every value before
 it writes any, so a refused change (exit 1, the reason on stderr) leaves the queue as it was.
-It works for any queue, whichever door made it: name it as ``spoolq queues`` lists it (the store
-name, e.g. ``sqs:123456789012:us-east-1:Orders``), with ``--dedup`` for a dedup queue.
+It works for any queue, whichever door made it: name it as its door does (``orders.fifo``), as
+``spoolq queues`` lists it (the store name, e.g. ``sqs:123456789012:us-east-1:Orders``) or by its
+SQS queue URL, with ``--dedup`` for a dedup queue. A queue that does not exist yet is made by
+``--create`` (or ``spoolq create``), so that a setting such as ``--archive on`` holds from its
+first message.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from spoolq_client.cli.command import CliError, Command
-from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
+from spoolq_client.cli.connection import add_connection_flags, print_json, resolve_queue, run_with_client
 from spoolq_client.client import SpoolqClient
-from spoolq_client.errors import SpoolqApiError
+from spoolq_client.errors import NotFound, SpoolqApiError
 
 #: flag dest -> settings name, for the duration flags
 _DURATIONS = {"visibility_timeout": "visibility timeout", "delay": "delay", "retention": "retention",
@@ -99,18 +102,23 @@ def _print(settings: dict[str, Any]) -> None:
 
 def run_settings(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
+
         def current() -> dict[str, Any] | None:
-            dead = c.settings(args.queue, dedup=args.dedup).to_dict().get("dead_letter")
+            dead = c.settings(queue, dedup=args.dedup).to_dict().get("dead_letter")
             return dead if isinstance(dead, dict) else None
 
         changes = setting_changes(args, current)
-        if args.create and not _exists(c, args.queue, args.dedup):
-            created = c.create_queue(**creation(args.queue, args.dedup), settings=changes)
+        if args.create and not _exists(c, queue, args.dedup):
+            created = c.create_queue(**creation(queue, args.dedup), settings=changes)
             settings = c.settings(created["store_name"].removeprefix("__dedupq:"), dedup=args.dedup).to_dict()
-        elif changes:
-            settings = c.update_settings(args.queue, changes, dedup=args.dedup).to_dict()
         else:
-            settings = c.settings(args.queue, dedup=args.dedup).to_dict()
+            try:
+                settings = (c.update_settings(queue, changes, dedup=args.dedup) if changes
+                            else c.settings(queue, dedup=args.dedup)).to_dict()
+            except NotFound as e:
+                raise CliError(f"404 not found: {e.message}: `spoolq settings {args.queue} --create ...` makes it with "
+                               f"these settings (or `spoolq create {args.queue} --kind KIND ...`)") from None
         if args.json:
             print_json(settings)
         else:

@@ -1,4 +1,5 @@
-"""The client commands on queues: ``spoolq size``, ``purge``, ``move`` (with its progress) and ``queues``."""
+"""The client commands on queues: ``spoolq size``, ``purge``, ``move`` (with its progress) and ``queues``
+(the kinds as ``spoolq create --kind`` names them: emodb, dedup, sqs, sqs-fifo, mq, disque)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ import sys
 import time
 
 from spoolq_client.cli.command import CliError, Command
-from spoolq_client.cli.connection import add_connection_flags, print_json, run_with_client
+from spoolq_client.cli.connection import add_connection_flags, print_json, resolve_queue, run_with_client
 from spoolq_client.cli.messages import QUEUE_HELP
 from spoolq_client.client import SpoolqClient
 
 
 def run_size(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
-        n = c.size(args.queue, limit=args.limit, dedup=args.dedup)
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
+        n = c.size(queue, limit=args.limit, dedup=args.dedup)
         if args.json:
-            print_json({"queue": args.queue, "size": n, "claimed": c.claim_count(args.queue, dedup=args.dedup)})
+            print_json({"queue": queue, "size": n, "claimed": c.claim_count(queue, dedup=args.dedup)})
         else:
             print(n)
         return 0
@@ -39,14 +41,15 @@ def run_purge(args: argparse.Namespace) -> int:
         raise CliError(f"purge deletes every message of {args.queue}: add --yes to confirm", 2)
 
     def body(c: SpoolqClient) -> int:
-        if not _queue_exists(c, args.queue, args.dedup):
+        queue = resolve_queue(c, args.queue, dedup=args.dedup)
+        if not _queue_exists(c, queue, args.dedup):
             raise CliError(f"queue {args.queue} does not exist: nothing to purge "
                            "(see `spoolq queues`; --dedup for a dedup queue)")
-        c.purge(args.queue, dedup=args.dedup)
+        c.purge(queue, dedup=args.dedup)
         if args.json:
-            print_json({"queue": args.queue, "purged": True})
+            print_json({"queue": queue, "purged": True})
         else:
-            print(f"purged {args.queue}")
+            print(f"purged {queue}")
         return 0
     return run_with_client(args, body)
 
@@ -62,18 +65,26 @@ spoolq purge orders --yes""")
 
 
 def _queue_exists(c: SpoolqClient, name: str, dedup: bool) -> bool:
-    kind = "dedup" if dedup else None
-    return any(q.name == name and (kind is None or str(q.kind) == kind)
-               for q in c.list_queues(prefix=name, limit=1))
+    """Whether the queue exists (``name``: a store name; with ``dedup`` the dedup queue's name)."""
+    if dedup:
+        return any(q.name == name and str(q.kind) == "dedup" for q in c.list_queues(prefix=name, limit=1))
+    return any(m["store_name"] == name for m in c.resolve(name))
 
 
 def run_move(args: argparse.Namespace) -> int:
     def body(c: SpoolqClient) -> int:
+        args.source = resolve_queue(c, args.source, dedup=args.dedup)
+        args.destination = resolve_queue(c, args.destination, dedup=args.dedup)
         if not _queue_exists(c, args.source, args.dedup):
             raise CliError(f"queue {args.source} does not exist: nothing to move "
                            "(see `spoolq queues`; --dedup for a dedup queue)")
         total = c.size(args.source, dedup=args.dedup)
-        ref = c.move(args.source, args.destination, dedup=args.dedup)
+        if args.max_per_second is not None:  # the console's move: paced, to a queue that exists
+            if args.dedup:
+                raise CliError("--max-per-second moves queues by their full names: leave out --dedup", 2)
+            ref = str(c.start_move(args.source, args.destination, max_per_second=args.max_per_second)["ref"])
+        else:
+            ref = c.move(args.source, args.destination, dedup=args.dedup)
         if args.no_wait:
             if args.json:
                 print_json({"id": ref, "from": args.source, "to": args.destination, "status": "IN_PROGRESS"})
@@ -86,7 +97,7 @@ def run_move(args: argparse.Namespace) -> int:
         else:
             print(f"move {ref} {args.source} -> {args.destination}: {status}")
         if status == "ERROR":
-            print(f"spoolq: move {ref} ended in ERROR; the messages not yet moved are still in {args.source}",
+            print(f"{args.prog}: move {ref} ended in ERROR; the messages not yet moved are still in {args.source}",
                   file=sys.stderr)
             return 1
         return 0
@@ -137,6 +148,8 @@ def _move_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", metavar="FROM", help="the queue to empty (must exist)")
     p.add_argument("destination", metavar="TO", help="the queue to fill (created if missing)")
     p.add_argument("--no-wait", dest="no_wait", action="store_true", help="print the move id and return")
+    p.add_argument("--max-per-second", dest="max_per_second", type=int, metavar="N",
+                   help="move at most N messages a second (TO must exist)")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between status checks (default 0.5)")
     p.add_argument("--progress", choices=["auto", "bar", "lines", "never", "always"], default="auto",
                    help="progress on stderr: bar, lines, or never (auto: a bar on a terminal, lines "
@@ -147,7 +160,8 @@ def _move_arguments(p: argparse.ArgumentParser) -> None:
 MOVE = Command("move", "move every message to another queue, showing progress until done", _move_arguments, run_move, examples="""
 spoolq move orders-dlq orders              # redrive a dead-letter queue
 spoolq move big archive --progress lines   # one progress line per check
-spoolq move big archive --no-wait          # print the move id and return""")
+spoolq move big archive --no-wait          # print the move id and return
+spoolq move big archive --max-per-second 200   # paced""")
 
 
 def run_queues(args: argparse.Namespace) -> int:
@@ -159,7 +173,7 @@ def run_queues(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table("queue", "kind", "depth", "claimed", "delayed", box=None, header_style="bold")
+        table = Table("queue", "kind", "depth", "claimed", "delayed", box=None, header_style="bold")  # kind: emodb, ...
         for q in queues:
             depth = f"{q.ready}" if q.exact else f"~{q.ready}"
             table.add_row(q.name, str(q.kind), depth, str(q.claimed), str(q.delayed))

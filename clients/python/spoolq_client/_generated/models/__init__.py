@@ -9,10 +9,12 @@ from .console_confirm_body import ConsoleConfirmBody
 from .console_consumers import ConsoleConsumers
 from .console_create_body import ConsoleCreateBody
 from .console_create_body_door import ConsoleCreateBodyDoor
+from .console_create_body_kind import ConsoleCreateBodyKind
 from .console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0
 from .console_created import ConsoleCreated
 from .console_created_door import ConsoleCreatedDoor
 from .console_created_kind import ConsoleCreatedKind
+from .console_damaged import ConsoleDamaged
 from .console_dead_letter import ConsoleDeadLetter
 from .console_delete_empty import ConsoleDeleteEmpty
 from .console_delete_empty_body import ConsoleDeleteEmptyBody
@@ -46,7 +48,12 @@ from .console_received import ConsoleReceived
 from .console_received_message import ConsoleReceivedMessage
 from .console_received_message_attributes import ConsoleReceivedMessageAttributes
 from .console_received_message_encoding import ConsoleReceivedMessageEncoding
+from .console_resolved import ConsoleResolved
+from .console_resolved_queue import ConsoleResolvedQueue
+from .console_resolved_queue_door import ConsoleResolvedQueueDoor
+from .console_resolved_queue_kind import ConsoleResolvedQueueKind
 from .console_send_body import ConsoleSendBody
+from .console_send_body_attributes_type_0 import ConsoleSendBodyAttributesType0
 from .console_send_body_format import ConsoleSendBodyFormat
 from .console_sent import ConsoleSent
 from .console_sent_format import ConsoleSentFormat
@@ -55,7 +62,14 @@ from .console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets
 from .console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets
 from .console_session import ConsoleSession
 from .console_settings import ConsoleSettings
+from .console_subscription import ConsoleSubscription
+from .console_topic import ConsoleTopic
+from .console_topic_kind import ConsoleTopicKind
+from .console_topic_list import ConsoleTopicList
+from .console_topic_tags import ConsoleTopicTags
+from .console_topic_totals import ConsoleTopicTotals
 from .console_totals import ConsoleTotals
+from .console_visibility_body import ConsoleVisibilityBody
 from .dead_letter import DeadLetter
 from .dedup_ack_partitioned import DedupAckPartitioned
 from .dedup_claim_batch_meta import DedupClaimBatchMeta
@@ -76,6 +90,7 @@ from .dedup_send_batches_body import DedupSendBatchesBody
 from .dedup_size_partitioned import DedupSizePartitioned
 from .dedup_unclaim_all_partitioned import DedupUnclaimAllPartitioned
 from .health import Health
+from .health_config import HealthConfig
 from .health_status import HealthStatus
 from .health_store import HealthStore
 from .json_error import JsonError
@@ -118,10 +133,12 @@ __all__ = (
     "ConsoleConsumers",
     "ConsoleCreateBody",
     "ConsoleCreateBodyDoor",
+    "ConsoleCreateBodyKind",
     "ConsoleCreateBodyTagsType0",
     "ConsoleCreated",
     "ConsoleCreatedDoor",
     "ConsoleCreatedKind",
+    "ConsoleDamaged",
     "ConsoleDeadLetter",
     "ConsoleDeleteEmpty",
     "ConsoleDeleteEmptyBody",
@@ -155,7 +172,12 @@ __all__ = (
     "ConsoleReceivedMessage",
     "ConsoleReceivedMessageAttributes",
     "ConsoleReceivedMessageEncoding",
+    "ConsoleResolved",
+    "ConsoleResolvedQueue",
+    "ConsoleResolvedQueueDoor",
+    "ConsoleResolvedQueueKind",
     "ConsoleSendBody",
+    "ConsoleSendBodyAttributesType0",
     "ConsoleSendBodyFormat",
     "ConsoleSent",
     "ConsoleSentFormat",
@@ -164,7 +186,14 @@ __all__ = (
     "ConsoleServerFlushSecondsBuckets",
     "ConsoleSession",
     "ConsoleSettings",
+    "ConsoleSubscription",
+    "ConsoleTopic",
+    "ConsoleTopicKind",
+    "ConsoleTopicList",
+    "ConsoleTopicTags",
+    "ConsoleTopicTotals",
     "ConsoleTotals",
+    "ConsoleVisibilityBody",
     "DeadLetter",
     "DedupAckPartitioned",
     "DedupClaimBatchMeta",
@@ -185,6 +214,7 @@ __all__ = (
     "DedupSizePartitioned",
     "DedupUnclaimAllPartitioned",
     "Health",
+    "HealthConfig",
     "HealthStatus",
     "HealthStore",
     "JsonError",

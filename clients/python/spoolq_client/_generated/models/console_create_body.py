@@ -10,6 +10,8 @@ from ..types import UNSET, Unset
 
 from ..models.console_create_body_door import check_console_create_body_door
 from ..models.console_create_body_door import ConsoleCreateBodyDoor
+from ..models.console_create_body_kind import check_console_create_body_kind
+from ..models.console_create_body_kind import ConsoleCreateBodyKind
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -29,8 +31,11 @@ T = TypeVar("T", bound="ConsoleCreateBody")
 class ConsoleCreateBody:
     """ 
         Attributes:
-            door (ConsoleCreateBodyDoor): whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque
             name (str): the name users of that door know (each door's rule applies: 400 when it breaks it)
+            kind (ConsoleCreateBodyKind | Unset): the kind of queue: emodb, dedup, sqs, sqs-fifo, mq, disque (or name door
+                and fifo)
+            door (ConsoleCreateBodyDoor | Unset): whose queue: queue (EmoDB), dedupq (EmoDB dedup), sqs, mq, disque (when no
+                kind is named)
             fifo (bool | Unset): SQS: a FIFO queue (the name ends in .fifo) Default: False.
             content_based_dedup (bool | Unset): SQS FIFO queues Default: False.
             region (None | str | Unset): SQS: the region (default: the service's SQS region)
@@ -39,8 +44,9 @@ class ConsoleCreateBody:
             tags (ConsoleCreateBodyTagsType0 | None | Unset): tags the queue starts with
      """
 
-    door: ConsoleCreateBodyDoor
     name: str
+    kind: ConsoleCreateBodyKind | Unset = UNSET
+    door: ConsoleCreateBodyDoor | Unset = UNSET
     fifo: bool | Unset = False
     content_based_dedup: bool | Unset = False
     region: None | str | Unset = UNSET
@@ -54,9 +60,17 @@ class ConsoleCreateBody:
     def to_dict(self) -> dict[str, Any]:
         from ..models.console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0 # noqa: PLC0415
         from ..models.queue_settings_change import QueueSettingsChange # noqa: PLC0415
-        door: str = self.door
-
         name = self.name
+
+        kind: str | Unset = UNSET
+        if not isinstance(self.kind, Unset):
+            kind = self.kind
+
+
+        door: str | Unset = UNSET
+        if not isinstance(self.door, Unset):
+            door = self.door
+
 
         fifo = self.fifo
 
@@ -88,9 +102,12 @@ class ConsoleCreateBody:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({
-            "door": door,
             "name": name,
         })
+        if kind is not UNSET:
+            field_dict["kind"] = kind
+        if door is not UNSET:
+            field_dict["door"] = door
         if fifo is not UNSET:
             field_dict["fifo"] = fifo
         if content_based_dedup is not UNSET:
@@ -111,12 +128,27 @@ class ConsoleCreateBody:
         from ..models.console_create_body_tags_type_0 import ConsoleCreateBodyTagsType0 # noqa: PLC0415
         from ..models.queue_settings_change import QueueSettingsChange # noqa: PLC0415
         d = dict(src_dict)
-        door = check_console_create_body_door(d.pop("door"))
-
-
-
-
         name = d.pop("name")
+
+        _kind = d.pop("kind", UNSET)
+        kind: ConsoleCreateBodyKind | Unset
+        if isinstance(_kind,  Unset):
+            kind = UNSET
+        else:
+            kind = check_console_create_body_kind(_kind)
+
+
+
+
+        _door = d.pop("door", UNSET)
+        door: ConsoleCreateBodyDoor | Unset
+        if isinstance(_door,  Unset):
+            door = UNSET
+        else:
+            door = check_console_create_body_door(_door)
+
+
+
 
         fifo = d.pop("fifo", UNSET)
 
@@ -173,8 +205,9 @@ class ConsoleCreateBody:
 
 
         console_create_body = cls(
-            door=door,
             name=name,
+            kind=kind,
+            door=door,
             fifo=fifo,
             content_based_dedup=content_based_dedup,
             region=region,

@@ -30,7 +30,7 @@ class ConsoleCreated:
             store_name (str):
             door (ConsoleCreatedDoor):
             name (str):
-            kind (ConsoleCreatedKind):
+            kind (ConsoleCreatedKind): the kind of queue, as `spoolq create --kind` names it
      """
 
     store_name: str

@@ -1,8 +1,8 @@
 from typing import Literal
 
-ConsoleCreatedKind = Literal['dedup', 'fifo', 'standard']
+ConsoleCreatedKind = Literal['dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo']
 
-CONSOLE_CREATED_KIND_VALUES: set[ConsoleCreatedKind] = { 'dedup', 'fifo', 'standard',  }
+CONSOLE_CREATED_KIND_VALUES: set[ConsoleCreatedKind] = { 'dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo',  }
 
 def check_console_created_kind(value: str) -> ConsoleCreatedKind:
     if value in CONSOLE_CREATED_KIND_VALUES:

@@ -39,7 +39,7 @@ class ConsoleQueueDetail:
             store_name (str): the name in the store (unique)
             door (ConsoleQueueDetailDoor):
             name (str): the name users of the door know
-            kind (ConsoleQueueDetailKind):
+            kind (ConsoleQueueDetailKind): the kind of queue, as `spoolq create --kind` names it
             ready (int):
             claimed (int):
             delayed (int):

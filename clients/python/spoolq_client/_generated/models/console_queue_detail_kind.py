@@ -1,8 +1,8 @@
 from typing import Literal
 
-ConsoleQueueDetailKind = Literal['dedup', 'fifo', 'standard']
+ConsoleQueueDetailKind = Literal['dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo']
 
-CONSOLE_QUEUE_DETAIL_KIND_VALUES: set[ConsoleQueueDetailKind] = { 'dedup', 'fifo', 'standard',  }
+CONSOLE_QUEUE_DETAIL_KIND_VALUES: set[ConsoleQueueDetailKind] = { 'dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo',  }
 
 def check_console_queue_detail_kind(value: str) -> ConsoleQueueDetailKind:
     if value in CONSOLE_QUEUE_DETAIL_KIND_VALUES:

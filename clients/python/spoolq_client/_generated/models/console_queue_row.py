@@ -36,7 +36,7 @@ class ConsoleQueueRow:
             store_name (str): the name in the store (unique)
             door (ConsoleQueueRowDoor):
             name (str): the name users of the door know
-            kind (ConsoleQueueRowKind):
+            kind (ConsoleQueueRowKind): the kind of queue, as `spoolq create --kind` names it
             ready (int):
             claimed (int):
             delayed (int):

@@ -1,8 +1,8 @@
 from typing import Literal
 
-ConsoleQueueRowKind = Literal['dedup', 'fifo', 'standard']
+ConsoleQueueRowKind = Literal['dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo']
 
-CONSOLE_QUEUE_ROW_KIND_VALUES: set[ConsoleQueueRowKind] = { 'dedup', 'fifo', 'standard',  }
+CONSOLE_QUEUE_ROW_KIND_VALUES: set[ConsoleQueueRowKind] = { 'dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo',  }
 
 def check_console_queue_row_kind(value: str) -> ConsoleQueueRowKind:
     if value in CONSOLE_QUEUE_ROW_KIND_VALUES:

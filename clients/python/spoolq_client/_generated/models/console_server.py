@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.console_damaged import ConsoleDamaged
   from ..models.console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets
   from ..models.console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets
 
@@ -27,11 +28,13 @@ class ConsoleServer:
     """ 
         Attributes:
             version (str):
+            format_ (int | None): the on-disk format of the data directory (null: not opened)
+            damaged (list[ConsoleDamaged]): files the file system refused lately (this worker)
             node (str):
             root (str):
             free_bytes (int | None):
             fsync (bool):
-            flush (str): syncfs or fsync
+            flush (str): how sends reach stable storage: journal, syncfs or fsync (none with fsync off)
             workers (int):
             threads (int):
             pid (int):
@@ -47,6 +50,8 @@ class ConsoleServer:
      """
 
     version: str
+    format_: int | None
+    damaged: list[ConsoleDamaged]
     node: str
     root: str
     free_bytes: int | None
@@ -70,9 +75,20 @@ class ConsoleServer:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.console_damaged import ConsoleDamaged # noqa: PLC0415
         from ..models.console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets # noqa: PLC0415
         from ..models.console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets # noqa: PLC0415
         version = self.version
+
+        format_: int | None
+        format_ = self.format_
+
+        damaged = []
+        for damaged_item_data in self.damaged:
+            damaged_item = damaged_item_data.to_dict()
+            damaged.append(damaged_item)
+
+
 
         node = self.node
 
@@ -116,6 +132,8 @@ class ConsoleServer:
 
         field_dict.update({
             "version": version,
+            "format": format_,
+            "damaged": damaged,
             "node": node,
             "root": root,
             "free_bytes": free_bytes,
@@ -141,10 +159,29 @@ class ConsoleServer:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.console_damaged import ConsoleDamaged # noqa: PLC0415
         from ..models.console_server_flush_batch_buckets import ConsoleServerFlushBatchBuckets # noqa: PLC0415
         from ..models.console_server_flush_seconds_buckets import ConsoleServerFlushSecondsBuckets # noqa: PLC0415
         d = dict(src_dict)
         version = d.pop("version")
+
+        def _parse_format_(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        format_ = _parse_format_(d.pop("format"))
+
+
+        damaged = []
+        _damaged = d.pop("damaged")
+        for damaged_item_data in (_damaged):
+            damaged_item = ConsoleDamaged.from_dict(damaged_item_data)
+
+
+
+            damaged.append(damaged_item)
+
 
         node = d.pop("node")
 
@@ -206,6 +243,8 @@ class ConsoleServer:
 
         console_server = cls(
             version=version,
+            format_=format_,
+            damaged=damaged,
             node=node,
             root=root,
             free_bytes=free_bytes,

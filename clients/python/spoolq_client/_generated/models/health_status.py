@@ -1,8 +1,8 @@
 from typing import Literal
 
-HealthStatus = Literal['ok', 'unavailable']
+HealthStatus = Literal['ok', 'unavailable', 'warning']
 
-HEALTH_STATUS_VALUES: set[HealthStatus] = { 'ok', 'unavailable',  }
+HEALTH_STATUS_VALUES: set[HealthStatus] = { 'ok', 'unavailable', 'warning',  }
 
 def check_health_status(value: str) -> HealthStatus:
     if value in HEALTH_STATUS_VALUES:

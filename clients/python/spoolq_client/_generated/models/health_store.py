@@ -20,7 +20,8 @@ T = TypeVar("T", bound="HealthStore")
 
 @_attrs_define
 class HealthStore:
-    """ details: node and root; for /readyz also free_bytes, flush_seconds, or the error
+    """ details: node and root; for /readyz also free_bytes, free_inodes, headroom (ok, low, full), journal_bytes,
+    flush_seconds, the files the file system refuses (damaged), and the warning or the error
 
      """
 

@@ -28,7 +28,7 @@ class QueueSettings:
     """ 
         Attributes:
             queue (str): the store name
-            kind (QueueSettingsKind):
+            kind (QueueSettingsKind): the kind of queue, as `spoolq create --kind` names it
             visibility_timeout (int): seconds a delivery stays claimed when the poll names no time
             delay (int): seconds before a new message becomes visible (SQS queues: at most 900)
             retention (int): unconsumed messages older than this many seconds are dropped (SQS queues: 60-1209600)

@@ -1,8 +1,8 @@
 from typing import Literal
 
-QueueSettingsKind = Literal['dedup', 'fifo', 'standard']
+QueueSettingsKind = Literal['dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo']
 
-QUEUE_SETTINGS_KIND_VALUES: set[QueueSettingsKind] = { 'dedup', 'fifo', 'standard',  }
+QUEUE_SETTINGS_KIND_VALUES: set[QueueSettingsKind] = { 'dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo',  }
 
 def check_queue_settings_kind(value: str) -> QueueSettingsKind:
     if value in QUEUE_SETTINGS_KIND_VALUES:

@@ -26,7 +26,7 @@ class QueueSummary:
     """ 
         Attributes:
             name (str): name under /queue/1 (or /dedupq/1 for dedup)
-            kind (QueueSummaryKind):
+            kind (QueueSummaryKind): the kind of queue, as `spoolq create --kind` names it
             ready (int): visible now (estimated beyond limit)
             claimed (int): unexpired claims
             delayed (int): not visible before their due time

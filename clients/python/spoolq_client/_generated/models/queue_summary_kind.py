@@ -1,8 +1,8 @@
 from typing import Literal
 
-QueueSummaryKind = Literal['dedup', 'fifo', 'standard']
+QueueSummaryKind = Literal['dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo']
 
-QUEUE_SUMMARY_KIND_VALUES: set[QueueSummaryKind] = { 'dedup', 'fifo', 'standard',  }
+QUEUE_SUMMARY_KIND_VALUES: set[QueueSummaryKind] = { 'dedup', 'disque', 'emodb', 'mq', 'sqs', 'sqs-fifo',  }
 
 def check_queue_summary_kind(value: str) -> QueueSummaryKind:
     if value in QUEUE_SUMMARY_KIND_VALUES:

@@ -24,7 +24,7 @@ def _get_kwargs(
     queue: str,
     *,
     partitioned: DedupPollPartitioned | Unset = UNSET,
-    ttl: int | Unset = 30,
+    ttl: int | Unset = UNSET,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
     meta: DedupPollMeta | Unset = UNSET,
@@ -120,7 +120,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     partitioned: DedupPollPartitioned | Unset = UNSET,
-    ttl: int | Unset = 30,
+    ttl: int | Unset = UNSET,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
     meta: DedupPollMeta | Unset = UNSET,
@@ -131,7 +131,7 @@ def sync_detailed(
     Args:
         queue (str):
         partitioned (DedupPollPartitioned | Unset):
-        ttl (int | Unset):  Default: 30.
+        ttl (int | Unset):
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
         meta (DedupPollMeta | Unset):
@@ -166,7 +166,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     partitioned: DedupPollPartitioned | Unset = UNSET,
-    ttl: int | Unset = 30,
+    ttl: int | Unset = UNSET,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
     meta: DedupPollMeta | Unset = UNSET,
@@ -177,7 +177,7 @@ def sync(
     Args:
         queue (str):
         partitioned (DedupPollPartitioned | Unset):
-        ttl (int | Unset):  Default: 30.
+        ttl (int | Unset):
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
         meta (DedupPollMeta | Unset):
@@ -207,7 +207,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     partitioned: DedupPollPartitioned | Unset = UNSET,
-    ttl: int | Unset = 30,
+    ttl: int | Unset = UNSET,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
     meta: DedupPollMeta | Unset = UNSET,
@@ -218,7 +218,7 @@ async def asyncio_detailed(
     Args:
         queue (str):
         partitioned (DedupPollPartitioned | Unset):
-        ttl (int | Unset):  Default: 30.
+        ttl (int | Unset):
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
         meta (DedupPollMeta | Unset):
@@ -253,7 +253,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     partitioned: DedupPollPartitioned | Unset = UNSET,
-    ttl: int | Unset = 30,
+    ttl: int | Unset = UNSET,
     limit: int | Unset = 10,
     wait: float | Unset = UNSET,
     meta: DedupPollMeta | Unset = UNSET,
@@ -264,7 +264,7 @@ async def asyncio(
     Args:
         queue (str):
         partitioned (DedupPollPartitioned | Unset):
-        ttl (int | Unset):  Default: 30.
+        ttl (int | Unset):
         limit (int | Unset):  Default: 10.
         wait (float | Unset):
         meta (DedupPollMeta | Unset):
