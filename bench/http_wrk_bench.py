@@ -16,6 +16,10 @@ to the trivial endpoint measured next to it (trivial cells are re-measured befor
 a change of load hits both). Load (``uptime``) is printed with every figure, and so is the CPU
 time each server's processes spent per request during the cell (``server_cpu.py``), with the
 trivial server's over it (the CPU ratio: what the rate ratio would be if CPU alone set it).
+
+Sends per flush: requests over the group-commit flushes the server's processes ran during the
+cell (``spoolq_flush_seconds_count`` of ``/metrics``, every worker's together; ``-`` without a
+flush).
 """
 
 from __future__ import annotations
@@ -66,9 +70,9 @@ def lua(method: str, body: str, headers: dict[str, str]) -> str:
 
 
 def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path,
-        server: int) -> tuple[float, float, float, int, float]:
-    """(requests/s, p50 ms, p99 ms, non-2xx, the server's CPU µs per request) of one wrk run
-    against the server whose process group is ``server``."""
+        server: int) -> tuple[float, float, float, int, float, int]:
+    """(requests/s, p50 ms, p99 ms, non-2xx, the server's CPU µs per request, requests completed)
+    of one wrk run against the server whose process group is ``server``."""
     path = tmp / f"s{abs(hash(script))}.lua"
     path.write_text(script)
     cpu = group_cpu(server)
@@ -85,7 +89,20 @@ def wrk(url: str, script: str, conns: int, seconds: float, tmp: Path,
         return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
 
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return rps, pct("50"), pct("99"), int(bad.group(1)) if bad else 0, cpu / max(done, 1) * 1e6
+    return rps, pct("50"), pct("99"), int(bad.group(1)) if bad else 0, cpu / max(done, 1) * 1e6, done
+
+
+def process_flushes(url: str) -> float:
+    """Group-commit flushes the server's processes report so far (``spoolq_flush_seconds_count``)."""
+    try:
+        text = requests.get(url + "/metrics", timeout=10).text
+    except requests.RequestException:
+        return float("nan")
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("spoolq_flush_seconds_count"))
+
+
+def per(requests_done: float, flushes: float) -> str:
+    return f"{requests_done / flushes:.1f}" if flushes and flushes == flushes else "-"
 
 
 def load() -> str:
@@ -161,22 +178,25 @@ def main() -> int:
                                    "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
         triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
         rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | "
-                    "server CPU µs/req | trivial's | CPU ratio | load |")
-        rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+                    "server CPU µs/req | trivial's | CPU ratio | sends per flush | load |")
+        rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for _run in range(args.runs):
             for conns in (int(c) for c in args.conns.split(",")):
                 for mode in args.modes.split(","):
                     for door in args.doors.split(","):
-                        t_rps, _, _, _, t_cpu = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp,
+                        t_rps, _, _, _, t_cpu, _ = wrk(trivial + "/hello", triv_script, conns, args.seconds, tmp,
                                                     procs[0].pid)
                         for version in versions:
                             target, script = _door_request(door, servers[(version, mode)])
-                            rps, p50, p99, bad, cpu = wrk(target, script, conns, args.seconds, tmp,
-                                                          groups[(version, mode)])
+                            flushed = process_flushes(servers[(version, mode)])
+                            rps, p50, p99, bad, cpu, done = wrk(target, script, conns, args.seconds, tmp,
+                                                                groups[(version, mode)])
+                            time.sleep(1.2)  # each worker publishes its counts once a second
+                            flushed = process_flushes(servers[(version, mode)]) - flushed
                             note = f" ({bad} non-2xx)" if bad else ""
                             rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
                                         f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {cpu:,.0f} | {t_cpu:,.0f} | "
-                                        f"{t_cpu / cpu:.2f} | {load()} |")
+                                        f"{t_cpu / cpu:.2f} | {per(done, flushed)} | {load()} |")
                             ratios.setdefault((door, version, mode, conns), []).append(rps / t_rps)
                             print(rows[-1], file=sys.stderr, flush=True)
     finally:

@@ -31,8 +31,9 @@ clients on both sides:
   the data dir's file system, as ``send_batch`` and poll+ack), as a server's
   request threads do: concurrent sends of a process share one flush.
 * ``poll+ack``: ``--consumers`` processes (8 unless told, e.g. ``--consumers 1,2,8``), batch 10, on
-  a pre-filled queue. store: ``poll(limit=10)`` + ``ack``, each consumer's store told that the
-  others poll too (``peers``: consumers - 1, so they split each bucket into lanes); PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
+  a pre-filled queue. store: ``poll(limit=10)`` + ``ack`` with default settings (the consumers
+  register in ``pollers.lock`` and split each bucket into one lane each), or with ``--told-peers``
+  each told the others poll too (``peers``: consumers - 1); PostgreSQL: ``UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 10)
   RETURNING`` (the claim, with a visibility deadline) + ``DELETE ... WHERE id = ANY(...)``.
   The poll+ack ``floor``: each message renamed from its ready bucket into a claimed directory,
   read, renamed into the trash and unlinked, consumers walking the buckets in their own orders
@@ -167,7 +168,8 @@ def _op(kind: str, p: dict[str, Any]) -> Callable[[], int]:
     if kind.startswith("file-"):  # file_floor.py's cell: the file-system work alone
         return file_floor.message_op(kind.removeprefix("file-"), Path(p["root"]))
     if kind == "store-consume":
-        store = FileStore(p["root"], peers=p["procs"] - 1)  # its peers: the other consumers
+        # default settings (lanes follow the live pollers), or told its peers (--told-peers)
+        store = FileStore(p["root"], peers=p["procs"] - 1 if p.get("told_peers") else 0)
 
         def consume() -> int:
             got = store.poll("q", limit=BATCH, claim_ttl=300)
@@ -324,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settle", type=float, default=1.0, help="with --delete-each: pause after each delete")
     ap.add_argument("--no-floors", dest="floors", action="store_false",
                     help="leave out the floor cells (the file-system work alone), for a shorter run")
+    ap.add_argument("--told-peers", action="store_true",
+                    help="poll+ack: each store consumer told its peers (consumers - 1, as --peers) instead of "
+                         "default settings, where the lanes follow the live pollers")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--one-cell", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -371,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
             s.send_batch("q", [OutgoingMessage(body=BODY)] * min(1000, fill - i))
         s.close()
         os.sync()  # no cell pays for the writeback of the one before
-        return {"root": str(root), "procs": consumers, "threads": threads}
+        return {"root": str(root), "procs": consumers, "threads": threads, "told_peers": args.told_peers}
 
     def pg_fresh(fill: int = 0) -> dict[str, Any]:
         pg.reset()

@@ -37,7 +37,8 @@ the store in a durable mode on a chosen disk instead of ``--fsync never`` on tmp
 
 Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage`` and
 ``SendMessageBatch`` (10 entries),
-EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), 1 KiB bodies, open mode; and
+EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), SQS ``ReceiveMessage`` (10, with a
+visibility timeout) and ``DeleteMessageBatch`` (their 10 receipt handles), 1 KiB bodies, open mode; and
 ``store_send``, the store's ``send`` of the same message called directly (its share of a send). A few
 hundred requests of each run first (warm-up: children of labelled metrics, caches, imports).
 """
@@ -245,51 +246,80 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str],
         meter.dump("store_send")
         if prof:
             report(prof, "store_send")
-    if "poll" not in ops:
-        return out
-    # poll 10 + ack 10 against the messages sent above (queue "q" holds n + 300)
-    polls: list[float] = []
-    acks: list[float] = []
-    prof = cProfile.Profile(time.thread_time) if profile in ("poll", "ack") else None
-    # under callgrind the polls are counted in one pass and the acks in a second (one dump each)
-    for counted in (("poll", "ack") if counting else ("poll+ack",)):
-        if counting and counted == "ack":  # refill what the first pass took
-            for _ in range(len(polls) * 10):
-                call(app, requests_of("emodb_send")())
+    sqs_url = "http://127.0.0.1:8000/123456789012/sq"
+    sqs = {"Content-Type": "application/x-amz-json-1.0"}
+    pairs = [  # (op, names of the two rows, profile keys, take, refs of its answer, give refs back, one send)
+        ("poll", ("emodb_poll10", "emodb_ack10"), ("poll", "ack"),
+         lambda: environ("GET", "/queue/1/q/poll", query="limit=10&ttl=60"),
+         lambda body: [m["id"] for m in json.loads(body)],
+         lambda refs: environ("POST", "/queue/1/q/ack", json.dumps(refs).encode(),
+                              headers={"Content-Type": "application/json"}),
+         requests_of("emodb_send")),
+        ("sqs_receive", ("sqs_receive10", "sqs_delete10"), ("receive", "delete"),
+         lambda: environ("POST", "/", json.dumps({"QueueUrl": sqs_url, "MaxNumberOfMessages": 10,
+                                                  "VisibilityTimeout": 60}).encode(),
+                         headers={**sqs, "X-Amz-Target": "AmazonSQS.ReceiveMessage"}),
+         lambda body: [m["ReceiptHandle"] for m in json.loads(body).get("Messages", [])],
+         lambda refs: environ("POST", "/", json.dumps({"QueueUrl": sqs_url, "Entries": [
+             {"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(refs)]}).encode(),
+             headers={**sqs, "X-Amz-Target": "AmazonSQS.DeleteMessageBatch"}),
+         requests_of("sqs_send")),
+    ]
+    for op, names, keys, take, refs_of, give, send in pairs:
+        if op in ops:
+            out.update(_take_and_give(app, meter, n, profile, names, keys, take, refs_of, give, send))
+    return out
+
+
+def _take_and_give(app: Any, meter: Meter, n: int, profile: str | None, names: tuple[str, str],
+                   keys: tuple[str, str], take: Callable[[], dict[str, Any]], refs_of: Callable[[bytes], list[str]],
+                   give: Callable[[list[str]], dict[str, Any]], send: Callable[[], dict[str, Any]]) -> dict[str, float]:
+    """Rows of a consumer's two requests (poll 10 then ack them; receive 10 then delete them), on
+    messages sent beforehand (and sent again between the two passes under callgrind)."""
+    counting = meter.counting
+    for _ in range(min(n, 2000) + 300):  # what the takes below take (the sends above may not have run)
+        call(app, send())
+    takes: list[float] = []
+    gives: list[float] = []
+    prof = cProfile.Profile(time.thread_time) if profile in keys else None
+    # under callgrind the takes are counted in one pass and the gives in a second (one dump each)
+    for counted in (("take", "give") if counting else ("both",)):
+        if counting and counted == "give":  # refill what the first pass took
+            for _ in range(len(takes) * 10):
+                call(app, send())
         for _ in range(min(n, 2000) // 10):
-            env = environ("GET", "/queue/1/q/poll", query="limit=10&ttl=60")
-            if prof and profile == "poll":
+            env = take()
+            if prof and profile == keys[0]:
                 prof.enable()
-            t0 = meter.start() if counted != "ack" else 0.0
+            t0 = meter.start() if counted != "give" else 0.0
             status, body = call(app, env)
-            spent_poll = meter.stop(t0) if counted != "ack" else 0.0
+            spent_take = meter.stop(t0) if counted != "give" else 0.0
             if prof:
                 prof.disable()
-            ids = [m["id"] for m in json.loads(body)]
-            if not ids:
+            assert status[:1] == "2", (names[0], status)
+            refs = refs_of(body)
+            if not refs:
                 break
-            env = environ("POST", "/queue/1/q/ack", json.dumps(ids).encode(), headers={"Content-Type": "application/json"})
-            if prof and profile == "ack":
+            env = give(refs)
+            if prof and profile == keys[1]:
                 prof.enable()
-            t2 = meter.start() if counted != "poll" else 0.0
-            call(app, env)
-            spent_ack = meter.stop(t2) if counted != "poll" else 0.0
+            t2 = meter.start() if counted != "take" else 0.0
+            status, _ = call(app, env)
+            spent_give = meter.stop(t2) if counted != "take" else 0.0
             if prof:
                 prof.disable()
-            if counted != "ack":
-                polls.append(spent_poll)
-            if counted != "poll":
-                acks.append(spent_ack)
+            assert status[:1] == "2", (names[1], status)
+            if counted != "give":
+                takes.append(spent_take)
+            if counted != "take":
+                gives.append(spent_give)
         if counting:
-            meter.dump("emodb_" + counted + "10")
-    if counting:
-        out["emodb_poll10"], out["emodb_ack10"] = float(len(polls)), float(len(acks))
-        return out
-    out["emodb_poll10"] = statistics.median(polls) * 1e6
-    out["emodb_ack10"] = statistics.median(acks) * 1e6
+            meter.dump(names[0] if counted == "take" else names[1])
     if prof:
         report(prof, profile or "")
-    return out
+    if counting:
+        return {names[0]: float(len(takes)), names[1]: float(len(gives))}
+    return {names[0]: statistics.median(takes) * 1e6, names[1]: statistics.median(gives) * 1e6}
 
 
 def report(prof: cProfile.Profile, op: str) -> None:
@@ -446,10 +476,12 @@ def main() -> None:
     ap.add_argument("--service", type=Path, default=Path(__file__).resolve().parents[1] / "service",
                     help="the service/ directory whose code is measured")
     ap.add_argument("--profile", help="print a cProfile of one operation (trivial, emodb_send, "
-                    "emodb_sendbatch, mq_send, sqs_send, sqs_sendbatch, store_send, poll, ack)")
-    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,sqs_sendbatch,store_send,poll",
-                    help="comma list of operations (poll: poll then ack the ids; needs emodb_send; "
-                         "store_send: the store's send alone, in this thread, no HTTP)")
+                    "emodb_sendbatch, mq_send, sqs_send, sqs_sendbatch, store_send, poll, ack, receive, delete)")
+    ap.add_argument("--ops", default="trivial,emodb_send,emodb_sendbatch,mq_send,sqs_send,sqs_sendbatch,store_send,"
+                                     "poll,sqs_receive",
+                    help="comma list of operations (poll: poll then ack the ids; sqs_receive: ReceiveMessage of "
+                         "10 then DeleteMessageBatch of their receipts; store_send: the store's send alone, in "
+                         "this thread, no HTTP)")
     args = ap.parse_args()
     if args.requests is None:
         args.requests = 400 if args.instructions or args.child_helper or args.syscalls or args.child_marks else 2000

@@ -15,7 +15,7 @@ import requests
 
 from spoolq.store import FileStore
 from spoolq.store.filesystems import UnsafeFlush
-from tests.inside import core_of
+from tests.inside import commit_of, flush_mode_of
 from tests.multinode.cluster import CEPHFS, VOLUMES, Cluster, ceph, mount_path
 
 pytestmark = pytest.mark.multinode
@@ -30,8 +30,8 @@ def test_a_gluster_mount_gets_fsync_by_default(gluster: Path, tmp_path: Path) ->
     root = mount_path(VOLUMES[0], 1) / f"default-flush-{tmp_path.name}"
     store = FileStore(root, node_id="flushcheck")
     try:
-        assert core_of(store).flush_mode == "fsync"
-        assert core_of(store).commit.per_file
+        assert flush_mode_of(store) == "fsync"
+        assert commit_of(store).per_file
     finally:
         store.close()
     with pytest.raises(UnsafeFlush, match=r"fuse\.glusterfs"):
@@ -52,8 +52,8 @@ def test_a_cephfs_mount_gets_fsync_by_default(cephfs: Path, tmp_path: Path) -> N
     root = mount_path(CEPHFS, 1) / f"default-flush-{tmp_path.name}"
     store = FileStore(root, node_id="flushcheck")
     try:
-        assert core_of(store).flush_mode == "fsync"
-        assert core_of(store).commit.per_file
+        assert flush_mode_of(store) == "fsync"
+        assert commit_of(store).per_file
     finally:
         store.close()
     with pytest.raises(UnsafeFlush, match=r"fuse\.ceph-fuse"):

@@ -19,8 +19,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 import requests
+from botocore.config import Config
 
 from spoolq.store.moves import STALE_AFTER
 from spoolq.store.watch import Watcher
@@ -373,7 +375,7 @@ def test_empty_buckets_go_while_claims_come_back(cluster: Cluster) -> None:
     rename into its directory can hang both). Nothing is lost, nothing is delivered twice within a
     claim, no request hangs (each has a 60 s timeout), and every emptied bucket is removed. On
     CephFS a release and another node's expiry of the same claim used to rename one file to one
-    name at once, which hangs the losing ceph-fuse client (StoreCore.requeue takes two renames
+    name at once, which hangs the losing ceph-fuse client (QueueHandle.requeue takes two renames
     there)."""
     queue, urls, count, ttl = qname("buckets"), cluster.urls, 240, 1.0
     began = time.monotonic()
@@ -468,3 +470,67 @@ def test_empty_buckets_go_while_claims_come_back(cluster: Cluster) -> None:
     assert (twice[:10], len(twice)) == ([], 0)
     assert Emo(urls[1]).size(queue) == 0
     assert left == set() and seen_buckets
+
+
+# ----------------------------------------------------------------------------- SNS topics
+
+SNS_PUBLISHES = 60  # per node: durable fan-outs on GlusterFS run at tens a second
+
+
+def _aws(service: str, url: str) -> Any:
+    return boto3.client(service, endpoint_url=url, region_name="us-east-1", aws_access_key_id="t",
+                        aws_secret_access_key="t", config=Config(retries={"max_attempts": 1}, read_timeout=120))
+
+
+def _drain_sqs(url: str, queue: str, expect: int, deadline: float = 120.0) -> Counter[str]:
+    sqs = _aws("sqs", url)
+    queue_url = f"{url}/123456789012/{queue}"
+    found: Counter[str] = Counter()
+    end = time.monotonic() + deadline
+    while sum(found.values()) < expect and time.monotonic() < end:
+        got = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                  VisibilityTimeout=600).get("Messages", [])
+        for m in got:
+            found[m["Body"]] += 1
+        if got:
+            sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
+    return found
+
+
+def test_sns_fan_out_across_nodes(cluster: Cluster) -> None:
+    """SNS topics live in the shared root: a topic made through one node, each queue subscribed
+    through another and published to through all three delivers every acknowledged publish into
+    every subscribed queue, drained through a third node."""
+    urls = cluster.urls
+    tag = uuid.uuid4().hex[:8]
+    topic = _aws("sns", urls[0]).create_topic(Name=f"fan-{tag}")["TopicArn"]
+    queues = [f"fanq{i}-{tag}" for i in range(len(urls))]
+    for i, (url, queue) in enumerate(zip(urls, queues, strict=True)):  # each queue made and subscribed through its own node
+        _aws("sqs", url).create_queue(QueueName=queue)
+        _aws("sns", urls[(i + 1) % len(urls)]).subscribe(
+            TopicArn=topic, Protocol="sqs", Endpoint=f"arn:aws:sqs:us-east-1:123456789012:{queue}",
+            Attributes={"RawMessageDelivery": "true"})
+    time.sleep(2)  # a node sees another node's new subscription within the mount's attribute cache time
+    acked: list[str] = []
+    lock = threading.Lock()
+
+    def publisher(node: int) -> None:
+        sns = _aws("sns", urls[node])
+        for n in range(SNS_PUBLISHES):
+            body = f"n{node}-{n}"
+            sns.publish(TopicArn=topic, Message=body)
+            with lock:
+                acked.append(body)
+
+    threads = [threading.Thread(target=publisher, args=(i,)) for i in range(len(urls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acked) == SNS_PUBLISHES * len(urls)
+    for i, queue in enumerate(queues):
+        found = _drain_sqs(urls[(i + 2) % len(urls)], queue, len(acked))  # drained through a third node
+        missing = sorted(set(acked) - set(found))
+        assert (missing[:10], len(missing)) == ([], 0), queue
+        assert set(found) == set(acked)

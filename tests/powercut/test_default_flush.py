@@ -11,7 +11,7 @@ import pytest
 
 from spoolq.store import FileStore
 from spoolq.store.filesystems import choose_flush
-from tests.inside import core_of
+from tests.inside import flush_mode_of
 from tests.powercut.crashdisk import CrashDisk
 
 pytestmark = pytest.mark.powercut
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.powercut
 def test_ext4_gets_journal_and_fuse_gets_fsync(crash_disk: CrashDisk) -> None:
     root = crash_disk.mountpoint / "root"
     store = FileStore(root)
-    assert core_of(store).flush_mode == "journal"
+    assert flush_mode_of(store) == "journal"
     store.close()
     assert choose_flush(crash_disk.fuse_dir).describe() == "flush=fsync (chosen for fuse, a network/FUSE file system)"
     out = subprocess.run([sys.executable, "-m", "spoolq.cli", "check-config", "--root", str(root)],
