@@ -44,8 +44,8 @@ def trivial_server(port: int, workers: int, threads: int) -> None:
     """Child mode: the trivial Flask app on spoolq's gunicorn options."""
     from flask import Flask
 
-    from spoolq.http.server import SpoolqApplication, gunicorn_options
-    from spoolq.server_settings import Settings
+    from spoolq.http.gunicorn.server import SpoolqApplication, gunicorn_options
+    from spoolq.settings.server import Settings
 
     app = Flask("trivial")
 
@@ -53,12 +53,8 @@ def trivial_server(port: int, workers: int, threads: int) -> None:
     def hello() -> tuple[bytes, int, dict[str, str]]:
         return b'{"success":true}', 200, {"Content-Type": "application/json"}
 
-    class Trivial(SpoolqApplication):
-        def load(self) -> Flask:
-            return app
-
     settings = Settings(port=port, workers=workers, threads=threads, node_id="bench")
-    Trivial(settings, gunicorn_options(settings)).run()
+    SpoolqApplication(settings, gunicorn_options(settings), lambda _settings: app).run()
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:

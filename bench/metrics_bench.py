@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 from flask import Flask  # noqa: E402
 
 from spoolq.http.app import create_app  # noqa: E402
-from spoolq.server_settings import Settings  # noqa: E402
+from spoolq.settings.server import Settings  # noqa: E402
 from spoolq.store import FileStore  # noqa: E402
 
 

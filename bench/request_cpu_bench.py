@@ -500,7 +500,7 @@ def main() -> None:
     try:
         from spoolq.http.app import create_app
         try:
-            from spoolq.server_settings import Settings
+            from spoolq.settings.server import Settings
         except ImportError:  # a checkout from before the settings module got its name (--service)
             from spoolq.settings import Settings  # type: ignore[no-redef]
 

@@ -89,7 +89,7 @@ def main() -> None:
     sys.path.insert(0, str(args.service.resolve()))
     try:
         from spoolq.http.app import create_app
-        from spoolq.server_settings import Settings
+        from spoolq.settings.server import Settings
 
         app = create_app(Settings(root=tmp / "root", node_id="bench", fsync=False))
         sqs = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"}

@@ -117,7 +117,7 @@ def setup(app: Any) -> dict[str, Callable[[], dict[str, Any]]]:
 
 def run(app: Any, n: int, ops: list[str], meter: rcb.Meter) -> dict[str, float]:
     makers = setup(app)
-    time.sleep(2.5)  # a topic changed in the last 2 s is read again on every publish (spoolq/topics.py)
+    time.sleep(2.5)  # a topic changed in the last 2 s is read again on every publish (spoolq/topics/catalog.py)
     counting = meter.counting
     out: dict[str, float] = {}
     for op in ops:
@@ -267,7 +267,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
     try:
         from spoolq.http.app import create_app
-        from spoolq.server_settings import Settings
+        from spoolq.settings.server import Settings
 
         durable = {"fsync": True, "flush": args.flush, "force_flush": True} if args.flush else {"fsync": False}
         app = create_app(Settings(root=tmp / "root", node_id="bench", **durable))

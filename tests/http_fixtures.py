@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 
 API_CONFIG = """

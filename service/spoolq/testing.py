@@ -13,7 +13,7 @@ the directory it made::
         url = sqs.get_queue_url(QueueName="jobs")["QueueUrl"]
 
 ``queues`` are declared queues, as the config file's ``queues:`` section lists them
-(:mod:`spoolq.declared_queues`): they exist when the block starts. The service runs open (no API
+(:mod:`spoolq.config.declared_queues`): they exist when the block starts. The service runs open (no API
 keys; loopback only) unless ``config`` adds ``api_keys``; sends are not flushed to disk (a test's
 data directory needs no durability) unless ``fsync=True``. ``in_memory=True`` serves with ``spoolq
 serve --in-memory`` instead: the data directory is in memory (``/dev/shm``), made and removed by

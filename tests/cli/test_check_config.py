@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from spoolq.auth import Permission
-from spoolq.server_settings import SettingsError
+from spoolq.access.auth import Permission
+from spoolq.settings.server import SettingsError
 from spoolq.store.filesystems import ext4_without_journal
 from tests.cli.run import CHECKOUT, spoolq
 from tests.e2e.spoolq_server import free_port

@@ -1,5 +1,5 @@
 """One config checker for ``spoolq check-config``, ``spoolq serve`` and its reload
-(:mod:`spoolq.config_check`): every mistake at once, unknown keys at every level with the closest
+(:mod:`spoolq.config.check`): every mistake at once, unknown keys at every level with the closest
 known one, no ``ok`` line for a file with a mistake, and what a reload changes said without a secret."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from spoolq.config_check import check, describe_changes
-from spoolq.server_settings import load_settings
+from spoolq.config.check import check, describe_changes
+from spoolq.settings.server import load_settings
 from tests.cli.run import CHECKOUT, spoolq
 from tests.e2e.spoolq_server import free_port
 

@@ -1,5 +1,5 @@
 """Where the data goes without ``--root``: never inside the installed package or its virtualenv,
-but where comparable services keep theirs (:func:`spoolq.server_settings.default_root`); said on
+but where comparable services keep theirs (:func:`spoolq.settings.server.default_root`); said on
 start; not made by ``check-config``; and a directory spoolq cannot write is named with its owner
 and the user spoolq runs as."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import spoolq
-from spoolq.server_settings import SYSTEM_ROOT, default_root, load_settings, root_origin
+from spoolq.settings.server import SYSTEM_ROOT, default_root, load_settings, root_origin
 from tests.cli.run import CHECKOUT
 
 

@@ -232,7 +232,7 @@ def test_spoolq_client_errors_carry_its_own_name(capsys: pytest.CaptureFixture[s
 
 
 def test_names_as_users_type_them() -> None:
-    from spoolq.queue_names import resolve, user_kind
+    from spoolq.queues.names import resolve, user_kind
 
     sqs = "sqs:123456789012:"
     have = {"orders", "mq:jobs", "disque:jobs", f"{sqs}us-east-1:pay.fifo", f"{sqs}eu-west-1:pay.fifo", "mq:orders"}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from spoolq.auth import hash_key
+from spoolq.access.auth import hash_key
 from spoolq.cli import main
 from spoolq.cli.serve import SERVE
-from spoolq.http.server import gunicorn_options
-from spoolq.server_settings import Settings
+from spoolq.http.gunicorn.server import gunicorn_options
+from spoolq.settings.server import Settings
 
 
 def test_serve_refuses_open_mode_on_a_network_address(capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,7 +36,7 @@ def test_serve_flags_parse() -> None:
 def test_gunicorn_options_suit_long_polls() -> None:
     opts = gunicorn_options(Settings(workers=3, threads=16, node_id="n"))
     assert opts["workers"] == 3 and opts["threads"] == 16
-    assert opts["worker_class"] in ("spoolq.http.server.SpoolqThreadWorker", "gthread")
+    assert opts["worker_class"] in ("spoolq.http.gunicorn.worker.SpoolqThreadWorker", "gthread")
     assert opts["timeout"] >= 60 and opts["worker_connections"] > opts["threads"]
     assert "%(q)s" not in opts["access_log_format"] and "%(r)s" not in opts["access_log_format"]
 

@@ -20,12 +20,12 @@ import pytest
 import requests
 from botocore.config import Config
 
-from spoolq.declared_queues import (
+from spoolq.config.declared_queues import (
     DeclarationsRefused,
     apply_declarations,
     parse_declarations,
 )
-from spoolq.server_settings import load_settings
+from spoolq.settings.server import load_settings
 from spoolq.store import FileStore, OutgoingMessage, QueueKind
 from tests.e2e.spoolq_server import running_server
 

@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import OutgoingMessage, QueueKind
 from tests.conftest import tree
@@ -163,7 +163,7 @@ def test_receive_then_acknowledge_release_or_delete_each(keyed: Flask, file_stor
     # delete by id: the claimed third, and the never received fourth by its Disque job id
     assert call(keyed, "POST", f"/queues/{q}/messages/{third['id']}/delete").status_code == 200
     fourth = next(m for m in file_store.peek(q, limit=10) if m.body == b"3")
-    from spoolq.job_ids import to_disque
+    from spoolq.queues.job_ids import to_disque
 
     job_id = to_disque(fourth.id, 0, False)
     assert call(keyed, "POST", f"/queues/{q}/messages/{job_id}/delete").status_code == 200

@@ -10,7 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig, QueueKind
 from tests.conftest import tree

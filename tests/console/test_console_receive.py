@@ -20,7 +20,7 @@ import pytest
 import redis
 import requests
 
-from spoolq import job_ids as job_ids_module
+from spoolq.queues import job_ids as job_ids_module
 from tests.console.conftest import data_state, settled_state
 from tests.e2e.spoolq_server import Server
 

@@ -201,8 +201,8 @@ def test_the_gunicorn_config_gives_what_serve_gives(tmp_path: Path, monkeypatch:
     """``gunicorn -c deploy/gunicorn.conf.py`` loads, and sets every option ``spoolq serve`` sets."""
     import runpy
 
-    from spoolq.http.server import gunicorn_options
-    from spoolq.server_settings import load_settings
+    from spoolq.http.gunicorn.server import gunicorn_options
+    from spoolq.settings.server import load_settings
 
     monkeypatch.setenv("SPOOLQ_ROOT", str(tmp_path))
     monkeypatch.setenv("SPOOLQ_PORT", "18480")

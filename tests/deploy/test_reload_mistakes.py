@@ -1,6 +1,6 @@
 """After a reload refused for a mistake, the service keeps the config it had, also in a worker
 that starts later; and a worker that fails to boot outside a reload does not stop the service
-(:mod:`spoolq.http.arbiter`)."""
+(:mod:`spoolq.http.gunicorn.arbiter`)."""
 
 from __future__ import annotations
 

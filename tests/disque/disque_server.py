@@ -16,7 +16,7 @@ import redis
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from spoolq.metrics import PUBLISH_INTERVAL
+from spoolq.observability.metrics import PUBLISH_INTERVAL
 from tests.conftest import tree
 from tests.e2e.spoolq_server import free_port
 

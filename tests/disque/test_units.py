@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from spoolq import job_ids as ids
 from spoolq.disque import args as A
 from spoolq.disque.protocol import Error, Status, encode
+from spoolq.queues import job_ids as ids
 
 
 def test_ids_round_trip_and_ttl_parity() -> None:

@@ -1,6 +1,6 @@
 """Parked long polls through real gunicorn: they wait without threads, wake on any change, end on time.
 
-A long poll that finds nothing is parked by the worker (``spoolq.http.gworker``), not held in a
+A long poll that finds nothing is parked by the worker (``spoolq.http.gunicorn.worker``), not held in a
 thread. These tests check what a client sees: a parked poll is woken by a send made by another
 process (only inotify can tell the worker), a departed client does not take messages, the empty
 answer comes at the deadline and is the door's ordinary one (EmoDB and SQS), an SQS FIFO receive

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore, OutgoingMessage
 
 KEYS = """

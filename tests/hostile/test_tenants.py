@@ -39,7 +39,7 @@ from spoolq.disque.info import TABLE as DISQUE_TABLE
 from spoolq.http.openapi import openapi_dict
 from spoolq.http.sqs import ACTIONS
 from spoolq.http.sqs.attributes import SETTABLE as SQS_SETTABLE
-from spoolq.queue_settings import SETTABLE as QUEUE_SETTINGS
+from spoolq.queues.queue_settings import SETTABLE as QUEUE_SETTINGS
 from tests.e2e.spoolq_server import Server, free_port, running_server
 from tests.sqs.harness import ACCOUNT, REGION, client
 

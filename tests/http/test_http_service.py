@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from spoolq.auth import Authenticator, Permission, check_listen_policy, hash_key
+from spoolq.access.auth import Authenticator, Permission, check_listen_policy, hash_key
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.settings.server import Settings, SettingsError
 from tests.http.fakes import FakeStore
 
 

@@ -15,8 +15,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from spoolq.http.app import create_app
 from spoolq.http.overview import COUNT_LIMIT
-from spoolq.metrics import Metrics
-from spoolq.server_settings import Settings
+from spoolq.observability.metrics import Metrics
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import DeadLetterPolicy, QueueConfig
 from tests.inside import commit_of
@@ -241,7 +241,7 @@ def test_root_redirects_browsers_only(client: FlaskClient) -> None:
 
 
 def test_non_http_door_hook(client: FlaskClient) -> None:
-    from spoolq.counting import acting_as
+    from spoolq.observability.counting import acting_as
     from spoolq.store.model import OutgoingMessage, QueueKind
 
     services = client.application.extensions["spoolq"]
@@ -259,7 +259,7 @@ def test_published_counts_equal_direct_observations() -> None:
     prometheus-client's own ``inc``/``observe`` per event give (bucket edges included)."""
     from prometheus_client import CollectorRegistry, Histogram
 
-    from spoolq.metrics import _BUCKETS, Metrics
+    from spoolq.observability.metrics import _BUCKETS, Metrics
 
     metrics = Metrics()
     direct = Histogram("spoolq_http_request_seconds", "", ["door", "operation"], buckets=_BUCKETS,
@@ -289,7 +289,7 @@ def test_published_counts_equal_direct_observations() -> None:
 def test_counting_alone_is_adding_without_observations() -> None:
     """``_Pending.count`` (every message event) keeps what ``_Pending.add`` of the same counts keeps,
     and says the same of label sets new to the process."""
-    from spoolq.metrics import _Pending
+    from spoolq.observability.metrics import _Pending
 
     general, quick = _Pending(), _Pending()
     a, b, c = ("m", ("queue", "send")), ("m", ("sqs", "send")), ("q", ("q1", "send"))
@@ -300,7 +300,7 @@ def test_counting_alone_is_adding_without_observations() -> None:
 
 
 def test_counts_are_exact_under_concurrent_reads() -> None:
-    from spoolq.metrics import Metrics
+    from spoolq.observability.metrics import Metrics
 
     metrics = Metrics()
     stop = threading.Event()
@@ -330,7 +330,7 @@ def test_counts_are_exact_under_concurrent_reads() -> None:
 
 _PUBLISHER = """
 import os, sys, time
-from spoolq.metrics import Metrics, PUBLISH_INTERVAL
+from spoolq.observability.metrics import Metrics, PUBLISH_INTERVAL
 m = Metrics()
 for _ in range(7):
     m.messages("queue", "send", 1, "q")

@@ -1,4 +1,4 @@
-"""The rate history behind the console's sparklines (spoolq.rates), with a settable clock and
+"""The rate history behind the console's sparklines (spoolq.observability.rates), with a settable clock and
 settable totals: several processes share one history in the metrics directory and sample each
 slot once; a process that starts later (a restarted worker) reads what the others recorded; a gap
 is spread over the slots it covers; a total that went down counts from zero; old hours go."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from spoolq.metrics import Metrics
-from spoolq.rates import KEEP, SAMPLE, RateHistory
+from spoolq.observability.metrics import Metrics
+from spoolq.observability.rates import KEEP, SAMPLE, RateHistory
 from tests.conftest import FakeClock
 
 

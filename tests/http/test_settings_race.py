@@ -23,7 +23,7 @@ from flask.testing import FlaskClient
 
 from spoolq.errors import InvalidArgument
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import QueueInfo, QueueKind
 

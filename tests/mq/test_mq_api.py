@@ -6,7 +6,7 @@ from flask.testing import FlaskClient
 
 from spoolq.errors import StorageUnavailable
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from tests.http.fakes import FakeStore
 
 

@@ -11,8 +11,8 @@ import pytest
 import requests
 from botocore.exceptions import ClientError
 
-from spoolq.auth import Permission
-from spoolq.server_settings import SettingsError
+from spoolq.access.auth import Permission
+from spoolq.settings.server import SettingsError
 from tests.sns.conftest import sns_client, sqs_client
 from tests.sqs.harness import SpoolqProcess
 
@@ -95,7 +95,7 @@ def test_permission_grammar() -> None:
 
 
 def test_config_with_topic_permissions_checks(tmp_path: Path) -> None:
-    from spoolq.auth import Authenticator
+    from spoolq.access.auth import Authenticator
 
     auth = Authenticator.from_config({"api_keys": [{"name": "n", "key": "k", "permissions": ["topic|admin"]}]})
     principal = auth.principal("k", None)

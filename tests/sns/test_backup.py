@@ -6,7 +6,7 @@ from pathlib import Path
 
 from spoolq.cli.backup import backup, restore
 from spoolq.store.filestore import FileStore
-from spoolq.topics import TopicKey, TopicRegistry
+from spoolq.topics.catalog import TopicKey, TopicRegistry
 
 
 def test_topics_survive_backup_and_restore(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from spoolq import queue_names
+from spoolq.queues import names as queue_names
 from spoolq.store.filestore import FileStore
 from tests.sns.conftest import drain, sns_client, sqs_client
 from tests.sqs.harness import ACCOUNT, REGION, SpoolqProcess

@@ -1,4 +1,4 @@
-"""Topics declared in the config file (spoolq/declared_topics.py): checked line by line, applied
+"""Topics declared in the config file (spoolq/config/declared_topics.py): checked line by line, applied
 by ``spoolq serve`` beside the declared queues."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spoolq.config_check import check
-from spoolq.declared_topics import TopicDeclarationsRefused, parse_topics
-from spoolq.server_settings import Settings
+from spoolq.config.check import check
+from spoolq.config.declared_topics import TopicDeclarationsRefused, parse_topics
+from spoolq.settings.server import Settings
 from tests.sns.conftest import sns_client, sqs_client
 from tests.sqs.harness import SpoolqProcess
 

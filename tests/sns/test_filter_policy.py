@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spoolq.filter_policy import ATTRIBUTES, BODY, PolicyError, compile_policy
+from spoolq.topics.filter_policy import ATTRIBUTES, BODY, PolicyError, compile_policy
 
 
 def attrs(**values: Any) -> dict[str, tuple[str, str]]:

@@ -10,7 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from tests.http.fakes import FakeStore
 
 

@@ -1,4 +1,4 @@
-"""Topics and subscriptions in the shared root (spoolq/topics.py): records, locks, crash leftovers,
+"""Topics and subscriptions in the shared root (spoolq/topics/catalog.py): records, locks, crash leftovers,
 and what one process sees of another's changes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spoolq import topics as topics_module
-from spoolq.topics import AlreadyExists, TopicKey, TopicNotFound, TopicRegistry, changed_topic
+from spoolq.topics import catalog as topics_module
+from spoolq.topics.catalog import AlreadyExists, TopicKey, TopicNotFound, TopicRegistry, changed_topic
 
 KEY = TopicKey("123456789012", "us-east-1", "orders")
 

@@ -20,7 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from spoolq.declared_topics import allowed_http_endpoints
+from spoolq.config.declared_topics import allowed_http_endpoints
 from spoolq.http.sns.webhooks import allowed
 from tests.sns.conftest import receive_all, sns_client, sqs_client
 from tests.sqs.harness import SpoolqProcess

@@ -16,12 +16,12 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from flask.testing import FlaskClient
 
-from spoolq.auth import OPEN, Authenticator, Permission, Principal, check_listen_policy, may_send_into
+from spoolq.access.auth import OPEN, Authenticator, Permission, Principal, check_listen_policy, may_send_into
 from spoolq.cli import main
 from spoolq.http.app import create_app
 from spoolq.http.sqs import sigv4
 from spoolq.http.sqs.moves import task_id
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.settings.server import Settings, SettingsError
 from spoolq.store import FileStore
 from tests.conftest import tree
 
@@ -262,8 +262,8 @@ def test_verify_is_off_only_in_open_mode() -> None:
 
 def test_permission_answers_are_kept_per_identity_and_bounded() -> None:
     """``Principal.can`` keeps its answers (the same ones matching gives) and never more than a bound."""
-    from spoolq import auth as auth_mod
-    from spoolq.auth import Permission, Principal
+    from spoolq.access import auth as auth_mod
+    from spoolq.access.auth import Permission, Principal
 
     perms = (Permission.parse("queue|poll,get_status|sqs:*:*:orders"), Permission.parse("queue|post|orders-*"))
     kept = Principal("kept", perms)

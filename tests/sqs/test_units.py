@@ -12,7 +12,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from flask import Blueprint, Flask
 
-from spoolq.auth import Authenticator
+from spoolq.access.auth import Authenticator
 from spoolq.http.context import Services
 from spoolq.http.sqs import create_blueprint
 from spoolq.http.sqs import queues as sqs_queues
@@ -20,8 +20,8 @@ from spoolq.http.sqs.context import Caller, store_name_of_arn, unwrap_receipt, w
 from spoolq.http.sqs.digests import md5_of_attributes, md5_of_body
 from spoolq.http.sqs.errors import ReceiptHandleIsInvalid
 from spoolq.http.sqs.wire import parse_query
-from spoolq.metrics import Metrics
-from spoolq.server_settings import Settings
+from spoolq.observability.metrics import Metrics
+from spoolq.settings.server import Settings
 from spoolq.store import FileStore
 from spoolq.store.model import OutgoingMessage, QueueCounts
 

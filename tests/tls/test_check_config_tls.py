@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from spoolq.cli.check_config import EXIT_CONFIG, checks
-from spoolq.server_settings import Settings, SettingsError, load_settings
+from spoolq.settings.server import Settings, SettingsError, load_settings
 from tests.tls.conftest import Pki
 
 KEYS = """

@@ -56,7 +56,7 @@ from pathlib import Path
 
 from spoolq.cli.command import CliError, Command
 from spoolq.errors import DataFormatRefused
-from spoolq.server_settings import load_settings
+from spoolq.settings.server import load_settings
 from spoolq.store.root_format import FORMAT_FILE, check_format
 
 #: directories of the root that a backup holds (the rest is rebuilt or swept)

@@ -5,14 +5,14 @@ the same ``SPOOLQ_*`` environment and the same storage/listen flags as ``serve``
 
 1. the settings (ports, worker counts...), then the flush mode: the one that fits the file system
    the root is on, or the one asked for (refused on a network or FUSE file system unless forced);
-2. the YAML config, the listen policy and TLS: :mod:`spoolq.config_check`, the one checker
+2. the YAML config, the listen policy and TLS: :mod:`spoolq.config.check`, the one checker
    ``serve`` also runs at start and before every reload (every mistake on its own line, unknown
    keys at every level with the closest known one);
 3. the root: a directory, writable (a file is written, flushed and removed in its ``tmp/``; the
    store's own directories are writable too), its file system (a warning on ext4 made without a
    journal), and its free space. A root that does not exist yet is not made: it is checked that
    ``serve`` can make it (its nearest existing parent is a writable directory); its headroom
-   (:mod:`spoolq.readiness`: a warning when a message of the largest accepted size no longer
+   (:mod:`spoolq.observability.readiness`: a warning when a message of the largest accepted size no longer
    fits, or when the free space or inodes are under ``low_space_percent`` /
    ``low_inodes_percent``), with the commit journal's share.
 
@@ -44,8 +44,8 @@ from pathlib import Path
 from spoolq.cli.command import Command
 from spoolq.cli.limit_arguments import LIMIT_SETTINGS, add_limit_arguments
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.config_check import ConfigCheck
-from spoolq.server_settings import Settings, SettingsError, connections_within, load_settings
+from spoolq.config.check import ConfigCheck
+from spoolq.settings.server import Settings, SettingsError, connections_within, load_settings
 
 EXIT_OK, EXIT_CONFIG, EXIT_ROOT = 0, 2, 3
 
@@ -145,9 +145,9 @@ SPOOLQ_ROOT=/srv/q spoolq check-config && spoolq serve""")
 
 def checks(settings: Settings, config: ConfigCheck | None = None, *, make_root: bool = False) -> Iterator[Check]:
     """Every check of ``settings``, in order, failures included (see the module doc); ``config``:
-    the config check already made (:func:`spoolq.config_check.check`); ``make_root``: make a
+    the config check already made (:func:`spoolq.config.check.check`); ``make_root``: make a
     missing root (``serve``) instead of checking that it could be made."""
-    from spoolq.config_check import check
+    from spoolq.config.check import check
 
     yield Check("ok", f"settings (root={settings.root}, listen {settings.host}:{settings.port}, "
                       f"{settings.workers} workers x {settings.threads} threads, flush={settings.flush or 'auto'}, "
@@ -239,8 +239,8 @@ def check_root(settings: Settings, *, make: bool = False) -> Iterator[Check]:
 
 
 def _headroom_check(settings: Settings, described: str) -> Check:
-    """The root's headroom (:mod:`spoolq.readiness`), with the journal's share when it has one."""
-    from spoolq.readiness import Headroom, judge, limits_of, root_health
+    """The root's headroom (:mod:`spoolq.observability.readiness`), with the journal's share when it has one."""
+    from spoolq.observability.readiness import Headroom, judge, limits_of, root_health
 
     root = settings.root
     journal = settings.fsync and flush_check(settings).text.startswith("flush=journal")

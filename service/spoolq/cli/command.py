@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from spoolq.server_settings import SettingsError
+from spoolq.settings.server import SettingsError
 
 
 class CliError(Exception):

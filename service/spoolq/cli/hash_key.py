@@ -1,5 +1,5 @@
 """``spoolq hash-key``: the SHA-256 digest of an API key, as the ``sha256`` of an ``api_keys`` entry in
-the config file holds it (:func:`spoolq.auth.hash_key`)."""
+the config file holds it (:func:`spoolq.access.auth.hash_key`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_hash_key(args: argparse.Namespace) -> int:
-    from spoolq.auth import hash_key
+    from spoolq.access.auth import hash_key
 
     if not args.stdin and not sys.stdin.isatty():  # piped: a prompt would warn that it echoes
         print("spoolq: hash-key reads a piped key with --stdin (`echo -n KEY | spoolq hash-key --stdin`); "

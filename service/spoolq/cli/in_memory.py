@@ -27,7 +27,7 @@ class InMemoryRefused(Exception):
 
 def check(*, root: Path | None, host: str | None, allowed: bool) -> None:
     """Refuse ``--in-memory`` with ``--root``, and on a non-loopback ``host`` unless ``allowed``."""
-    from spoolq.auth import is_loopback
+    from spoolq.access.auth import is_loopback
 
     if root is not None:
         raise InMemoryRefused("--in-memory makes its own data directory: leave out --root")

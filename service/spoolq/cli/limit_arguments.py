@@ -1,6 +1,6 @@
 """The flags of the service's limits that ``spoolq serve`` and ``spoolq check-config`` share: how
 long a request's headers may take and how many connections a worker holds
-(:mod:`spoolq.http.heads`), and when the data directory's headroom is low (:mod:`spoolq.readiness`)."""
+(:mod:`spoolq.http.gunicorn.heads`), and when the data directory's headroom is low (:mod:`spoolq.observability.readiness`)."""
 
 from __future__ import annotations
 

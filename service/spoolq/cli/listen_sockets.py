@@ -28,7 +28,7 @@ import socket
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.settings.server import Settings, SettingsError
 
 #: the first file descriptor systemd passes
 SD_LISTEN_FDS_START = 3
@@ -48,7 +48,7 @@ class ListenSockets:
     http: socket.socket
     disque: socket.socket | None
     source: str  # "systemd", "re-exec" or "bound"
-    disque_tls: socket.socket | None = None  # Disque over TLS (spoolq.tls)
+    disque_tls: socket.socket | None = None  # Disque over TLS (spoolq.access.tls)
 
     def close(self) -> None:
         for sock in (self.http, self.disque, self.disque_tls):

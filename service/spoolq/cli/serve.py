@@ -1,5 +1,5 @@
 """``spoolq serve``: check what it starts with, open (or inherit) the listening sockets, then run
-the HTTP doors under gunicorn and the Disque door beside them (:mod:`spoolq.http.server`,
+the HTTP doors under gunicorn and the Disque door beside them (:mod:`spoolq.http.gunicorn.server`,
 :mod:`spoolq.disque.supervisor`). The checks are ``spoolq check-config``'s
 (:mod:`spoolq.cli.check_config`); the sockets and how they outlive a restart:
 :mod:`spoolq.cli.listen_sockets`.
@@ -11,11 +11,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from spoolq.cli.command import Command
 from spoolq.cli.limit_arguments import LIMIT_SETTINGS, add_limit_arguments
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
-from spoolq.server_settings import DEFAULT_PORT, load_settings, root_origin
+from spoolq.settings.server import DEFAULT_PORT, Settings, load_settings, root_origin
 
 SERVE_DESCRIPTION = """\
 Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the
@@ -134,7 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
     say(f"data directory {settings.root} ({root_origin(overrides)})")
     from spoolq.cli.check_config import failures, flush_check
     from spoolq.cli.listen_sockets import DISQUE_FD_ENV, DISQUE_TLS_FD_ENV, bound_sockets, inherited_sockets
-    from spoolq.config_check import check
+    from spoolq.config.check import check
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
     # then the ports, before anything is started or printed: a busy port fails at once
@@ -148,9 +149,9 @@ def _serve(args: argparse.Namespace) -> int:
             say(check_line.text)
         return failed[0].exit_code
     sockets = inherited if inherited is not None else bound_sockets(settings)
-    from spoolq.declared_queues import apply_from_settings
-    from spoolq.declared_topics import apply_topics_from_settings
-    from spoolq.http.reload_state import ReloadState
+    from spoolq.config.declared_queues import apply_from_settings
+    from spoolq.config.declared_topics import apply_topics_from_settings
+    from spoolq.http.gunicorn.reload_state import ReloadState
 
     refused = apply_from_settings(settings, say, lambda line: say(f"error: {line}"))
     refused += apply_topics_from_settings(settings, say, lambda line: say(f"error: {line}"))
@@ -158,7 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
     auth = accepted.authenticator
     for note in auth.notes:
         say(f"config: {note}")
-    from spoolq.http.server import prepare_metrics_dir, remove_metrics_dir, serve
+    from spoolq.http.gunicorn.server import prepare_metrics_dir, remove_metrics_dir, serve
 
     # The Disque listener writes its metrics where the workers' /metrics reads them: choose the
     # directory before it starts (it inherits the environment).
@@ -187,7 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"spoolq: serving Disque over TLS on {settings.disque_host}:{settings.disque_tls_port}",
               file=sys.stderr, flush=True)
     try:
-        serve(settings, accepted, ReloadState.started(refused), access_log=args.access_log,
+        serve(settings, accepted, ReloadState.started(refused), create_app=worker_app, access_log=args.access_log,
               listener_fd=sockets.http.detach())
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
@@ -197,6 +198,15 @@ def _serve(args: argparse.Namespace) -> int:
                 disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
             remove_metrics_dir()
     return 0
+
+
+def worker_app(settings: Settings) -> Any:
+    """The app each gunicorn worker serves, built after the fork: Flask, the doors and
+    prometheus-client are imported there, never in the master, so the workers a reload starts
+    import the code on disk then."""
+    from spoolq.http.app import create_app
+
+    return create_app(settings)
 
 
 def say(line: str) -> None:

@@ -1,4 +1,4 @@
-"""The TLS flags ``spoolq serve`` and ``spoolq check-config`` share (:mod:`spoolq.tls`)."""
+"""The TLS flags ``spoolq serve`` and ``spoolq check-config`` share (:mod:`spoolq.access.tls`)."""
 
 from __future__ import annotations
 

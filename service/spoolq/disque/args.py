@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from spoolq import job_ids as ids
-from spoolq import queue_names
 from spoolq.disque.protocol import Error
+from spoolq.queues import job_ids as ids
+from spoolq.queues import names as queue_names
 from spoolq.store.model import is_queue_name
 
 #: Disque queue ``q`` is store queue ``disque:q``

@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from spoolq import job_ids as ids
-from spoolq.auth import Authenticator, Principal
+from spoolq.access.auth import Authenticator, Principal
 from spoolq.disque import args as A
 from spoolq.disque.blocking import Dispatcher, Waiter
 from spoolq.disque.info import Introspection
@@ -32,8 +31,9 @@ from spoolq.disque.queues import QueueCommands
 from spoolq.disque.reader import Limits
 from spoolq.disque.session import Session
 from spoolq.errors import SpoolqError, StorageUnavailable
-from spoolq.metrics import Metrics
-from spoolq.server_settings import Settings
+from spoolq.observability.metrics import Metrics
+from spoolq.queues import job_ids as ids
+from spoolq.settings.server import Settings
 from spoolq.store.contract import QueueStore
 
 log = logging.getLogger("spoolq.disque")

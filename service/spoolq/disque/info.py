@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from spoolq import __version__
-from spoolq.auth import Authenticator, Principal
+from spoolq.access.auth import Authenticator, Principal
 from spoolq.disque import args as A
 from spoolq.disque.blocking import Dispatcher
 from spoolq.disque.jobs import JobCommands
 from spoolq.disque.protocol import OK, Error, Map, Status, Verbatim
 from spoolq.disque.session import Session
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store.contract import QueueStore
 
 

@@ -27,12 +27,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spoolq import job_ids as ids
-from spoolq.auth import Principal
+from spoolq.access.auth import Principal
 from spoolq.disque import args as A
 from spoolq.disque.protocol import Error, Status
 from spoolq.errors import InvalidMessageId, QueueNotFound, SpoolqError
-from spoolq.queue_settings import DISQUE_DEFAULT_VISIBILITY_TIMEOUT, door_defaults
+from spoolq.queues import job_ids as ids
+from spoolq.queues.queue_settings import DISQUE_DEFAULT_VISIBILITY_TIMEOUT, door_defaults
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import (
     Delivery,

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from spoolq.counting import DoorCounts
 from spoolq.disque.protocol import Error
-from spoolq.metrics import Metrics
+from spoolq.observability.counting import DoorCounts
+from spoolq.observability.metrics import Metrics
 from spoolq.store.contract import QueueStore
 
 DOOR = "disque"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from spoolq.auth import Principal
+from spoolq.access.auth import Principal
 from spoolq.disque import args as A
 from spoolq.disque.jobs import PAUSE_KEY, JobCommands, disque_id, job_meta
 from spoolq.disque.protocol import NULL_ARRAY, Error, Status

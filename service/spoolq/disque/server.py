@@ -51,17 +51,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from spoolq.auth import OPEN, Authenticator
+from spoolq.access.auth import OPEN, Authenticator
+from spoolq.access.tls import HANDSHAKE_SECONDS, server_context
 from spoolq.disque.door import Door
 from spoolq.disque.protocol import Error, encode
 from spoolq.disque.reader import Parsed, ProtocolError, RequestReader
 from spoolq.disque.session import Session
 from spoolq.disque.supervisor import GRACEFUL_SECONDS, die_with_parent, settings_from_json
-from spoolq.metrics import Metrics
-from spoolq.rates import RateHistory
-from spoolq.server_settings import Settings
-from spoolq.serving import open_store
-from spoolq.tls import HANDSHAKE_SECONDS, server_context
+from spoolq.observability.metrics import Metrics
+from spoolq.observability.rates import RateHistory
+from spoolq.queues.serving import open_store
+from spoolq.settings.server import Settings
 
 log = logging.getLogger("spoolq.disque")
 #: requests parsed but not yet answered before the connection stops reading (back-pressure)

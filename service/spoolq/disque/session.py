@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from spoolq.auth import Principal
+from spoolq.access.auth import Principal
 from spoolq.disque.blocking import Waiter
 
 

@@ -25,7 +25,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from spoolq.server_settings import PATH_FIELDS, Settings
+from spoolq.settings.server import PATH_FIELDS, Settings
 
 log = logging.getLogger("spoolq.disque")
 #: how long a stopping listener lets commands already read finish

@@ -8,9 +8,9 @@ Nothing is built at import. ``create_app`` wires, for one app:
   side over the same :class:`~spoolq.http.context.Services`;
 * ``/healthz`` (liveness: the process serves; never touches the disk), ``/readyz``
   (readiness: the store is writable, has room for the largest message, warns when its space runs
-  low, and a group-commit flush completes: :mod:`spoolq.readiness`; and whether the last reload
-  of the config was applied: :mod:`spoolq.http.reload_state`), ``/metrics``
-  (Prometheus: :mod:`spoolq.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
+  low, and a group-commit flush completes: :mod:`spoolq.observability.readiness`; and whether the last reload
+  of the config was applied: :mod:`spoolq.http.gunicorn.reload_state`), ``/metrics``
+  (Prometheus: :mod:`spoolq.observability.metrics`, per-queue gauges from :mod:`spoolq.http.overview`),
   the OpenAPI document at ``/docs/openapi.json`` and interactive docs at ``/docs/``;
 * the web console at ``/console/`` (:mod:`spoolq.http.console`); ``GET /`` from a browser
   (``Accept: text/html``) redirects there, while SQS's ``POST /`` is untouched;
@@ -23,8 +23,8 @@ Nothing is built at import. ``create_app`` wires, for one app:
 * no slash merging or trailing-slash redirects: ``/queue/1//q/peek`` is a 404 in the door's
   format, not a 308 page; a body-less answer (204, OPTIONS) carries no ``Content-Type``;
 * one hook before the views and one after, nothing else per request: the first names the
-  request's door (:func:`door_of`) for the store's message counts (:mod:`spoolq.counting`) and
-  reads the body; the last forgets the door and observes the request once (:mod:`spoolq.metrics`).
+  request's door (:func:`door_of`) for the store's message counts (:mod:`spoolq.observability.counting`) and
+  reads the body; the last forgets the door and observes the request once (:mod:`spoolq.observability.metrics`).
 
 The store is opened lazily on first use (post-fork under gunicorn) unless one is passed in.
 """
@@ -47,16 +47,17 @@ from werkzeug.routing import MapAdapter
 from werkzeug.wsgi import get_host
 
 from spoolq import __version__
-from spoolq.auth import Authenticator
-from spoolq.counting import name_door
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sns, sqs
+from spoolq.access.auth import Authenticator
+from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, sns, sqs
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.gunicorn import parking
+from spoolq.http.gunicorn.reload_state import ReloadState, ReloadStateCollector
 from spoolq.http.overview import StoreCollector
-from spoolq.http.reload_state import ReloadState, ReloadStateCollector
-from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from spoolq.metrics import Metrics
-from spoolq.server_settings import Settings
+from spoolq.observability.counting import name_door
+from spoolq.observability.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from spoolq.observability.metrics import Metrics
+from spoolq.settings.server import Settings
 from spoolq.store.contract import QueueStore
 from spoolq.store.root_format import FORMAT as DATA_FORMAT
 

@@ -1,7 +1,7 @@
 """Per-app services the front doors share: settings, the store (built lazily, post-fork), auth, metrics.
 
 The store a door gets is the store itself; the metrics hear of its sends, polls, acks and flushes
-as one of its listeners (:class:`~spoolq.counting.DoorCounts`, subscribed here; the app names
+as one of its listeners (:class:`~spoolq.observability.counting.DoorCounts`, subscribed here; the app names
 the door of each request). A door's poll goes through :meth:`Services.poll`, the long-poll step
 (:mod:`spoolq.http.longpoll`). :attr:`Services.overview` is the cached snapshot of every queue that
 ``/metrics`` and the console read.
@@ -21,15 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from spoolq.auth import Authenticator
-from spoolq.counting import DoorCounts, current_door
+from spoolq.access.auth import Authenticator
 from spoolq.errors import StorageUnavailable
 from spoolq.http import framing, longpoll
 from spoolq.http.overview import Overview
-from spoolq.metrics import Metrics
-from spoolq.readiness import Headroom, judge, limits_of
-from spoolq.server_settings import Settings
-from spoolq.serving import open_store
+from spoolq.observability.counting import DoorCounts, current_door
+from spoolq.observability.metrics import Metrics
+from spoolq.observability.readiness import Headroom, judge, limits_of
+from spoolq.queues.serving import open_store
+from spoolq.settings.server import Settings
 from spoolq.store.batches import BatchClaims
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import Delivery, QueueRef
@@ -108,7 +108,7 @@ class Services:
 
     def ready(self, timeout: float = 5.0) -> tuple[bool, dict[str, Any]]:
         """Readiness: the store can accept work now: it opens, a probe file can be written (not
-        full, not read-only), the largest message fits (:mod:`spoolq.readiness`: ``headroom`` in
+        full, not read-only), the largest message fits (:mod:`spoolq.observability.readiness`: ``headroom`` in
         the details, with a ``warning`` when it is low), and a group-commit flush completes within
         ``timeout`` seconds (a hung or failing disk makes the node unready)."""
         healthy, details = self.health()

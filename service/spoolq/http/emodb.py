@@ -31,14 +31,14 @@ import orjson
 from flask import request
 from flask_smorest import Blueprint
 
-from spoolq.auth import OPEN, Principal, may_send_into
+from spoolq.access.auth import OPEN, Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc, emodb_batches, emodb_queue_settings, framing
 from spoolq.http import emodb_wire as wire
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.http.framing import Response
-from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name, user_kind
+from spoolq.queues.names import manage_action, permission_name, split_sqs_store_name, user_kind
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind, is_queue_name
 
 JSON = "application/json"

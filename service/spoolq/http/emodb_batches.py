@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from flask import request
 
-from spoolq.auth import Principal
+from spoolq.access.auth import Principal
 from spoolq.http import emodb_wire as wire
 from spoolq.http.context import Services
 from spoolq.http.framing import Response

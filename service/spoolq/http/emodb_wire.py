@@ -33,8 +33,8 @@ from typing import Any
 
 import orjson
 
-from spoolq import queue_names
 from spoolq.http import framing
+from spoolq.queues import names as queue_names
 
 IAE = "java.lang.IllegalArgumentException"
 UNAUTHORIZED_EXC = "com.bazaarvoice.emodb.common.api.UnauthorizedException"

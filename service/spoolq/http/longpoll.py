@@ -1,14 +1,14 @@
 """The HTTP doors' poll step: a long poll parks where gunicorn's worker can park it.
 
 Every HTTP door polls through :func:`poll` (``Services.poll``). Without ``wait`` it is the
-store's poll. With ``wait``, where the worker put a :class:`~spoolq.http.parking.LongPoll` in
+store's poll. With ``wait``, where the worker put a :class:`~spoolq.http.gunicorn.parking.LongPoll` in
 the request's environ and can take one more, the request is *parked* when it finds nothing
-(see :mod:`spoolq.http.parking` for the three steps and the worker's side); otherwise the poll
+(see :mod:`spoolq.http.gunicorn.parking` for the three steps and the worker's side); otherwise the poll
 blocks its thread in the store's own wait. Either way it counts in
 ``spoolq_long_polls_waiting{door}`` and ``spoolq_queue_polls_waiting{queue,door}`` while it
 waits: a parked one from its first park until it is answered.
 
-Kept apart from :mod:`spoolq.http.parking`, which the gunicorn worker class imports in the
+Kept apart from :mod:`spoolq.http.gunicorn.parking`, which the gunicorn worker class imports in the
 master process: this module imports the metrics (prometheus-client), which must not be imported
 before ``spoolq serve`` has chosen the metrics directory.
 """
@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 from spoolq.errors import QueueNotFound
-from spoolq.http.parking import LongPoll, of
-from spoolq.metrics import Metrics
+from spoolq.http.gunicorn.parking import LongPoll, of
+from spoolq.observability.metrics import Metrics
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import Delivery, QueueRef, queue_name_of
 

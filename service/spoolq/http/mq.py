@@ -32,12 +32,12 @@ from flask import request
 from flask_smorest import Blueprint
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from spoolq import queue_names
 from spoolq.errors import QueueNotFound, SpoolqError, StorageUnavailable
 from spoolq.http import apidoc, framing
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
 from spoolq.http.framing import Response
+from spoolq.queues import names as queue_names
 from spoolq.store.model import MAX_CLAIM_TTL, MAX_DELAY, OutgoingMessage, QueueKind
 
 PREFIX = queue_names.MQ_PREFIX

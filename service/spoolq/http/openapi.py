@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 
 #: the checked-in contract, at the top of the checkout this package runs from
 OPENAPI_PATH = Path(__file__).resolve().parents[3] / "openapi.yaml"

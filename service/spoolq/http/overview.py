@@ -1,7 +1,7 @@
 """What the service knows about its queues, cheaply: one cached snapshot for /metrics and the console.
 
 Each row names the queue's door and the name that door's users know
-(:func:`spoolq.queue_names.door_and_name`).
+(:func:`spoolq.queues.names.door_and_name`).
 
 :class:`Overview` takes a :class:`Snapshot` of every queue at most every ``ttl`` seconds per
 process (3 s by default): ``list_queues``, then per queue its meta (cached by the store), its
@@ -19,7 +19,7 @@ costs nothing; concurrent callers share one refresh.
 is one inode; both 0 where the file system has no fixed inode count), ``spoolq_store_up`` (the store can be read: the snapshot
 succeeded), ``spoolq_store_writable`` (the store's probe file could be written and a message of the
 largest accepted size fits, bytes and inodes, its journal record included: 0 on a full or
-read-only file system, while reads still work; :mod:`spoolq.readiness`), ``spoolq_store_space_low``
+read-only file system, while reads still work; :mod:`spoolq.observability.readiness`), ``spoolq_store_space_low``
 (1 below the warning thresholds, ``low_space_percent`` and ``low_inodes_percent``, or full), and
 ``spoolq_journal_bytes`` and ``spoolq_journal_limit_bytes`` (what the commit journal's files of
 every process of the node take, and the most they may: :mod:`spoolq.store.journal`; 0 without a
@@ -40,8 +40,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from spoolq.errors import QueueNotFound, SpoolqError
-from spoolq.queue_names import door_and_name
-from spoolq.readiness import Headroom, Limits, judge, root_health
+from spoolq.observability.readiness import Headroom, Limits, judge, root_health
+from spoolq.queues.names import door_and_name
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import MoveState, MoveStatus, QueueConfig
 

@@ -3,7 +3,7 @@
 
 Asks ``/healthz`` on ``127.0.0.1`` (port 8480 unless ``--port``) and exits 0 on ``200``, 1 otherwise.
 Over clear text first; when the port answers that it speaks HTTPS (``spoolq serve --certfile``,
-:mod:`spoolq.tls`), over TLS without checking the certificate: the probe runs inside the
+:mod:`spoolq.access.tls`), over TLS without checking the certificate: the probe runs inside the
 container, on loopback, and asks whether this service is alive, not who it is. (With
 ``--client-ca`` the probe has no client certificate: give the container a health command of
 your own, e.g. ``curl --cert``.)

@@ -17,7 +17,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from spoolq.http import emodb_wire as wire
-from spoolq.queue_names import KINDS
+from spoolq.queues.names import KINDS
 from spoolq.store.model import MAX_BATCH_CLAIM, TOKEN_RE
 
 _EMO = r"[a-z0-9:@._-]"
@@ -31,7 +31,7 @@ STORE_NAME_PATTERN = r"^[A-Za-z0-9:@._-]{1,400}$"
 REGION_PATTERN = r"^[a-z]{2}(-[a-z0-9]+){1,3}$"
 MQ_QUEUE_PATTERN = r"^[A-Za-z0-9:@._-]{1,255}$"
 MOVE_REF_PATTERN = r"^[A-Z2-7]{42}$"
-#: the kinds of queue as users name them (spoolq.queue_names.KINDS)
+#: the kinds of queue as users name them (spoolq.queues.names.KINDS)
 USER_KINDS = list(KINDS)
 BATCH_TOKEN_PATTERN = TOKEN_RE.pattern
 

@@ -4,7 +4,7 @@ Off only in open mode (no credentials configured at all: the development mode ac
 key, like moto). Otherwise every request of such a door must carry ``Authorization: AWS4-HMAC-SHA256
 Credential=<key>/<yyyymmdd>/<region>/<service>/aws4_request, SignedHeaders=..., Signature=...``
 whose service is the door's (``sqs``, ``sns``) and whose access key id belongs to a configured
-identity (:mod:`spoolq.auth`), and:
+identity (:mod:`spoolq.access.auth`), and:
 * ``X-Amz-Date`` within 15 minutes of the server clock (else ``RequestExpired``), on the
   same day as the credential scope, and ``host`` among the signed headers;
 * the body bound to the signature: the canonical request is rebuilt from the method, path,
@@ -43,7 +43,7 @@ from urllib.parse import quote, unquote
 
 from flask import Request
 
-from spoolq.auth import Authenticator, Principal
+from spoolq.access.auth import Authenticator, Principal
 from spoolq.errors import SpoolqError
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask
 
 from spoolq.http.app import create_app
-from spoolq.server_settings import load_settings
+from spoolq.settings.server import load_settings
 
 
 def application() -> Flask:

@@ -14,7 +14,7 @@ change, once the change succeeded:
 Moves, dead-lettering and maintenance move messages without telling anyone: they are not sends,
 polls or acks of a front door. A listener must return at once; whatever it raises is ignored
 (a failing listener never fails a store call). Which front door made a call is not the store's
-business: a listener that needs it asks the caller's context (:mod:`spoolq.counting`).
+business: a listener that needs it asks the caller's context (:mod:`spoolq.observability.counting`).
 """
 
 from __future__ import annotations

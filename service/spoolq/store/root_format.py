@@ -89,7 +89,7 @@ FORMAT_FILE = "format"
 #: left by a dead process is swept with the root's old temp files (maintenance.TMP_MAX_AGE)
 CLAIM = "tmp/format-{}.claim"
 #: the features of a root this version writes (see the module docstring): ``lock-files-made-once``
-#: (format 2's lock files), ``topics`` (``<root>/topics/``: SNS topics, :mod:`spoolq.topics`, a
+#: (format 2's lock files), ``topics`` (``<root>/topics/``: SNS topics, :mod:`spoolq.topics.catalog`, a
 #: top-level directory no older version lists or opens)
 FEATURES: tuple[str, ...] = ("lock-files-made-once", "topics")
 

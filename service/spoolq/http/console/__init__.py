@@ -28,7 +28,7 @@ from werkzeug.exceptions import MethodNotAllowed
 from spoolq import __version__
 from spoolq.http.console import api as console_api
 from spoolq.http.context import Services
-from spoolq.rates import RateHistory
+from spoolq.observability.rates import RateHistory
 
 HERE = Path(__file__).resolve().parent
 

@@ -39,8 +39,8 @@ from flask import Response
 from spoolq.errors import InvalidArgument, QueueAlreadyExists, QueueNotEmpty, QueueNotFound
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import DOOR_NAMES, ConsoleApi, ConsoleError, json_response
-from spoolq.queue_names import KINDS, NAME_RULES, door_and_name, door_store_name, manage_action, user_kind
-from spoolq.queue_settings import SettingRefused, changed_config, door_defaults
+from spoolq.queues.names import KINDS, NAME_RULES, door_and_name, door_store_name, manage_action, user_kind
+from spoolq.queues.queue_settings import SettingRefused, changed_config, door_defaults
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind, check_queue_name
 

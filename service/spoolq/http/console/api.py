@@ -42,9 +42,9 @@ from spoolq.http.console.base import LIST_MAX_AGE, ConsoleApi, ConsoleError, err
 from spoolq.http.context import Services
 from spoolq.http.overview import COUNT_LIMIT, QueueRow
 from spoolq.http.schemas import STORE_NAME_PATTERN
-from spoolq.queue_names import door_and_name, manage_action, permission_name, resolve, user_kind
-from spoolq.rates import RateHistory
-from spoolq.serving import flush_mode
+from spoolq.observability.rates import RateHistory
+from spoolq.queues.names import door_and_name, manage_action, permission_name, resolve, user_kind
+from spoolq.queues.serving import flush_mode
 from spoolq.store.model import QueueInfo, QueueKind
 
 STARTED_AT = time.time()

@@ -12,13 +12,13 @@ from typing import Any
 from flask import Response, request
 from marshmallow import Schema, ValidationError
 
-from spoolq.auth import SECOND_QUEUE_PERMISSION, Principal, may_send_into
+from spoolq.access.auth import SECOND_QUEUE_PERMISSION, Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http import apidoc
 from spoolq.http.console import schemas as cs
 from spoolq.http.context import Services
 from spoolq.http.overview import COUNT_LIMIT, QueueRow
-from spoolq.queue_names import ambiguity, door_and_name, manage_action, permission_name, resolve, user_kind
+from spoolq.queues.names import ambiguity, door_and_name, manage_action, permission_name, resolve, user_kind
 from spoolq.store.model import MoveState, MoveStatus, QueueInfo
 
 #: the console's lists may be this old (seconds; the cached overview)

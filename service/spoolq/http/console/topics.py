@@ -13,10 +13,10 @@ from typing import Any
 
 from flask import Response
 
-from spoolq import queue_names
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, json_response
-from spoolq.topics import Subscription, Topic, TopicRegistry
+from spoolq.queues import names as queue_names
+from spoolq.topics.catalog import Subscription, Topic, TopicRegistry
 
 OUTCOMES = ("published", "delivered", "filtered", "dead_lettered", "failed")
 

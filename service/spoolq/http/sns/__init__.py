@@ -13,7 +13,7 @@ topic registry and/or the store's contract, render). Errors are rendered in one 
 scope ``sns``) unless the service is open (an unsigned request may name an API key in
 ``X-BV-API-Key`` instead, as the console's publish form does), then authorised per topic
 (:mod:`.access`) before its handler runs. Actions of SMS and mobile push answer ``InvalidAction``:
-this service cannot deliver there. Topics and subscriptions live in the data root (:mod:`spoolq.topics`).
+this service cannot deliver there. Topics and subscriptions live in the data root (:mod:`spoolq.topics.catalog`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ from typing import Any, NamedTuple
 
 from flask import Blueprint, Request, Response, abort
 
-from spoolq.auth import Principal
-from spoolq.config_file import load_config
-from spoolq.counting import name_door
-from spoolq.declared_topics import allowed_http_endpoints
+from spoolq.access.auth import Principal
+from spoolq.config.declared_topics import allowed_http_endpoints
 from spoolq.errors import SpoolqError
 from spoolq.http import framing, sigv4
 from spoolq.http.context import Services
@@ -39,9 +37,11 @@ from spoolq.http.sns.context import Env, caller_of, queue_of_arn
 from spoolq.http.sns.errors import InternalError, InvalidAction
 from spoolq.http.sns.signing import SigningKeys
 from spoolq.http.sns.webhooks import Webhooks
-from spoolq.server_settings import SettingsError
+from spoolq.observability.counting import name_door
+from spoolq.settings.config_file import load_config
+from spoolq.settings.server import SettingsError
 from spoolq.store.model import OutgoingMessage
-from spoolq.topics import Subscription, TopicRegistry
+from spoolq.topics.catalog import Subscription, TopicRegistry
 
 __all__ = ["ACTIONS", "SnsDoor", "create_door"]
 
@@ -110,7 +110,7 @@ class SnsDoor:
 
     def webhooks(self) -> tuple[Webhooks, tuple[str, ...]]:
         """HTTP deliveries and the allowed endpoints (the config file's ``sns: http_endpoints:``, read
-        once; a config that ``spoolq serve`` started with is valid: :mod:`spoolq.declared_topics`)."""
+        once; a config that ``spoolq serve`` started with is valid: :mod:`spoolq.config.declared_topics`)."""
         if self._webhooks is None:
             config = self.services.settings.config
             try:
@@ -166,7 +166,7 @@ class SnsDoor:
         """Who sends the request (``None``: open mode, or a ConfirmSubscription, which needs no
         signature: its token is the proof, as AWS's SubscribeURL). A request signed with SigV4 is
         verified; one that is not signed may name an API key in ``X-BV-API-Key`` (the console's
-        publish form: the same identities and permissions, :mod:`spoolq.auth`)."""
+        publish form: the same identities and permissions, :mod:`spoolq.access.auth`)."""
         auth = self.services.auth
         signed = wire.scope_service(http.environ, http.args) is not None
         if auth.open or (action == "ConfirmSubscription" and not signed):

@@ -1,4 +1,4 @@
-"""Which permission each SNS action needs, on which topic (the identities are :mod:`spoolq.auth`'s).
+"""Which permission each SNS action needs, on which topic (the identities are :mod:`spoolq.access.auth`'s).
 
 An action needs the ``topic|<permission>|sns:A:R:name`` permission its entry in
 :data:`spoolq.http.sns.ACTIONS` names, on the topic it acts on:
@@ -17,7 +17,7 @@ A setting that names a second queue needs more: a subscription delivering to an 
 (Subscribe's endpoint) and a subscription's dead-letter queue (``RedrivePolicy``, in Subscribe's
 attributes or SetSubscriptionAttributes) need ``post`` on that queue, so nobody can send into a
 queue through a topic who could not send to it directly. :func:`require_queue_post` asks the one
-check every door asks for a second queue (:func:`spoolq.auth.may_send_into`), from the queue's
+check every door asks for a second queue (:func:`spoolq.access.auth.may_send_into`), from the queue's
 name alone, before anything looks the queue up: a refusal never tells whether another team's queue
 exists. Topics and subscriptions declared in the config file are the operator's, as declared
 queues are, and are not checked.
@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spoolq.auth import Principal, may_send_into
+from spoolq.access.auth import Principal, may_send_into
 from spoolq.errors import SpoolqError
 from spoolq.http.sns.context import Caller, Env, queue_arn_of, subscription_of_arn, topic_of_arn
 from spoolq.http.sns.errors import AuthorizationError
-from spoolq.topics import TopicKey
+from spoolq.topics.catalog import TopicKey
 
 #: actions that name no single topic: the handler filters what it lists
 UNSCOPED = frozenset({"ListTopics", "ListSubscriptions"})

@@ -7,7 +7,7 @@ Scoping
 
 Names
     Topic ``name`` of account ``A`` in region ``R`` has the ARN ``arn:aws:sns:R:A:name`` and the
-    permission name ``sns:A:R:name`` (:mod:`spoolq.auth`); a subscription's ARN is its topic's ARN
+    permission name ``sns:A:R:name`` (:mod:`spoolq.access.auth`); a subscription's ARN is its topic's ARN
     and ``:<subscription id>``. An SQS endpoint is a queue ARN, ``arn:aws:sqs:R:A:q``, delivered
     to the store queue ``sqs:A:R:q`` (the SQS door's queue of that name).
 
@@ -24,13 +24,13 @@ from typing import Any
 
 from flask import Request
 
-from spoolq import queue_names
-from spoolq.auth import Principal
+from spoolq.access.auth import Principal
 from spoolq.http.sigv4 import CREDENTIAL
 from spoolq.http.sns.errors import InvalidParameter, SubscriptionNotFound
-from spoolq.server_settings import Settings
+from spoolq.queues import names as queue_names
+from spoolq.settings.server import Settings
 from spoolq.store.contract import QueueStore
-from spoolq.topics import TopicKey, TopicRegistry
+from spoolq.topics.catalog import TopicKey, TopicRegistry
 
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 FIFO_TOPIC_NAME = re.compile(r"^[A-Za-z0-9_-]{1,251}\.fifo$")

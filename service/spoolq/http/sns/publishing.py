@@ -7,7 +7,7 @@ What a subscribed queue receives: the notification's JSON (:mod:`.envelope`), or
 ``RawMessageDelivery`` the message itself with the message attributes as SQS message attributes.
 A FIFO topic's message goes to a FIFO queue with its group id and its deduplication id (so the
 queue drops a retried publish too), to a standard queue without them. A FIFO topic publishes one
-publish (or batch) at a time (its lock, :meth:`~spoolq.topics.TopicRegistry.fifo_publishing`):
+publish (or batch) at a time (its lock, :meth:`~spoolq.topics.catalog.TopicRegistry.fifo_publishing`):
 sequence numbers, the five-minute deduplication window and the order in every queue agree.
 
 A copy that cannot be delivered (its queue was deleted) goes to the subscription's dead-letter
@@ -25,7 +25,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spoolq import filter_policy
 from spoolq.errors import QueueNotFound
 from spoolq.http.sns import webhooks
 from spoolq.http.sns.context import Env, phone_number, queue_of_arn
@@ -41,7 +40,8 @@ from spoolq.http.sns.errors import (
 )
 from spoolq.http.sns.messages import MAX_MESSAGE_BYTES, Entry, entry
 from spoolq.store.model import OutgoingMessage, SendResult
-from spoolq.topics import Subscription, Topic, TopicState
+from spoolq.topics import filter_policy
+from spoolq.topics.catalog import Subscription, Topic, TopicState
 
 #: SenderId of the messages SNS delivers to SQS queues, as AWS shows it
 SNS_SENDER = "AIDAIT2UOQQY3AUEKVGXU"

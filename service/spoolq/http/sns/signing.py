@@ -5,7 +5,7 @@ signature, SHA-1 for ``SignatureVersion`` 1, SHA-256 for 2) over AWS's string to
 (:mod:`.envelope`), and ``SigningCertURL``, where the certificate with the public key is served:
 ``<scheme>://<host>/SimpleNotificationService-<key id>.pem`` on the same port.
 
-Where the key lives (:meth:`~spoolq.topics.TopicRegistry.signing_keys`): ``<root>/topics/signing/<key id>.pem`` (mode 0600), the private key and its
+Where the key lives (:meth:`~spoolq.topics.catalog.TopicRegistry.signing_keys`): ``<root>/topics/signing/<key id>.pem`` (mode 0600), the private key and its
 self-signed certificate (RSA 2048, ``CN=sns.spoolq.local``, ten years), ``<key id>`` the first 32
 hex digits of the SHA-256 of the certificate. Every node uses the same one: the first process that
 needs a key and finds none makes one, writes it whole to ``tmp/`` and renames it in (its name is
@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from spoolq.topics import TopicRegistry
+from spoolq.topics.catalog import TopicRegistry
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,15 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from spoolq import filter_policy
 from spoolq.http.sns import webhooks
 from spoolq.http.sns.access import require_queue_post
 from spoolq.http.sns.context import Env, phone_number, queue_of_arn, string_map, text
 from spoolq.http.sns.errors import InvalidParameter, SubscriptionNotFound, TopicNotFound
 from spoolq.http.sns.wire import Entries
-from spoolq.topics import AlreadyExists, Subscription, TopicKey
-from spoolq.topics import SubscriptionNotFound as NoSubscription
-from spoolq.topics import TopicNotFound as NoTopic
+from spoolq.topics import filter_policy
+from spoolq.topics.catalog import AlreadyExists, Subscription, TopicKey
+from spoolq.topics.catalog import SubscriptionNotFound as NoSubscription
+from spoolq.topics.catalog import TopicNotFound as NoTopic
 
 LIST_PAGE = 100
 REACHABLE = frozenset({"sqs", "http", "https"})

@@ -1,5 +1,5 @@
 """Topic actions: CreateTopic, GetTopicAttributes, SetTopicAttributes, ListTopics, DeleteTopic and
-the tag actions. Each parses, makes one call of the topic registry (:mod:`spoolq.topics`) and
+the tag actions. Each parses, makes one call of the topic registry (:mod:`spoolq.topics.catalog`) and
 renders; attributes and their defaults are those AWS shows (LocalStack's recorded snapshots)."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from spoolq.http.sns.errors import (
     TopicNotFound,
 )
 from spoolq.http.sns.wire import Entries
-from spoolq.topics import AlreadyExists, Topic, TopicKey, changed_topic
-from spoolq.topics import TopicNotFound as NoTopic
+from spoolq.topics.catalog import AlreadyExists, Topic, TopicKey, changed_topic
+from spoolq.topics.catalog import TopicNotFound as NoTopic
 
 #: the page of ListTopics, as AWS pages it
 LIST_PAGE = 100

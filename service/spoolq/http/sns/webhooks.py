@@ -51,7 +51,7 @@ from urllib.parse import quote, urlsplit
 from spoolq.http.sns.envelope import CONFIRMATION_FIELDS, string_to_sign, timestamp
 from spoolq.http.sns.errors import InvalidParameter
 from spoolq.http.sns.signing import Signer
-from spoolq.topics import Subscription
+from spoolq.topics.catalog import Subscription
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from spoolq.auth import Principal, may_send_into
+from spoolq.access.auth import Principal, may_send_into
 from spoolq.http.sqs.context import QUEUE_NAME, Caller, arn_of_store_name, store_name_of_arn
 from spoolq.http.sqs.errors import AccessDenied, SqsError
 

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 from flask import Request
 
-from spoolq import queue_names
 from spoolq.http.sqs.errors import QueueDoesNotExist, ReceiptHandleIsInvalid
 from spoolq.http.sqs.sigv4 import CREDENTIAL
-from spoolq.server_settings import Settings
+from spoolq.queues import names as queue_names
+from spoolq.settings.server import Settings
 
 QUEUE_NAME = queue_names.SQS_NAME
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})$")

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spoolq.auth import Principal, may_send_into
+from spoolq.access.auth import Principal, may_send_into
 from spoolq.errors import QueueNotFound
 from spoolq.http.sqs.access import deny
 from spoolq.http.sqs.context import Caller

@@ -33,7 +33,7 @@ from typing import Any
 from flask import has_request_context, request
 
 from spoolq.errors import MessageRefused, MessageRule, SpoolqError
-from spoolq.http import parking
+from spoolq.http.gunicorn import parking
 from spoolq.http.sqs import checks
 from spoolq.http.sqs.checks import invalid_value, optional_int, optional_str, required_str, string_list
 from spoolq.http.sqs.context import arn_of_store_name, unwrap_receipt, wrap_receipt

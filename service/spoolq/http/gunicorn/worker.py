@@ -3,7 +3,7 @@
 Changes to gthread (27.x):
 
 * **Parked long polls.** A long poll that finds nothing returns from the app as *parked*
-  (:mod:`spoolq.http.parking`): the worker keeps its connection, the request and the rendered
+  (:mod:`spoolq.http.gunicorn.parking`): the worker keeps its connection, the request and the rendered
   empty answer, not a thread. Parked requests wait in a set keyed by queue. The main loop
   (the selector that gthread already runs) wakes them:
 
@@ -27,7 +27,7 @@ Changes to gthread (27.x):
   sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
   Parked connections count as connections (``max_connections``); at most :data:`PARK_LIMIT` park,
   beyond that a long poll blocks its thread as before.
-* **Connections cost nothing until they speak** (:mod:`spoolq.http.heads`): a new connection, and
+* **Connections cost nothing until they speak** (:mod:`spoolq.http.gunicorn.heads`): a new connection, and
   a kept-alive one whose next request starts to arrive, stay in the main loop until their request
   head (and a body of declared length) is whole, read without blocking under ``header_timeout``;
   only then does a thread take them (gthread gives a new connection a thread at once, which
@@ -35,14 +35,14 @@ Changes to gthread (27.x):
   too. A worker holds at most ``max_connections`` connections (parked polls included; lowered to
   what its open-file limit allows): at the limit a new connection closes the longest idle
   kept-alive one, or, with none, is answered ``503`` and closed. Open connections by state,
-  refusals and time-outs are counted (:mod:`spoolq.metrics`).
+  refusals and time-outs are counted (:mod:`spoolq.observability.metrics`).
 * A stopping worker closes its copies of the listening sockets as soon as it stops accepting
   (:meth:`SpoolqThreadWorker._close_listeners`).
 * It stops accepting new connections while every thread is busy, so a new request waits in the
   listen backlog for any worker with a free thread instead of queueing inside this one.
-* On a TLS port (:mod:`spoolq.tls`), a clear-text HTTP request is answered ``400`` in clear
+* On a TLS port (:mod:`spoolq.access.tls`), a clear-text HTTP request is answered ``400`` in clear
   text and closed before it is parsed, and a handshake must finish within 10 s (in the loop).
-* Request lines up to 4 MiB (:mod:`spoolq.http.request_line`: SQS's query protocol by GET). Protocol
+* Request lines up to 4 MiB (:mod:`spoolq.http.gunicorn.request_line`: SQS's query protocol by GET). Protocol
   errors gunicorn answers itself (a longer request line, oversized headers, malformed requests) get
   a JSON body, or SQS's ``<ErrorResponse>`` on an SQS path, never HTML.
 """
@@ -72,9 +72,9 @@ from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 from gunicorn.workers.gthread import ThreadWorker
 
-from spoolq.http import heads as head_reading
-from spoolq.http import parking, request_line
-from spoolq.http.heads import Connection, HeadReader
+from spoolq.http.gunicorn import heads as head_reading
+from spoolq.http.gunicorn import parking, request_line
+from spoolq.http.gunicorn.heads import Connection, HeadReader
 
 #: parked long polls one worker process keeps at most (each holds a socket, no thread)
 PARK_LIMIT = 8192
@@ -110,7 +110,7 @@ def _peek(sock: Any) -> bytes | None:
 
 def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's answer to a request it cannot parse (414, 431, 400): JSON, or SQS's XML on an SQS
-    path (:mod:`spoolq.http.request_line`), never HTML."""
+    path (:mod:`spoolq.http.gunicorn.request_line`), never HTML."""
     content_type, body = request_line.error_answer(status_int, reason, mesg)
     head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
@@ -296,7 +296,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
     def handle(self, conn: Any) -> Any:
         """gthread's ``handle`` of a connection whose request (its head, and a body of declared
         length) is whole in its parser's buffer (TLS set up, the first bytes waited for:
-        :mod:`spoolq.http.heads`)."""
+        :mod:`spoolq.http.gunicorn.heads`)."""
         conn.head_ready = False  # the next request's head is read by the loop again
         return super().handle(conn)
 

@@ -2,21 +2,21 @@
 
 Its sections, each parsed by the module that owns it::
 
-    api_keys:        identities, their keys and permissions          (spoolq.auth)
-    sqs_credentials: legacy SigV4 keys                                (spoolq.auth)
-    anonymous:       permissions of requests without a key            (spoolq.auth)
-    queue_defaults:  settings of queues created without them          (spoolq.queue_settings)
-    queues:          declared queues                                  (spoolq.declared_queues)
-    topics:          declared SNS topics and their subscriptions      (spoolq.declared_topics)
+    api_keys:        identities, their keys and permissions          (spoolq.access.auth)
+    sqs_credentials: legacy SigV4 keys                                (spoolq.access.auth)
+    anonymous:       permissions of requests without a key            (spoolq.access.auth)
+    queue_defaults:  settings of queues created without them          (spoolq.queues.queue_settings)
+    queues:          declared queues                                  (spoolq.config.declared_queues)
+    topics:          declared SNS topics and their subscriptions      (spoolq.config.declared_topics)
     sns:             the HTTP endpoints SNS may deliver to            (spoolq.http.sns.webhooks)
 
 :func:`read_config` reads and parses the file; a file that cannot be read, is not YAML, or is
-not a mapping is refused with one line (:class:`~spoolq.server_settings.ConfigRefused`) naming
+not a mapping is refused with one line (:class:`~spoolq.settings.server.ConfigRefused`) naming
 the line and column YAML stopped at. :func:`unknown_keys` is how every section reports a key it
 does not know, with the closest known one (``unknown key 'queue' (did you mean 'queues'?)``).
 
 **The config in force.** ``spoolq serve``'s master checks the file whole before it starts and
-before every reload (:mod:`spoolq.config_check`), then :func:`hold`\\ s what it accepted.
+before every reload (:mod:`spoolq.config.check`), then :func:`hold`\\ s what it accepted.
 :func:`load_config` answers with the held config for that path, in the master and in every
 process it forks after (the HTTP workers): a worker that starts later (one replaced after it
 died) serves with the config its siblings serve with, never with a file edited since and not
@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from spoolq.server_settings import ConfigRefused
+from spoolq.settings.server import ConfigRefused
 
 #: the top-level keys of the config file
 SECTIONS = ("api_keys", "sqs_credentials", "anonymous", "queue_defaults", "queues", "topics", "sns")

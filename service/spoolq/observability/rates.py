@@ -5,7 +5,7 @@ opened now shows the past hour, not a sparkline that starts empty.
 
 **Samples.** Every :data:`SAMPLE` seconds (on the wall clock's multiples of it) one process of
 the server reads the per-queue totals ``spoolq_queue_messages_total{queue,operation}`` (which add
-up every gunicorn worker and the Disque listener, see :mod:`spoolq.metrics`) and records,
+up every gunicorn worker and the Disque listener, see :mod:`spoolq.observability.metrics`) and records,
 for each queue that moved, how many messages were sent, delivered and acknowledged since the
 previous sample.
 
@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from spoolq.metrics import Metrics
+from spoolq.observability.metrics import Metrics
 
 #: seconds between samples (one point of a sparkline)
 SAMPLE = 5

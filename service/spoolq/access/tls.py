@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.settings.server import Settings, SettingsError
 
 #: a TLS handshake not finished within this is abandoned (the connection closed)
 HANDSHAKE_SECONDS = 10.0

@@ -10,12 +10,12 @@ bound back: a line over 4 MiB is refused with 414 as soon as that much has arriv
 searched for its end only in what arrived since the last look (no quadratic rescans).
 
 A request refused before the app sees it (414 here; 431 and 400 for bad heads; 408 for a head that
-did not arrive in time and 503 over a worker's limits, :mod:`spoolq.http.heads`) is answered
+did not arrive in time and 503 over a worker's limits, :mod:`spoolq.http.gunicorn.heads`) is answered
 in the format of the door the request line names, as far as it can be told from the line:
 an SQS path (``/`` or a queue URL's path) gets the query protocol's ``<ErrorResponse>`` XML, or the
 JSON protocol's ``{"__type", "message"}`` when the headers read so far name an ``X-Amz-Target``;
 anything else the service's JSON ``{"message": ...}``. :func:`error_answer` builds it; the worker
-(:mod:`spoolq.http.gworker`) calls :func:`remember_failure` with the exception first.
+(:mod:`spoolq.http.gunicorn.worker`) calls :func:`remember_failure` with the exception first.
 """
 
 from __future__ import annotations

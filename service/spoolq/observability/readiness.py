@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spoolq.server_settings import Settings
+from spoolq.settings.server import Settings
 from spoolq.store.filesystems import inode_counts
 from spoolq.store.journal import journal_bytes, journal_limit
 

@@ -1,12 +1,12 @@
 """gunicorn's master, with a reload that cannot take the service down.
 
 **Checked before anything changes.** On ``SIGHUP`` the master first checks the config file and
-the TLS files whole, as ``spoolq check-config`` does (:func:`spoolq.config_check.check`). With any
+the TLS files whole, as ``spoolq check-config`` does (:func:`spoolq.config.check.check`). With any
 mistake it changes nothing: every mistake is logged at ERROR, the workers keep serving with the
-config they have, and the failure is published (:mod:`spoolq.http.reload_state`: ``/readyz``,
+config they have, and the failure is published (:mod:`spoolq.http.gunicorn.reload_state`: ``/readyz``,
 ``spoolq_config_reload_success 0``). Otherwise it logs what changed (identities, declared queues,
 TLS files; never a secret), holds the new config and TLS context for the workers it forks
-(:func:`spoolq.config_file.hold`, :func:`spoolq.tls.hold_server_context`) and starts new workers.
+(:func:`spoolq.settings.config_file.hold`, :func:`spoolq.access.tls.hold_server_context`) and starts new workers.
 
 **Handed over, not dropped.** gunicorn's own reload forks the new workers and sends the old ones
 ``SIGTERM`` at once. An old worker stops accepting at that moment, while a new one accepts only
@@ -25,7 +25,7 @@ the old ones keep serving with the config they had (held again), and the reload 
 failed with the worker's reason (:func:`report_boot_failure`); a worker replaced outside a reload
 (one that died) that fails to boot is tried again after :data:`BOOT_RETRY_SECONDS`. Only when no
 worker serves at all (at start) does the service halt, as gunicorn does. The declared queues of
-the new config are applied once the new workers serve (:mod:`spoolq.declared_queues`).
+the new config are applied once the new workers serve (:mod:`spoolq.config.declared_queues`).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from typing import Any
 from gunicorn.arbiter import Arbiter
 from gunicorn.errors import HaltServer
 
-from spoolq.config_check import ConfigCheck, check, describe_changes
-from spoolq.config_file import hold
-from spoolq.http.reload_state import ReloadState
-from spoolq.server_settings import Settings, SettingsError
+from spoolq.config.check import ConfigCheck, check, describe_changes
+from spoolq.http.gunicorn.reload_state import ReloadState
+from spoolq.settings.config_file import hold
+from spoolq.settings.server import Settings, SettingsError
 
 #: the pipe's write end, in the master and in every worker it forks (-1: no handover master)
 _ready_fd = -1
@@ -135,7 +135,7 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
             hold(self.settings.config, verdict.config)
         if self.settings.certfile is None:
             return None
-        from spoolq.tls import hold_server_context
+        from spoolq.access.tls import hold_server_context
 
         return hold_server_context(self.settings, tls)
 
@@ -149,8 +149,8 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
 
     def _apply_declared_queues(self) -> list[str]:
         """The config file's declared queues and SNS topics, applied; the lines of what was not."""
-        from spoolq.declared_queues import apply_from_settings
-        from spoolq.declared_topics import apply_topics_from_settings
+        from spoolq.config.declared_queues import apply_from_settings
+        from spoolq.config.declared_topics import apply_topics_from_settings
 
         refused = apply_from_settings(self.settings, self.log.info, self.log.error)
         return refused + apply_topics_from_settings(self.settings, self.log.info, self.log.error)

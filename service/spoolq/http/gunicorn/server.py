@@ -1,26 +1,26 @@
 """Serving the app with gunicorn, started programmatically (``spoolq serve``).
 
 Worker model: ``gthread`` workers (``settings.workers`` processes x ``settings.threads``
-threads), with spoolq's subclass :class:`~spoolq.http.gworker.SpoolqThreadWorker`. A thread
+threads), with spoolq's subclass :class:`~spoolq.http.gunicorn.worker.SpoolqThreadWorker`. A thread
 serves one request at a time; a *long poll* (``wait`` up to 20 s) holds a thread only while it
 actually polls: when it finds nothing, the worker parks the connection (no thread) in a
 waiting set keyed by queue and re-runs the request when the queue changes (the store's
 watcher: in-process sends and inotify), at least once a second per queue (changes made
 through other nodes), and sends the empty answer itself at the deadline. So thousands of
 long polls wait per worker while short requests keep every thread (see the worker's
-docstring and :mod:`spoolq.http.parking`). A worker stops accepting connections while all
+docstring and :mod:`spoolq.http.gunicorn.parking`). A worker stops accepting connections while all
 its threads are busy, so a new request is never queued inside a worker whose threads are
 all taken; it waits in the listen backlog until any worker has a free thread. gunicorn's
 ``timeout`` (the worker heartbeat, 120 s) is far above the 20 s long-poll ceiling;
 keep-alive is 5 s. A connection holds no thread until its request has arrived: the worker's
 loop reads heads (and bodies of declared length) under ``header_timeout`` and holds at most
 ``max_connections`` connections
-(:mod:`spoolq.http.heads`). ``serve`` raises the soft open-file limit to the hard one (each
+(:mod:`spoolq.http.gunicorn.heads`). ``serve`` raises the soft open-file limit to the hard one (each
 waiting poll is a socket).
 
 A reload (``SIGHUP``) checks the config first and changes nothing when it has a mistake; it
 stops the old workers only once every new one has built the app, and keeps them when a new one
-fails to boot (:mod:`spoolq.http.arbiter`), so the port always has a worker that accepts.
+fails to boot (:mod:`spoolq.http.gunicorn.arbiter`), so the port always has a worker that accepts.
 
 The same options are used by ``deploy/gunicorn.conf.py`` for running gunicorn directly.
 """
@@ -31,22 +31,25 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
-from spoolq.config_check import ConfigCheck
-from spoolq.http.arbiter import report_boot_failure, report_ready
-from spoolq.http.gworker import SpoolqThreadWorker
-from spoolq.http.reload_state import ReloadState
-from spoolq.server_settings import Settings
-from spoolq.tls import gunicorn_tls_options
+from spoolq.access.tls import gunicorn_tls_options
+from spoolq.config.check import ConfigCheck
+from spoolq.http.gunicorn.arbiter import report_boot_failure, report_ready
+from spoolq.http.gunicorn.reload_state import ReloadState
+from spoolq.settings.server import Settings
 
-__all__ = ["SpoolqThreadWorker", "gunicorn_options", "raise_open_file_limit", "remove_metrics_dir", "serve"]
+__all__ = ["AppFactory", "gunicorn_options", "raise_open_file_limit", "remove_metrics_dir", "serve"]
 
 #: set by :func:`prepare_metrics_dir` to the directory it made (inherited by a SIGUSR2 re-exec)
 METRICS_DIR_MADE_ENV = "SPOOLQ_METRICS_DIR_MADE"
+
+#: builds the WSGI app in each worker, after the fork (``spoolq serve``: :func:`spoolq.http.app.create_app`)
+AppFactory = Callable[[Settings], Any]
 
 #: Access log without the query string (it may carry ``APIKey``).
 ACCESS_LOG_FORMAT = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
@@ -72,11 +75,11 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "bind": [f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}"],
         "workers": settings.workers,
         "threads": settings.threads,
-        "worker_class": "spoolq.http.server.SpoolqThreadWorker" if _worker_hooks_present() else "gthread",
+        "worker_class": "spoolq.http.gunicorn.worker.SpoolqThreadWorker" if _worker_hooks_present() else "gthread",
         "timeout": 120,
         "graceful_timeout": 30,
         "keepalive": 5,
-        # the connections one worker holds open (spoolq.http.heads; parked long polls included)
+        # the connections one worker holds open (spoolq.http.gunicorn.heads; parked long polls included)
         "worker_connections": settings.max_connections,
         "preload_app": False,  # the app (and the store) is built in each worker, after the fork
         "accesslog": "-" if access_log else None,
@@ -88,11 +91,11 @@ def gunicorn_options(settings: Settings, *, access_log: bool = False) -> dict[st
         "post_worker_init": report_ready,  # a reload stops the old workers once the new ones serve
         "on_exit": on_exit,
         # gunicorn takes 0-8190 (0: no limit); spoolq's worker bounds request lines at 4 MiB itself
-        # (spoolq.http.request_line: a 1 MiB SQS message by GET), with gunicorn's Python parser
+        # (spoolq.http.gunicorn.request_line: a 1 MiB SQS message by GET), with gunicorn's Python parser
         "limit_request_line": 0 if _worker_hooks_present() else 8190,
         "http_parser": "python",
         "control_socket_disable": True,  # several servers (tests, nodes) may run as one user
-        **gunicorn_tls_options(settings),  # with a certificate: HTTPS only (spoolq.tls)
+        **gunicorn_tls_options(settings),  # with a certificate: HTTPS only (spoolq.access.tls)
     }
 
 
@@ -113,11 +116,11 @@ def on_exit(arbiter: Any) -> None:
 def on_reload(arbiter: Any) -> None:
     """gunicorn hook for plain gunicorn (``deploy/gunicorn.conf.py``; master, on SIGHUP, before the
     new workers start): apply the config file's declared queues and topics again
-    (:mod:`spoolq.declared_queues`, :mod:`spoolq.declared_topics`). ``spoolq serve``'s master does it
+    (:mod:`spoolq.config.declared_queues`, :mod:`spoolq.config.declared_topics`). ``spoolq serve``'s master does it
     itself, once the new workers serve."""
-    from spoolq.declared_queues import apply_from_settings
-    from spoolq.declared_topics import apply_topics_from_settings
-    from spoolq.server_settings import load_settings
+    from spoolq.config.declared_queues import apply_from_settings
+    from spoolq.config.declared_topics import apply_topics_from_settings
+    from spoolq.settings.server import load_settings
 
     settings = load_settings()
     apply_from_settings(settings, arbiter.log.info, arbiter.log.error)
@@ -134,9 +137,11 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
     """gunicorn's application for ``spoolq serve``: the app factory, spoolq's options, and (when
     given) an HTTP listener opened before gunicorn starts (:mod:`spoolq.cli.listen_sockets`)."""
 
-    def __init__(self, settings: Settings, options: dict[str, Any], listener_fd: int | None = None,
-                 accepted: ConfigCheck | None = None, reload_state: ReloadState | None = None) -> None:
+    def __init__(self, settings: Settings, options: dict[str, Any], create_app: AppFactory,
+                 listener_fd: int | None = None, accepted: ConfigCheck | None = None,
+                 reload_state: ReloadState | None = None) -> None:
         self.settings = settings
+        self.create_app = create_app
         self.options = options
         self.listener_fd = listener_fd
         #: the config check ``spoolq serve`` started with, and its outcome (None: made by the arbiter)
@@ -147,7 +152,7 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
     def run(self) -> None:
         from gunicorn import sock as gunicorn_sock
 
-        from spoolq.http.arbiter import HandoverArbiter
+        from spoolq.http.gunicorn.arbiter import HandoverArbiter
 
         arbiter = HandoverArbiter(self)
         # a SIGUSR2 re-exec runs this command again, as a module (not the script path, whose
@@ -164,10 +169,8 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
 
     def load(self) -> Any:
         try:
-            from spoolq.http.app import create_app
-
-            return create_app(self.settings)
-        except Exception as e:  # the worker fails to boot: the master says why (spoolq.http.arbiter)
+            return self.create_app(self.settings)
+        except Exception as e:  # the worker fails to boot: the master says why (spoolq.http.gunicorn.arbiter)
             report_boot_failure(e)
             raise
 
@@ -200,11 +203,12 @@ def raise_open_file_limit() -> None:
 
 
 def serve(settings: Settings, accepted: ConfigCheck | None = None, reload_state: ReloadState | None = None, *,
-          access_log: bool = False, listener_fd: int | None = None) -> None:
-    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given), with the
-    config check it started with (``accepted``) and its outcome. The caller stops what else it
-    started, then calls :func:`remove_metrics_dir` (master only)."""
+          create_app: AppFactory, access_log: bool = False, listener_fd: int | None = None) -> None:
+    """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given), each
+    worker serving the app ``create_app`` builds, with the config check it started with
+    (``accepted``) and its outcome. The caller stops what else it started, then calls
+    :func:`remove_metrics_dir` (master only)."""
     raise_open_file_limit()
     prepare_metrics_dir()
-    SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), listener_fd, accepted,
-                      reload_state).run()
+    SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), create_app, listener_fd,
+                      accepted, reload_state).run()

@@ -1,17 +1,17 @@
 """One check of what a start or a reload would take in, shared by ``spoolq serve`` (at start and
 before every reload, in its master) and ``spoolq check-config``: every mistake at once.
 
-:func:`check` reads the config file once (:mod:`spoolq.config_file`) and checks, in order:
+:func:`check` reads the config file once (:mod:`spoolq.settings.config_file`) and checks, in order:
 
 1. the file itself: readable, YAML, a mapping (a file that is not stops here, with one line
    naming the line and column YAML stopped at);
 2. its top-level keys (an unknown one is named with the closest known key: ``queue`` -> ``queues``);
 3. every section, each reporting *every* mistake on a line of its own: identities and their
-   permissions (:mod:`spoolq.auth`), ``queue_defaults`` (:mod:`spoolq.queue_settings`), declared
-   queues (:mod:`spoolq.declared_queues`), declared SNS topics and ``sns:``
-   (:mod:`spoolq.declared_topics`); unknown keys at every level, with a "did you mean";
+   permissions (:mod:`spoolq.access.auth`), ``queue_defaults`` (:mod:`spoolq.queues.queue_settings`), declared
+   queues (:mod:`spoolq.config.declared_queues`), declared SNS topics and ``sns:``
+   (:mod:`spoolq.config.declared_topics`); unknown keys at every level, with a "did you mean";
 4. the listen policy with these identities (no open mode on a network address without
-   ``allow_open``), then the TLS files (:mod:`spoolq.tls`).
+   ``allow_open``), then the TLS files (:mod:`spoolq.access.tls`).
 
 The result (:class:`ConfigCheck`) holds one :class:`Finding` per line (``ok``, ``warning`` or
 ``FAILED``): a part with a mistake gets its ``FAILED`` lines and no ``ok`` line. When nothing
@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spoolq.auth import IDENTITY_KEYS, Authenticator, check_listen_policy, identity_name
-from spoolq.config_file import SECTIONS, read_config, unknown_keys
-from spoolq.server_settings import ConfigRefused, Settings, SettingsError
+from spoolq.access.auth import IDENTITY_KEYS, Authenticator, check_listen_policy, identity_name
+from spoolq.settings.config_file import SECTIONS, read_config, unknown_keys
+from spoolq.settings.server import ConfigRefused, Settings, SettingsError
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,9 @@ def _check_file(settings: Settings, findings: list[Finding]) -> tuple[Mapping[st
         auth = Authenticator.from_config(config)
     except ConfigRefused as e:
         problems += e.problems
-    from spoolq.declared_queues import parse_declarations
-    from spoolq.declared_topics import parse_section
-    from spoolq.queue_settings import format_duration, queue_defaults
+    from spoolq.config.declared_queues import parse_declarations
+    from spoolq.config.declared_topics import parse_section
+    from spoolq.queues.queue_settings import format_duration, queue_defaults
 
     oks = []
     try:
@@ -142,7 +142,7 @@ def _check_listen(settings: Settings, auth: Authenticator, findings: list[Findin
 
 def _check_tls(settings: Settings, auth: Authenticator | None, findings: list[Finding]) -> str:
     """The TLS files' line (the first file that cannot be used is named); their fingerprint."""
-    from spoolq.tls import TlsFileError, check_files, clear_text_problem
+    from spoolq.access.tls import TlsFileError, check_files, clear_text_problem
 
     try:
         described = check_files(settings)

@@ -7,7 +7,7 @@ request (:func:`acting_as` from its first hook to its last: ``queue``, ``dedupq`
 ``default_door="disque"``). :class:`DoorCounts`, subscribed to the store, then counts each event
 for the door named at that moment (``spoolq_messages_total{door,operation}``, per queue
 ``spoolq_queue_messages_total``, the queue's latest poll time) and each flush
-(``spoolq_flush_seconds``, ``spoolq_flush_batch_size``); see :mod:`spoolq.metrics`. A call made
+(``spoolq_flush_seconds``, ``spoolq_flush_batch_size``); see :mod:`spoolq.observability.metrics`. A call made
 where no door named itself counts for ``default_door``. Doors therefore need no counting code
 of their own, and a new store method that sends, polls or acks cannot skip it.
 """
@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-from spoolq.metrics import Metrics
+from spoolq.observability.metrics import Metrics
 from spoolq.store.events import MessageEvent
 
 _DOOR: ContextVar[str | None] = ContextVar("spoolq_door", default=None)

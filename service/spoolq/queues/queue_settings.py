@@ -47,8 +47,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spoolq.errors import InvalidArgument
-from spoolq.queue_names import user_kind
-from spoolq.server_settings import ConfigRefused, Settings
+from spoolq.queues.names import user_kind
+from spoolq.settings.server import ConfigRefused, Settings
 from spoolq.store.model import (
     MAX_CLAIM_TTL,
     MAX_DELAY,
@@ -90,7 +90,7 @@ SQS_DEFAULT_RETENTION = 345_600.0
 DISQUE_DEFAULT_VISIBILITY_TIMEOUT = 300.0
 
 #: the queue a name designates, or None when there is none; a door's lookup first refuses a queue
-#: its caller may not send into (:func:`spoolq.auth.may_send_into`), so a refusal never tells
+#: its caller may not send into (:func:`spoolq.access.auth.may_send_into`), so a refusal never tells
 #: whether another team's queue exists
 Lookup = Callable[[str], QueueInfo | None]
 
@@ -114,7 +114,7 @@ def door_defaults(door: str, base: QueueConfig) -> QueueConfig:
 
 
 def settings_of(info: QueueInfo) -> dict[str, Any]:
-    """The settings JSON of a queue (its ``kind`` as users name it: :data:`spoolq.queue_names.KINDS`)."""
+    """The settings JSON of a queue (its ``kind`` as users name it: :data:`spoolq.queues.names.KINDS`)."""
     c = info.config
     dead = None if c.dead_letter is None else {"queue": c.dead_letter.queue,
                                                  "max_receives": c.dead_letter.max_receives}
@@ -251,8 +251,8 @@ class QueueDefaults:
 
 def queue_defaults(config: Mapping[str, Any]) -> QueueDefaults:
     """``queue_defaults: {archive: true, archive_retention: 30d}`` of a parsed config file;
-    :class:`~spoolq.server_settings.ConfigRefused` with one line for each mistake."""
-    from spoolq.config_file import unknown_keys
+    :class:`~spoolq.settings.server.ConfigRefused` with one line for each mistake."""
+    from spoolq.settings.config_file import unknown_keys
 
     raw = config.get("queue_defaults")
     if raw is None:
@@ -283,6 +283,6 @@ def load_queue_defaults(settings: Settings) -> QueueDefaults:
     """The ``queue_defaults`` of the config file ``settings`` names (none: archive off)."""
     if settings.config is None:
         return QueueDefaults()
-    from spoolq.config_file import load_config  # the one reader of the config file
+    from spoolq.settings.config_file import load_config  # the one reader of the config file
 
     return queue_defaults(load_config(settings.config))

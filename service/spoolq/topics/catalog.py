@@ -37,7 +37,7 @@ Crash rules:
   what NFS and GlusterFS enforce between nodes), so two CreateTopic or Subscribe calls with
   different attributes never both succeed, and a change reads the record it replaces.
 * A FIFO topic's sequence numbers and deduplication window have crash rules of their own
-  (:mod:`spoolq.topic_fifo`).
+  (:mod:`spoolq.topics.fifo`).
 
 Reading is cached per process: a topic's record and subscriptions are read again only when its
 directory or ``subs/`` changed (their modification times), and always while a change is younger
@@ -70,7 +70,7 @@ from spoolq.store.fileops import (
     read_json,
     write_json_atomic,
 )
-from spoolq.topic_fifo import FifoWindow
+from spoolq.topics.fifo import FifoWindow
 
 #: a change younger than this is not trusted to have moved its directory's modification time
 RACY_SECONDS = 2.0
@@ -105,7 +105,7 @@ class TopicKey:
 
     @property
     def store_name(self) -> str:
-        """The name permissions use: ``sns:<account>:<region>:<name>`` (:mod:`spoolq.auth`)."""
+        """The name permissions use: ``sns:<account>:<region>:<name>`` (:mod:`spoolq.access.auth`)."""
         return f"sns:{self.account}:{self.region}:{self.name}"
 
     @property

@@ -14,7 +14,7 @@ Counted as they happen (every worker):
     (``SendMessage``, ``ReceiveMessage``, ...; a door names it in ``environ["spoolq.operation"]``).
 ``spoolq_messages_total{door,operation}``
     messages sent (``send``), delivered by a poll (``poll``) and acknowledged (``ack``), by door:
-    counted from the store's events (:mod:`spoolq.counting`), not by the doors.
+    counted from the store's events (:mod:`spoolq.observability.counting`), not by the doors.
 ``spoolq_queue_messages_total{queue,operation}``
     the same per store queue (what the console's rates and sparklines are computed from).
 ``spoolq_topic_messages_total{topic,outcome}``
@@ -45,7 +45,7 @@ Counted as they happen (every worker):
     open HTTP connections (summed over live workers, updated by each every second) by what they
     wait for: ``reading`` (a request arriving, a TLS handshake), ``idle`` (kept alive between
     requests), ``busy`` (a thread serves them), ``parked`` (a long poll waiting), ``closing`` (an
-    answer sent, the close lingering); see :mod:`spoolq.http.heads`.
+    answer sent, the close lingering); see :mod:`spoolq.http.gunicorn.heads`.
 ``spoolq_http_connections_refused_total{reason}``
     connections a worker answered ``503`` and closed at once: at ``max_connections`` with no idle
     kept-alive connection to close instead (``limit``), out of file descriptors (``descriptors``:

@@ -1,5 +1,5 @@
 """A FIFO topic's sequence numbers and five-minute deduplication window, in its directory of the
-shared root (:mod:`spoolq.topics`), used while its publish lock is held.
+shared root (:mod:`spoolq.topics.catalog`), used while its publish lock is held.
 
 ``<topic dir>/fifo.seq`` holds the last sequence number (20 digits, rewritten in place: a file
 replaced by rename would leave stale handles on GlusterFS mounts); ``<topic dir>/dedup/<sha256 of

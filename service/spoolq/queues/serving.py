@@ -1,7 +1,7 @@
 """The store a server process serves, opened from its settings (the HTTP app and the Disque door).
 
 Both front-door processes open the same :class:`~spoolq.store.filestore.FileStore` the same way:
-the root, node id, flush and peers of the :class:`~spoolq.server_settings.Settings`, the config file's
+the root, node id, flush and peers of the :class:`~spoolq.settings.server.Settings`, the config file's
 ``queue_defaults`` for queues created without a config, and the background maintenance started.
 The doors get it as the contract (:class:`~spoolq.store.contract.QueueStore`) and never name the
 file store.
@@ -10,8 +10,8 @@ file store.
 from __future__ import annotations
 
 from spoolq.errors import storage_error
-from spoolq.queue_settings import load_queue_defaults
-from spoolq.server_settings import Settings
+from spoolq.queues.queue_settings import load_queue_defaults
+from spoolq.settings.server import Settings
 from spoolq.store.contract import QueueStore
 from spoolq.store.filestore import FileStore
 from spoolq.store.model import QueueConfig

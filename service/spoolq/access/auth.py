@@ -74,9 +74,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spoolq.config_file import load_config, unknown_keys
-from spoolq.queue_names import permission_name
-from spoolq.server_settings import ConfigRefused, Settings, SettingsError
+from spoolq.queues.names import permission_name
+from spoolq.settings.config_file import load_config, unknown_keys
+from spoolq.settings.server import ConfigRefused, Settings, SettingsError
 
 ACTIONS = ("post", "poll", "get_status", "admin")
 #: the actions of the ``topic`` resource (SNS topics)

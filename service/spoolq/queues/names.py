@@ -14,7 +14,7 @@ Disque                         ``disque:q``                                 any 
 
 :func:`door_and_name` maps a store name back to its door and the name that door's users know;
 :func:`permission_name` is the name the API-key permissions (``queue|<action>|<name>``,
-:mod:`spoolq.auth`) are checked against: that same name, as the EmoDB and MQ doors check it,
+:mod:`spoolq.access.auth`) are checked against: that same name, as the EmoDB and MQ doors check it,
 except SQS queues, whose permissions name the store queue (one permission model for every door:
 ``queue|poll|jobs`` covers the EmoDB, MQ and Disque queues called ``jobs``). Every door, the
 console and the metrics read names through here; none reads another door's module for them.

@@ -91,17 +91,17 @@ class Settings:
     max_body_bytes: int = 2 * 1024 * 1024  # request bodies above this get 413 before being read
     disque_port: int = 0  # Disque (RESP) listener port; 0 = off (Disque's own default is 7711)
     disque_host: str = "127.0.0.1"  # Disque listener address (same open-mode rule as host)
-    #: TLS (spoolq.tls): with a certificate the HTTP port speaks only HTTPS, and Disque over TLS is served
+    #: TLS (spoolq.access.tls): with a certificate the HTTP port speaks only HTTPS, and Disque over TLS is served
     #: on disque_tls_port; client_ca asks every client for a certificate it signed (mutual TLS)
     certfile: Path | None = None  # PEM certificate chain, the server's own certificate first
     keyfile: Path | None = None  # its PEM private key (default: in certfile)
     client_ca: Path | None = None  # PEM bundle of the CAs whose client certificates are accepted
     disque_tls_port: int = 0  # Disque (RESP) over TLS; 0 = off (Redis's tls-port)
-    #: hostile clients (spoolq.http.heads): seconds a request head has to arrive in, and the connections
+    #: hostile clients (spoolq.http.gunicorn.heads): seconds a request head has to arrive in, and the connections
     #: one worker holds open at most (parked long polls included)
     header_timeout: float = 5.0
     max_connections: int = 10_000
-    #: the root's headroom (spoolq.readiness): /readyz warns under these shares of the file system's
+    #: the root's headroom (spoolq.observability.readiness): /readyz warns under these shares of the file system's
     #: bytes and inodes (and is 503 once the largest message no longer fits)
     low_space_percent: float = 10.0
     low_inodes_percent: float = 5.0

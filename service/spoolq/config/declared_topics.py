@@ -1,5 +1,5 @@
 """SNS topics declared in the config file: made at start if missing, brought to their declared
-settings and subscriptions, beside the declared queues (:mod:`spoolq.declared_queues`)::
+settings and subscriptions, beside the declared queues (:mod:`spoolq.config.declared_queues`)::
 
     topics:
       - name: orders                 # a name ending in .fifo is a FIFO topic
@@ -18,7 +18,7 @@ settings and subscriptions, beside the declared queues (:mod:`spoolq.declared_qu
         subscriptions: [{queue: audit.fifo}]
 
 Each entry is checked as SNS checks the same request (names, a FIFO topic's FIFO queues, filter
-policies with :mod:`spoolq.filter_policy`, AWS's limits), and every mistake is one line naming the
+policies with :mod:`spoolq.topics.filter_policy`, AWS's limits), and every mistake is one line naming the
 entry (``spoolq check-config`` prints them all; ``spoolq serve`` applies nothing of a file with one
 and says why). Applying makes a missing topic, sets the attributes and tags an entry names (the
 others keep their values), and subscribes each declared queue with the declared attributes (a
@@ -26,7 +26,7 @@ subscription of that queue that exists with other attributes gets them); a subsc
 does not declare is left alone, as a queue's messages are. The queues themselves are not made
 here: declare them under ``queues:``. Like declared queues' dead-letter queues, the queues a
 declared subscription names are the operator's choice (whoever may edit the file and reload the
-service), so no identity's ``post`` is asked for them (see "A second queue" in :mod:`spoolq.auth`).
+service), so no identity's ``post`` is asked for them (see "A second queue" in :mod:`spoolq.access.auth`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from spoolq import filter_policy, queue_names
-from spoolq.config_file import load_config, unknown_keys
 from spoolq.errors import SpoolqError
-from spoolq.server_settings import ConfigRefused, Settings, SettingsError
-from spoolq.topics import (
+from spoolq.queues import names as queue_names
+from spoolq.settings.config_file import load_config, unknown_keys
+from spoolq.settings.server import ConfigRefused, Settings, SettingsError
+from spoolq.topics import filter_policy
+from spoolq.topics.catalog import (
     AlreadyExists,
     Subscription,
     Topic,
@@ -242,7 +243,7 @@ def allowed_http_endpoints(config: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def parse_section(config: Mapping[str, Any], settings: Settings) -> list[DeclaredTopic]:
-    """The ``sns:`` section checked and the ``topics:`` parsed (:mod:`spoolq.config_check` runs
+    """The ``sns:`` section checked and the ``topics:`` parsed (:mod:`spoolq.config.check` runs
     this); :class:`TopicDeclarationsRefused` with one line per mistake."""
     problems = unknown_keys(config.get("sns") or {}, ("http_endpoints",), "config: sns: ") \
         if isinstance(config.get("sns"), Mapping) else []
@@ -270,7 +271,7 @@ def apply_topics_from_settings(settings: Settings, say: Callable[[str], None],
                                complain: Callable[[str], None] | None = None) -> list[str]:
     """Read the config file's ``topics:`` and apply them under ``settings.root``, saying what
     happened (``say``); every line about something not applied goes to ``complain`` (default
-    ``say``) and is returned (none: all applied), as :func:`spoolq.declared_queues.apply_from_settings`.
+    ``say``) and is returned (none: all applied), as :func:`spoolq.config.declared_queues.apply_from_settings`.
     Run by ``spoolq serve``'s master at start and on reload."""
     complain = complain or say
     failures: list[str] = []

@@ -21,14 +21,14 @@ The config file's ``queues:`` section lists queues as the doors know them::
         archive_retention: 30d
 
 Each entry has a ``name`` and a ``door``, then any of the settings the console and ``spoolq
-settings`` edit (:mod:`spoolq.queue_settings`: ``visibility_timeout``, ``delay``, ``retention``,
+settings`` edit (:mod:`spoolq.queues.queue_settings`: ``visibility_timeout``, ``delay``, ``retention``,
 ``receive_wait``, ``max_message_bytes``, ``dead_letter``, ``archive``, ``archive_retention``;
 durations take a unit: ``90s``, ``15m``, ``12h``, ``30d``, ``2w``), ``tags`` (strings to strings)
 and, for SQS FIFO queues, ``content_based_dedup``. A dead-letter queue is named as its door knows
 it and is declared in the same file (for an SQS queue: same account and region).
 
 :func:`parse_declarations` checks every entry and reports each mistake as one line naming the
-entry (:mod:`spoolq.config_check`: ``spoolq check-config`` prints them all, ``spoolq serve``
+entry (:mod:`spoolq.config.check`: ``spoolq check-config`` prints them all, ``spoolq serve``
 refuses to start on any, and a reload with any changes nothing).
 :func:`apply_declarations` goes through the store contract only: a missing queue is created with
 its declared settings, an existing one gets the settings its entry names changed
@@ -48,10 +48,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spoolq.config_file import unknown_keys
 from spoolq.errors import InvalidArgument, QueueAlreadyExists, QueueNotFound, SpoolqError
-from spoolq.queue_names import NAME_RULES, door_and_name, door_store_name
-from spoolq.queue_settings import (
+from spoolq.queues.names import NAME_RULES, door_and_name, door_store_name
+from spoolq.queues.queue_settings import (
     SETTABLE,
     QueueDefaults,
     SettingRefused,
@@ -61,7 +60,8 @@ from spoolq.queue_settings import (
     queue_defaults,
     settings_of,
 )
-from spoolq.server_settings import ConfigRefused, Settings, SettingsError
+from spoolq.settings.config_file import unknown_keys
+from spoolq.settings.server import ConfigRefused, Settings, SettingsError
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind
 
@@ -83,7 +83,7 @@ class DeclaredQueue:
     label: str  # how lines name it: ``queues[2] (orders.fifo)``
     store_name: str
     kind: QueueKind
-    #: the settings it names, as :func:`~spoolq.queue_settings.changed_config` takes them
+    #: the settings it names, as :func:`~spoolq.queues.queue_settings.changed_config` takes them
     #: (``dead_letter.queue`` already the store name)
     settings: Mapping[str, Any]
     tags: Mapping[str, str] | None = None
@@ -106,7 +106,7 @@ def parse_declarations(config: Mapping[str, Any], settings: Settings) -> list[De
         raise DeclarationsRefused(["config: queues must be a list of queues (- name: ..., door: ...)"])
     try:
         defaults = queue_defaults(config)
-    except ConfigRefused:  # its own mistakes are told by its own check (spoolq.config_check)
+    except ConfigRefused:  # its own mistakes are told by its own check (spoolq.config.check)
         defaults = QueueDefaults()
     problems: list[tuple[int, str]] = []  # (entry index, line): told in the file's order
     entries: list[tuple[int, str, Mapping[str, Any], str, QueueKind]] = []
@@ -239,7 +239,7 @@ def load_declarations(settings: Settings) -> list[DeclaredQueue]:
     """The declared queues of the config file ``settings`` names (none without one)."""
     if settings.config is None:
         return []
-    from spoolq.config_file import load_config  # the one reader of the config file
+    from spoolq.settings.config_file import load_config  # the one reader of the config file
 
     return parse_declarations(load_config(settings.config), settings)
 
@@ -367,7 +367,7 @@ def apply_from_settings(settings: Settings, say: Callable[[str], None],
         return failures
     if not declared:
         return failures
-    from spoolq.serving import open_store
+    from spoolq.queues.serving import open_store
 
     try:
         store = open_store(settings, background=False)

@@ -1,6 +1,6 @@
 """Connections that cost nothing until they speak: requests read by the worker's event loop.
 
-A gthread worker (:mod:`spoolq.http.gworker`) hands a connection to a thread only once the
+A gthread worker (:mod:`spoolq.http.gunicorn.worker`) hands a connection to a thread only once the
 connection's request head is complete, and its body too when the head declares its length. Until
 then the worker's main loop (its selector) owns it, in :class:`HeadReader`:
 
@@ -26,8 +26,8 @@ then the worker's main loop (its selector) owns it, in :class:`HeadReader`:
   (``"body"``) gets ``408 Request Timeout`` (JSON, or SQS's error format on an SQS path) and is
   closed;
 * **TLS** (a port with a certificate): the first byte is looked at (a clear-text request gets a
-  ``400`` in clear text, as :mod:`spoolq.tls` promises), then the handshake runs here, without
-  blocking, within :data:`~spoolq.tls.HANDSHAKE_SECONDS` (``"handshake"`` when it does not); the
+  ``400`` in clear text, as :mod:`spoolq.access.tls` promises), then the handshake runs here, without
+  blocking, within :data:`~spoolq.access.tls.HANDSHAKE_SECONDS` (``"handshake"`` when it does not); the
   head is then read as above, under its own deadline;
 * **a lingering close** (RFC 9112 section 9.6: the answer is sent, the write side shut, and what
   the client still sends is read and dropped until it closes, so that unread bytes do not turn
@@ -67,9 +67,9 @@ from gunicorn import http as gunicorn_http
 from gunicorn import sock as gunicorn_sock
 from gunicorn.workers.gthread import TConn
 
-from spoolq.http import request_line
-from spoolq.server_settings import Settings, connections_within, load_settings
-from spoolq.tls import HANDSHAKE_SECONDS
+from spoolq.access.tls import HANDSHAKE_SECONDS
+from spoolq.http.gunicorn import request_line
+from spoolq.settings.server import Settings, connections_within, load_settings
 
 log = logging.getLogger("spoolq.http")
 
@@ -318,7 +318,7 @@ class HeadReader:
 
     def _too_long(self, w: _Wait) -> tuple[int, str, str] | None:
         """gunicorn's refusal of a head already longer than it takes (status, reason, message): a
-        request line over :data:`~spoolq.http.request_line.MAX_REQUEST_LINE` (414), or a header
+        request line over :data:`~spoolq.http.gunicorn.request_line.MAX_REQUEST_LINE` (414), or a header
         section over its bound (431); None while it may still end in time."""
         buf = w.buf
         if w.line_end < 0:

@@ -2,7 +2,7 @@
 kept by ``spoolq serve``'s master and shown by every worker (``/readyz``, ``/metrics``).
 
 A reload (``SIGHUP``) that finds a mistake changes nothing but this state: the workers keep
-serving with the config they have (:mod:`spoolq.http.arbiter`). So that an operator sees it
+serving with the config they have (:mod:`spoolq.http.gunicorn.arbiter`). So that an operator sees it
 without reading the log, the master writes the state to ``config-reload.json`` in the service's
 runtime directory (the Prometheus multiprocess directory, ``PROMETHEUS_MULTIPROC_DIR``, which
 the master and every worker share; replaced atomically by a rename), and every worker reads it:

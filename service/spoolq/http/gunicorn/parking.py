@@ -1,7 +1,7 @@
 """Parked long polls: the contract between a door's poll and the gunicorn worker.
 
 A long poll (EmoDB/MQ ``wait``, SQS ``WaitTimeSeconds``) that finds nothing does not block a
-thread when the worker can *park* it. The worker (:class:`spoolq.http.server.SpoolqThreadWorker`)
+thread when the worker can *park* it. The worker (:class:`spoolq.http.gunicorn.server.SpoolqThreadWorker`)
 puts a :class:`LongPoll` in the WSGI environ under :data:`ENVIRON_KEY`; a door polls through
 :func:`spoolq.http.longpoll.poll` (``Services.poll``), which then
 
