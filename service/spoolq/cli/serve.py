@@ -11,12 +11,17 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spoolq.cli.command import Command
 from spoolq.cli.limit_arguments import LIMIT_SETTINGS, add_limit_arguments
 from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
 from spoolq.settings.server import DEFAULT_PORT, Settings, load_settings, root_origin
+
+if TYPE_CHECKING:
+    from spoolq.access.auth import Authenticator
+    from spoolq.cli.listen_sockets import ListenSockets
+    from spoolq.disque.supervisor import Supervisor
 
 SERVE_DESCRIPTION = """\
 Run the service: the HTTP doors (EmoDB, MQ, SQS, console, /metrics) under gunicorn, and the
@@ -125,16 +130,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
-                                               "node_id", "allow_open", "max_body_bytes", "flush", "force_flush",
-                                               *LIMIT_SETTINGS,
-                                               "disque_port", "disque_host", *TLS_SETTINGS)}
-    if args.fsync is not None:
-        overrides["fsync"] = args.fsync == "always"
-    settings = load_settings(overrides)
-    say(f"data directory {settings.root} ({root_origin(overrides)})")
-    from spoolq.cli.check_config import failures, flush_check
-    from spoolq.cli.listen_sockets import DISQUE_FD_ENV, DISQUE_TLS_FD_ENV, bound_sockets, inherited_sockets
+    settings, origin = _settings(args)
+    say(f"data directory {settings.root} ({origin})")
+    from spoolq.cli.check_config import failures
+    from spoolq.cli.listen_sockets import bound_sockets, inherited_sockets
     from spoolq.config.check import check
 
     # what check-config checks, with the addresses of inherited sockets (they carry their own);
@@ -165,15 +164,52 @@ def _serve(args: argparse.Namespace) -> int:
     # directory before it starts (it inherits the environment).
     prepare_metrics_dir()
     master = os.getpid()
-    disque = None
-    if sockets.disque is not None or sockets.disque_tls is not None:
-        from spoolq.disque.supervisor import Supervisor  # a child process that dies with this one
+    disque = _start_disque(settings, sockets)
+    _announce(settings, sockets, auth)
+    try:
+        serve(settings, accepted, ReloadState.started(refused), create_app=worker_app, access_log=args.access_log,
+              listener_fd=sockets.http.detach())
+    finally:
+        # gunicorn's workers are forked from here and leave through this frame too: only the
+        # master stops what the master started
+        if os.getpid() == master:
+            if disque is not None:
+                disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
+            remove_metrics_dir()
+    return 0
 
-        for sock, env in ((sockets.disque, DISQUE_FD_ENV), (sockets.disque_tls, DISQUE_TLS_FD_ENV)):
-            if sock is not None:
-                sock.set_inheritable(True)  # kept by a SIGUSR2 re-exec
-                os.environ[env] = str(sock.fileno())
-        disque = Supervisor(settings, sockets.disque, sockets.disque_tls).start()
+
+def _settings(args: argparse.Namespace) -> tuple[Settings, str]:
+    """The settings the flags (over ``SPOOLQ_*`` and the defaults) give, and where the data
+    directory came from."""
+    overrides = {k: getattr(args, k) for k in ("root", "host", "port", "workers", "threads", "peers", "config",
+                                               "node_id", "allow_open", "max_body_bytes", "flush", "force_flush",
+                                               *LIMIT_SETTINGS,
+                                               "disque_port", "disque_host", *TLS_SETTINGS)}
+    if args.fsync is not None:
+        overrides["fsync"] = args.fsync == "always"
+    return load_settings(overrides), root_origin(overrides)
+
+
+def _start_disque(settings: Settings, sockets: ListenSockets) -> Supervisor | None:
+    """The Disque listener, a child process that dies with this one, when it has a socket; its
+    sockets are kept by a SIGUSR2 re-exec."""
+    if sockets.disque is None and sockets.disque_tls is None:
+        return None
+    from spoolq.cli.listen_sockets import DISQUE_FD_ENV, DISQUE_TLS_FD_ENV
+    from spoolq.disque.supervisor import Supervisor
+
+    for sock, env in ((sockets.disque, DISQUE_FD_ENV), (sockets.disque_tls, DISQUE_TLS_FD_ENV)):
+        if sock is not None:
+            sock.set_inheritable(True)  # kept by a SIGUSR2 re-exec
+            os.environ[env] = str(sock.fileno())
+    return Supervisor(settings, sockets.disque, sockets.disque_tls).start()
+
+
+def _announce(settings: Settings, sockets: ListenSockets, auth: Authenticator) -> None:
+    """The start-up lines that say what is served where."""
+    from spoolq.cli.check_config import flush_check
+
     scheme = "https" if settings.certfile is not None else "http"
     print(f"spoolq: serving {scheme}://{settings.host}:{settings.port} root={settings.root} "
           f"workers={settings.workers}x{settings.threads} gthread fsync={'always' if settings.fsync else 'never'} "
@@ -187,17 +223,6 @@ def _serve(args: argparse.Namespace) -> int:
     if sockets.disque_tls is not None:
         print(f"spoolq: serving Disque over TLS on {settings.disque_host}:{settings.disque_tls_port}",
               file=sys.stderr, flush=True)
-    try:
-        serve(settings, accepted, ReloadState.started(refused), create_app=worker_app, access_log=args.access_log,
-              listener_fd=sockets.http.detach())
-    finally:
-        # gunicorn's workers are forked from here and leave through this frame too: only the
-        # master stops what the master started
-        if os.getpid() == master:
-            if disque is not None:
-                disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
-            remove_metrics_dir()
-    return 0
 
 
 def worker_app(settings: Settings) -> Any:

@@ -305,57 +305,24 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         return self._serve(req, conn, slot, None)
 
     def _serve(self, req: Any, conn: Any, slot: parking.LongPoll, body: bytes | None) -> bool:
-        """gthread's ``handle_request``, except that a parked answer is kept, not sent."""
+        """gthread's ``handle_request``, except that a parked answer is kept, not sent (a re-run of
+        a parked request is given its kept ``body``)."""
         environ: dict[str, Any] = {}
         resp = None
-        first = body is None
         held = False
         try:
-            if first:
+            if body is None:
                 self.cfg.pre_request(self, req)
             request_start = datetime.now()
             resp, environ = wsgi.create(req, conn.sock, conn.client, conn.server, self.cfg)
-            environ["wsgi.multithread"] = True
-            environ[parking.ENVIRON_KEY] = slot
-            if body is not None:
-                environ["wsgi.input"] = io.BytesIO(body)
-                environ["CONTENT_LENGTH"] = str(len(body))
-                environ.pop("HTTP_TRANSFER_ENCODING", None)
-            if first:
-                self.nr += 1
-                if self.nr >= self.max_requests:
-                    if self.alive:
-                        self.log.info("Autorestarting worker after current request.")
-                        self.alive = False
-                    resp.force_close()
-            if not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived:
-                resp.force_close()
+            self._prepare(resp, environ, slot, body)
             slot.start_run()
             respiter = self.wsgi(environ, resp.start_response)
             if slot.parked and self.alive:
-                try:
-                    answer = b"".join(respiter)
-                finally:
-                    if hasattr(respiter, "close"):
-                        respiter.close()
-                if body is None:
-                    inp = environ.get("wsgi.input")
-                    body = inp.getvalue() if isinstance(inp, io.BytesIO) else b""
-                req._expected_100_continue = False  # a re-run must not send it again
-                conn.spoolq_parked = _Parked(conn, req, resp, answer, environ, body, slot, request_start)
+                self._keep(conn, req, resp, respiter, environ, slot, body, request_start)
                 held = True
                 return True
-            try:
-                if isinstance(respiter, environ["wsgi.file_wrapper"]):
-                    resp.write_file(respiter)
-                else:
-                    for item in respiter:
-                        resp.write(item)
-                resp.close()
-            finally:
-                self.log.access(resp, req, environ, datetime.now() - request_start)
-                if hasattr(respiter, "close"):
-                    respiter.close()
+            self._send(req, resp, respiter, environ, request_start)
             if slot.full and slot.key:
                 self.method_queue.defer(self._wake, slot.key)  # more may be there for the next waiter
             if resp.should_close():
@@ -376,6 +343,54 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
                 except Exception:
                     self.log.exception("Exception in post_request hook")
         return True
+
+    def _prepare(self, resp: Any, environ: dict[str, Any], slot: parking.LongPoll, body: bytes | None) -> None:
+        """One run's WSGI environ (a re-run reads the kept body), and gthread's rules for closing
+        the connection after it (the first run counts toward ``max_requests``)."""
+        environ["wsgi.multithread"] = True
+        environ[parking.ENVIRON_KEY] = slot
+        if body is not None:
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+        else:
+            self.nr += 1
+            if self.nr >= self.max_requests:
+                if self.alive:
+                    self.log.info("Autorestarting worker after current request.")
+                    self.alive = False
+                resp.force_close()
+        if not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived:
+            resp.force_close()
+
+    def _keep(self, conn: Any, req: Any, resp: Any, respiter: Any, environ: dict[str, Any],
+              slot: parking.LongPoll, body: bytes | None, request_start: datetime) -> None:
+        """A run that parked: its empty answer rendered and kept with the request and its body (for
+        the re-runs) on the connection, not sent."""
+        try:
+            answer = b"".join(respiter)
+        finally:
+            if hasattr(respiter, "close"):
+                respiter.close()
+        if body is None:
+            inp = environ.get("wsgi.input")
+            body = inp.getvalue() if isinstance(inp, io.BytesIO) else b""
+        req._expected_100_continue = False  # a re-run must not send it again
+        conn.spoolq_parked = _Parked(conn, req, resp, answer, environ, body, slot, request_start)
+
+    def _send(self, req: Any, resp: Any, respiter: Any, environ: dict[str, Any], request_start: datetime) -> None:
+        """A run's answer written as gthread writes it, then logged and its iterator closed."""
+        try:
+            if isinstance(respiter, environ["wsgi.file_wrapper"]):
+                resp.write_file(respiter)
+            else:
+                for item in respiter:
+                    resp.write(item)
+            resp.close()
+        finally:
+            self.log.access(resp, req, environ, datetime.now() - request_start)
+            if hasattr(respiter, "close"):
+                respiter.close()
 
     def _serve_again(self, rec: _Parked) -> bool:
         """Re-run a parked request (in a worker thread); handled like gthread's ``handle``."""
