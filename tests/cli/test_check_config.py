@@ -188,7 +188,7 @@ def test_help_is_written_for_users() -> None:
         assert "``" not in text and ":mod:" not in text and ":func:" not in text, name
         assert "MQ --" not in text, name
     serve = " ".join(helps["serve"].split())
-    # what the worker does (http/gworker.py): a waiting long poll is parked, with no thread
+    # what the worker does (http/gunicorn/worker.py): a waiting long poll is parked, with no thread
     assert "a long poll that is waiting for a message holds no thread" in serve
     assert "HUP" in serve and "USR2" in serve
     check = helps["check-config"]

@@ -252,7 +252,7 @@ def old_server(tree: Path, root: Path, work: Path) -> Iterator[tuple[str, int | 
                        if "cli" in p.name or p.parent.name == "cli")
     if '"journal"' in cli_text:  # the commit journal: records in journal/ when the server is killed
         cmd += ["--flush", "journal"] + (["--force-flush"] if "--force-flush" in cli_text else [])
-    if has(tree, "declared_queues.py"):
+    if has(tree, "declared_queues.py") or has(tree, "config/declared_queues.py"):
         (work / "spoolq.yaml").write_text(DECLARED)
         cmd += ["--config", str(work / "spoolq.yaml")]
     with open(work / "server.log", "wb") as log:

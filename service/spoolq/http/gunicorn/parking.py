@@ -1,8 +1,9 @@
 """Parked long polls: the contract between a door's poll and the gunicorn worker.
 
 A long poll (EmoDB/MQ ``wait``, SQS ``WaitTimeSeconds``) that finds nothing does not block a
-thread when the worker can *park* it. The worker (:class:`spoolq.http.gunicorn.server.SpoolqThreadWorker`)
-puts a :class:`LongPoll` in the WSGI environ under :data:`ENVIRON_KEY`; a door polls through
+thread when the worker can *park* it. The worker
+(:class:`~spoolq.http.gunicorn.worker.SpoolqThreadWorker`) puts a :class:`LongPoll` in the WSGI
+environ under :data:`ENVIRON_KEY`; a door polls through
 :func:`spoolq.http.longpoll.poll` (``Services.poll``), which then
 
 1. fixes the request's deadline on its first run (``wait`` after the worker saw the request
