@@ -49,9 +49,10 @@ from werkzeug.wsgi import get_host
 from spoolq import __version__
 from spoolq.auth import Authenticator
 from spoolq.counting import name_door
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sns, sqs
+from spoolq.http import apidoc, console, emodb, framing, mq, parking, sns, sqs
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.emodb import wire as emodb_wire
 from spoolq.http.overview import StoreCollector
 from spoolq.http.reload_state import ReloadState, ReloadStateCollector
 from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE

@@ -3,7 +3,7 @@
 The views of :mod:`spoolq.store.batches` for ``/queue/1`` and ``/dedupq/1``, in the door's manner:
 permission first (``poll``), then the query parameters in declaration order (400 text), then
 the body, then one call into :class:`~spoolq.store.batches.BatchClaims`. The EmoDB door's
-:class:`~spoolq.http.emodb.EmoDoor` routes to them and hands itself in; this module needs only
+:class:`~spoolq.http.emodb.door.EmoDoor` routes to them and hands itself in; this module needs only
 the few door helpers :class:`BatchDoor` names, and imports nothing from the door.
 """
 
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from flask import request
 
 from spoolq.auth import Principal
-from spoolq.http import emodb_wire as wire
 from spoolq.http.context import Services
+from spoolq.http.emodb import wire
 from spoolq.http.framing import Response
 from spoolq.store.model import MAX_BATCH_CLAIM, Message
 

@@ -33,10 +33,12 @@ from flask_smorest import Blueprint
 
 from spoolq.auth import OPEN, Principal, may_send_into
 from spoolq.errors import QueueNotFound
-from spoolq.http import apidoc, emodb_batches, emodb_queue_settings, framing
-from spoolq.http import emodb_wire as wire
+from spoolq.http import apidoc, framing
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.emodb import batches as emodb_batches
+from spoolq.http.emodb import params, wire
+from spoolq.http.emodb import queue_settings as emodb_queue_settings
 from spoolq.http.framing import Response
 from spoolq.queue_names import manage_action, permission_name, split_sqs_store_name, user_kind
 from spoolq.store.model import Message, MoveState, OutgoingMessage, QueueKind, is_queue_name
@@ -433,37 +435,37 @@ def _routes(dedup: bool) -> list[_Route]:
     count_ok = apidoc.ok_json(s.COUNT, "a bare JSON integer")
     routes: list[_Route] = [
         ("/<queue>/send", "POST", "send", "Send one message", dict(
-            ok=success_ok, body=s.ANY_JSON, query=s.SendQuery, errors=body_err)),
+            ok=success_ok, body=s.ANY_JSON, query=params.SendQuery, errors=body_err)),
         ("/<queue>/sendbatch", "POST", "send_batch", "Send messages to one queue (all or nothing)", dict(
-            ok=success_ok, body=s.ANY_LIST, query=s.SendQuery, errors=body_err)),
+            ok=success_ok, body=s.ANY_LIST, query=params.SendQuery, errors=body_err)),
         ("/_sendbatch", "POST", "send_batches", "Send messages to several queues (all or nothing)", dict(
-            ok=success_ok, body=s.BATCH_MAP, query=s.SendQuery,
+            ok=success_ok, body=s.BATCH_MAP, query=params.SendQuery,
             errors=apidoc.emodb_errors(body=True, queue_forbidden=True))),
         ("/<queue>/poll", "GET", "poll", "Claim and return up to limit messages", dict(
-            ok=messages_ok, query=s.PollQuery, errors=errs)),
+            ok=messages_ok, query=params.PollQuery, errors=errs)),
         ("/<queue>/peek", "GET", "peek", "Return up to limit messages without claiming", dict(
-            ok=messages_ok, query=s.DedupPeekQuery if dedup else s.PeekQuery, errors=errs)),
+            ok=messages_ok, query=params.DedupPeekQuery if dedup else params.PeekQuery, errors=errs)),
         ("/<queue>/renew", "POST", "renew", "Extend claims (ttl=0 releases them)", dict(
-            ok=success_ok, body=s.ID_LIST, query=s.RenewQuery, errors=body_err)),
+            ok=success_ok, body=s.ID_LIST, query=params.RenewQuery, errors=body_err)),
         ("/<queue>/ack", "POST", "ack", "Acknowledge (delete) messages", dict(
-            ok=success_ok, body=s.ID_LIST, query=s.PartitionedQuery, errors=body_err)),
+            ok=success_ok, body=s.ID_LIST, query=params.PartitionedQuery, errors=body_err)),
         ("/<queue>/claimbatch", "POST", "claim_batch",
          "Claim a batch named by a token, or fetch it again (spoolq extension)", dict(
-             ok=messages_ok, query=s.ClaimBatchQuery, errors=errs)),
+             ok=messages_ok, query=params.ClaimBatchQuery, errors=errs)),
         ("/<queue>/renewbatches", "POST", "renew_batches", "Extend the claims of batches (spoolq extension)", dict(
-            ok=apidoc.ok_json(s.BatchCountSchema), body=s.TOKEN_LIST, query=s.RenewBatchesQuery, errors=body_err)),
+            ok=apidoc.ok_json(s.BatchCountSchema), body=s.TOKEN_LIST, query=params.RenewBatchesQuery, errors=body_err)),
         ("/<queue>/ackbatches", "POST", "ack_batches", "Acknowledge batches (spoolq extension)", dict(
             ok=apidoc.ok_json(s.BatchCountSchema), body=s.TOKEN_LIST, errors=body_err)),
         ("/<queue>/size", "GET", "size", "Count messages (exact up to limit)", dict(
-            ok=count_ok, query=s.DedupSizeQuery if dedup else s.SizeQuery, errors=errs)),
+            ok=count_ok, query=params.DedupSizeQuery if dedup else params.SizeQuery, errors=errs)),
         ("/<queue>/claimcount", "GET", "claim_count", "Count unexpired claims", dict(
-            ok=count_ok, query=s.PartitionedQuery, errors=errs)),
+            ok=count_ok, query=params.PartitionedQuery, errors=errs)),
         ("/<queue>/unclaimall", "POST", "unclaim_all", "Release every claim", dict(
-            ok=success_ok, query=s.PartitionedQuery, errors=errs)),
+            ok=success_ok, query=params.PartitionedQuery, errors=errs)),
         ("/<queue>", "DELETE", "purge", "Delete every message", dict(
-            ok=success_ok, query=s.PartitionedQuery, errors=errs)),
+            ok=success_ok, query=params.PartitionedQuery, errors=errs)),
         ("/_move", "POST", "move", "Start moving every message of one queue to another", dict(
-            ok=apidoc.ok_json(s.MoveRefSchema), query=s.MoveQuery, errors=errs)),
+            ok=apidoc.ok_json(s.MoveRefSchema), query=params.MoveQuery, errors=errs)),
         ("/<queue>/_settings", "GET", "get_settings", "A queue's settings (spoolq extension)", dict(
             ok=apidoc.ok_json(s.QueueSettingsSchema), errors=apidoc.emodb_errors(not_found=True))),
         ("/<queue>/_settings", "POST", "update_settings", "Change some of a queue's settings (spoolq extension)",
@@ -475,7 +477,7 @@ def _routes(dedup: bool) -> list[_Route]:
     if not dedup:
         routes.append(("/_queues", "GET", "list_queues", "List queues with their counts (spoolq extension)", dict(
             ok=apidoc.ok_json(s.QueueSummarySchema(many=True), "queues the key may get_status, by name"),
-            query=s.ListQueuesQuery, errors=errs)))
+            query=params.ListQueuesQuery, errors=errs)))
     return routes
 
 
