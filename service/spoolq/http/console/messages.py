@@ -31,9 +31,9 @@ from flask import Response, request
 from marshmallow import ValidationError
 
 from spoolq.errors import MessageIdChecksumMismatch, MessageRefused, MessageRule
-from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
+from spoolq.http.emodb import wire as emodb_wire
 from spoolq.queues import job_ids as disque_ids
 from spoolq.queues.names import DISQUE_PREFIX, door_and_name
 from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, message_id_of
