@@ -7,7 +7,7 @@
 * :mod:`~spoolq.disque.jobs`: ADDJOB, GETJOB's fetch, ACKJOB, NACK, ENQUEUE, DEQUEUE, WORKING
 * :mod:`~spoolq.disque.queues`: QLEN, QPEEK, QSTAT, QSCAN, JSCAN, SHOW, PAUSE
 * :mod:`~spoolq.disque.blocking`: blocked GETJOBs without a thread each
-* :mod:`spoolq.job_ids` (shared with the console): Disque-shaped job ids, one-to-one with store ids
+* :mod:`spoolq.queues.job_ids` (shared with the console): Disque-shaped job ids, one-to-one with store ids
 * :mod:`~spoolq.disque.info`: HELLO, INFO, PING, CONFIG GET, COMMAND
 
 Disque queue ``q`` is store queue ``disque:q``. See ``docs/disque.md``.

@@ -3,7 +3,7 @@
 The listener is a process of its own next to gunicorn's workers. ``spoolq serve`` chooses the
 prometheus-client multiprocess directory (``PROMETHEUS_MULTIPROC_DIR``) before it starts the
 listener, which inherits it, so the listener's samples land in the same directory as the
-workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.metrics`).
+workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.observability.metrics`).
 
 * every command answered counts once in ``spoolq_commands_total{door="disque",command,result}``
   and ``spoolq_command_seconds{door="disque",command}`` (from the request's turn to its reply;
@@ -13,7 +13,7 @@ workers' and any worker's ``/metrics`` adds them up (see :mod:`spoolq.metrics`).
   create label values;
 * ``result`` is ``ok``, ``auth`` (``-NOAUTH`` / ``-NOPERM``) or ``error`` (any other error reply);
 * messages are counted from the store's events, as for the HTTP doors
-  (:class:`spoolq.counting.DoorCounts` with ``door="disque"``, :func:`count_messages`): ADDJOB as
+  (:class:`spoolq.observability.counting.DoorCounts` with ``door="disque"``, :func:`count_messages`): ADDJOB as
   ``send``, jobs GETJOB delivered as ``poll``, ACKJOB / FASTACK / DELJOB removals as ``ack``,
   also per store queue (``disque:<name>``), and the listener process's group-commit flushes;
 * a GETJOB blocked waiting for jobs counts in ``spoolq_long_polls_waiting{door="disque"}`` and in

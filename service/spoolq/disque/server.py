@@ -3,7 +3,7 @@
 Every connection is an :class:`asyncio.Protocol` (:class:`Connection`); its requests (pipelined
 or not) run one at a time, in order, through the command table (:class:`~spoolq.disque.door.Door`).
 Commands that touch the store run in a thread pool (the store blocks on the file system and on
-group commits); a blocked GETJOB holds no thread (see :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` (and ``--disque-tls-port M``: RESP over TLS, :mod:`spoolq.tls`)
+group commits); a blocked GETJOB holds no thread (see :mod:`spoolq.disque.blocking`). ``spoolq serve --disque-port N`` (and ``--disque-tls-port M``: RESP over TLS, :mod:`spoolq.access.tls`)
 binds the sockets, then starts
 this module as a child process that inherits them, dies with its parent (``PR_SET_PDEATHSIG``) and
 is started again by :class:`~spoolq.disque.supervisor.Supervisor` if it dies alone. The socket may
@@ -250,7 +250,7 @@ class Connection(asyncio.Protocol):
 
 async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[], None] | None = None,
               tls_sock: socket.socket | None = None) -> None:
-    """Serve RESP on ``sock`` (clear text) and ``tls_sock`` (TLS, :mod:`spoolq.tls`) until SIGTERM."""
+    """Serve RESP on ``sock`` (clear text) and ``tls_sock`` (TLS, :mod:`spoolq.access.tls`) until SIGTERM."""
     loop = asyncio.get_running_loop()
     auth = Authenticator.from_settings(settings)
     store = open_store(settings)

@@ -8,7 +8,7 @@
   sending the key the user typed (kept in the browser's ``sessionStorage``) as ``X-BV-API-Key``.
   The server checks every call; the page disables what the key's permissions (returned with
   each queue) do not allow.
-* Rates: the sparklines show the server's history of the last hour (:mod:`spoolq.rates`,
+* Rates: the sparklines show the server's history of the last hour (:mod:`spoolq.observability.rates`,
   sampled every five seconds by whichever process of the server comes first, kept in the
   metrics directory), so a page opened now shows the recent past; the figure beside each is
   computed in the browser from the per-queue message totals the list returns
@@ -52,7 +52,7 @@ def register(app: Flask, api: Api, services: Services) -> None:
     history = RateHistory(services.metrics)
     api.register_blueprint(console_api.create_blueprint(services, history))
 
-    services.on_first_request.append(history.start)  # in the worker, after the fork: see spoolq.rates
+    services.on_first_request.append(history.start)  # in the worker, after the fork: see spoolq.observability.rates
 
     def root() -> Response:
         if wants_html():

@@ -14,8 +14,8 @@ door         name rule                        store name                 kind   
 ===========  ===============================  =========================  ============  ==========
 
 A queue is named by its kind (``emodb``, ``dedup``, ``sqs``, ``sqs-fifo``, ``mq``, ``disque``:
-:data:`~spoolq.queue_names.KINDS`), or by its door and ``fifo``. It starts from the same defaults
-as a queue its door makes (:func:`~spoolq.queue_settings.door_defaults`: an SQS queue keeps its
+:data:`~spoolq.queues.names.KINDS`), or by its door and ``fifo``. It starts from the same defaults
+as a queue its door makes (:func:`~spoolq.queues.queue_settings.door_defaults`: an SQS queue keeps its
 messages 4 days, as ``CreateQueue`` gives it).
 
 (EmoDB and Disque make a queue on its first send, hence ``post``; MQ's ``PUT`` asks ``post``; SQS's

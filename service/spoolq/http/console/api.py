@@ -1,7 +1,7 @@
 """The console's JSON API under ``/console/api``: what the pages call, nothing the doors lack.
 
 Every call names its key in ``X-BV-API-Key`` (the same keys and permissions as the EmoDB door;
-see :mod:`spoolq.auth`). With keys configured, a request without a valid key gets 401
+see :mod:`spoolq.access.auth`). With keys configured, a request without a valid key gets 401
 (the console then asks for one). Permissions are checked per queue against
 :func:`~spoolq.http.overview.permission_name`, with EmoDB's meanings:
 
@@ -14,7 +14,7 @@ see :mod:`spoolq.auth`). With keys configured, a request without a valid key get
 
 A refused action answers 403 and changes nothing. Queues are addressed by their store name
 (``sqs:123456789012:us-east-1:jobs``, ``__dedupq:events``), or by the name users type where only
-one queue answers to it (``orders.fifo``, an SQS queue URL: :func:`spoolq.queue_names.resolve`;
+one queue answers to it (``orders.fifo``, an SQS queue URL: :func:`spoolq.queues.names.resolve`;
 400 naming the matches where several do); ``GET /names?name=...`` says which queues a name stands
 for. The console shows the door, the name users know and the kind (``emodb``, ``sqs-fifo``, ...). Lists come from the cached :class:`~spoolq.http.overview.Overview`
 (at most ~1 s old here); a queue's page and the peek read the store directly. The views live

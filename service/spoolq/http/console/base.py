@@ -68,7 +68,7 @@ class ConsoleApi:
 
     def require_send_into(self, who: Principal, store_name: str, doing: str) -> None:
         """403 unless ``who`` may make messages arrive in the queue (a move's destination, a
-        dead-letter queue: :func:`spoolq.auth.may_send_into`); asked before the queue is looked up."""
+        dead-letter queue: :func:`spoolq.access.auth.may_send_into`); asked before the queue is looked up."""
         if not may_send_into(who, store_name):
             door, name = door_and_name(store_name)
             raise ConsoleError(403, f"this key may not {doing} the {DOOR_NAMES[door]} queue {name!r} "
@@ -94,7 +94,7 @@ class ConsoleApi:
         return loaded
 
     def resolved(self, typed: str) -> str:
-        """The store name of the queue ``typed`` names as a user types it (:func:`spoolq.queue_names.
+        """The store name of the queue ``typed`` names as a user types it (:func:`spoolq.queues.names.
         resolve`): itself when no queue answers to it (the view then says it does not exist), 400
         naming the matches when several do."""
         store = self.services.store()

@@ -14,7 +14,7 @@ from spoolq.http.schemas import (
 from spoolq.store.model import ID_RE, RECEIPT_RE
 
 DOORS = ["queue", "dedupq", "sqs", "mq", "disque"]
-#: the kinds of queue as users name them (spoolq.queue_names.KINDS)
+#: the kinds of queue as users name them (spoolq.queues.names.KINDS)
 KINDS = USER_KINDS
 
 

@@ -23,7 +23,7 @@ its permissions are checked under the name its own door checks
 Extension: ``archive=true|false`` on send, sendbatch and _sendbatch: the archive setting the queues
 must have; a queue the send creates is created with it, one that exists with the other setting is
 a 400 and nothing is sent. ``GET /queue/1/{q}/_settings`` shows a queue's settings and ``POST`` with some of them
-changes them (:mod:`spoolq.queue_settings`): reading needs ``get_status``, changing needs what a
+changes them (:mod:`spoolq.queues.queue_settings`): reading needs ``get_status``, changing needs what a
 purge needs (``poll``; ``admin`` as well on an SQS queue) and ``post`` on a new dead-letter queue.
 """
 

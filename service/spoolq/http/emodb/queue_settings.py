@@ -1,9 +1,9 @@
 """The EmoDB door's settings extensions: ``/queue/1/{q}/_settings`` and ``archive=`` on sends.
 
-A queue's settings are :mod:`spoolq.queue_settings`'s JSON. ``GET`` needs ``get_status``; a change
+A queue's settings are :mod:`spoolq.queues.queue_settings`'s JSON. ``GET`` needs ``get_status``; a change
 needs what a purge needs (``poll``; ``admin`` too on an SQS queue; the view checks that) and ``post``
 on a dead-letter queue it names anew (it sends messages there, as a move would:
-:func:`spoolq.auth.may_send_into`, asked before the queue is looked up, so a 403 never tells
+:func:`spoolq.access.auth.may_send_into`, asked before the queue is looked up, so a 403 never tells
 whether another team's queue exists). A change never creates a queue (404).
 
 ``archive=true|false`` on send, sendbatch and _sendbatch names the archive setting the queues must

@@ -129,7 +129,7 @@ def internal_error() -> tuple[EmoHttpError, str]:
 
 
 def is_legal_queue_name(name: str) -> bool:
-    """EmoDB ``Names.isLegalQueueName`` (:func:`spoolq.queue_names.is_emodb_name`)."""
+    """EmoDB ``Names.isLegalQueueName`` (:func:`spoolq.queues.names.is_emodb_name`)."""
     return queue_names.is_emodb_name(name)
 
 

@@ -1,4 +1,4 @@
-"""Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.auth`'s).
+"""Which permission each SQS action needs, on which queue (the identities are :mod:`spoolq.access.auth`'s).
 
 An action needs the permission its entry in :data:`spoolq.http.sqs.ACTIONS` names, and is
 authorised against the store name of the queue it acts on (``sqs:A:R:name``),
@@ -15,7 +15,7 @@ with the same ``queue|<action>|<queue>`` permissions the EmoDB door uses:
 ==============  ==============================================================================
 
 A second queue an action names, one that messages will arrive in, needs ``post`` too
-(:func:`spoolq.auth.may_send_into`; ``AccessDenied`` naming ``sqs:SendMessage`` on it): the
+(:func:`spoolq.access.auth.may_send_into`; ``AccessDenied`` naming ``sqs:SendMessage`` on it): the
 dead-letter queue of a ``RedrivePolicy`` (CreateQueue, SetQueueAttributes: checked by the handler,
 :meth:`.env.Env.dead_letter_queue`, before it looks the queue up), StartMessageMoveTask's
 ``DestinationArn`` (here), or without one every source queue the messages may return to (the

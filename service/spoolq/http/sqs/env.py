@@ -95,7 +95,7 @@ class Env:
 
     def require_send_into(self, store_name: str) -> None:
         """``AccessDenied`` (naming ``sqs:SendMessage`` on that queue) unless the caller may send into
-        the queue an action or a setting names as a second queue (:func:`spoolq.auth.may_send_into`)."""
+        the queue an action or a setting names as a second queue (:func:`spoolq.access.auth.may_send_into`)."""
         if self.principal is not None and not may_send_into(self.principal, store_name):
             raise deny(self.principal, "SendMessage", store_name)
 

@@ -5,7 +5,7 @@ The source must be a dead-letter queue (some queue's RedrivePolicy targets it).
 Without ``DestinationArn`` each message returns to the queue it was dead-lettered from, as
 AWS does it (the store's move ``to_origins``); a message whose origin is not recorded (sent to
 the dead-letter queue directly) or no longer exists goes to the first source queue. The caller
-needs ``post`` on every queue the task may write to (:func:`spoolq.auth.may_send_into`): the
+needs ``post`` on every queue the task may write to (:func:`spoolq.access.auth.may_send_into`): the
 destination, or without one every source queue (``AccessDenied`` naming the first it may not).
 
 ``TaskHandle`` is AWS's format: ``base64(json {"taskId": <UUID>, "sourceArn": <source ARN>})``

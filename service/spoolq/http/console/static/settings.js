@@ -1,6 +1,6 @@
 // A queue's settings card: shown, and edited through the settings API every door shares
 // (GET/POST /queue/1/<store name>/_settings, /dedupq/1/<name>/_settings for dedup queues; see
-// spoolq.queue_settings). The server checks every value and changes nothing when one is refused;
+// spoolq.queues.queue_settings). The server checks every value and changes nothing when one is refused;
 // its message is shown under the form.
 "use strict";
 
