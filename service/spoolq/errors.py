@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import enum
 import errno
+import logging
 import os
+import threading
+import time
 from typing import ClassVar
+
+_log = logging.getLogger("spoolq.storage")
 
 
 class SpoolqError(Exception):
@@ -171,7 +176,30 @@ def storage_error(exc: OSError, doing: str) -> StorageUnavailable:
     strerror = exc.strerror
     if exc.errno == errno.ENOSPC and _out_of_inodes(exc.filename):
         strerror = "no free inodes: the file system holds no more files, whatever bytes it has left"
-    return StorageUnavailable(f"storage unavailable while {doing}: {reason} ({strerror})", retry)
+    message = f"storage unavailable while {doing}: {reason} ({strerror})"
+    _log_refusal(message, exc)
+    return StorageUnavailable(message, retry)
+
+
+#: the last time each kind of refusal was logged (a refusal repeats on every request until it heals)
+_logged: dict[str, float] = {}
+_logged_lock = threading.Lock()
+LOG_EVERY = 10.0
+
+
+def _log_refusal(message: str, exc: OSError) -> None:
+    """Log, at WARNING and at most once per :data:`LOG_EVERY` seconds for the same message, the
+    refusal with the file the file system refused: the client's answer says what failed, the
+    server's log also says where (a path inside the data directory is the operator's business)."""
+    now = time.monotonic()
+    with _logged_lock:
+        if now - _logged.get(message, -LOG_EVERY) < LOG_EVERY:
+            return
+        if len(_logged) > 1000:
+            _logged.clear()
+        _logged[message] = now
+    where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    _log.warning("%s%s", message, f" on {where}" if where else "")
 
 
 def _out_of_inodes(path: object) -> bool:

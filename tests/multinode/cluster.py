@@ -159,6 +159,42 @@ def running_ceph(mounts: int = MOUNTS, keep_logs: Path | None = None) -> Iterato
             ceph("down")
 
 
+def gluster_links(volume: str, index: int) -> dict[str, bool]:
+    """Whether mount ``index`` of ``volume`` is connected to each brick, by the mount's client
+    translator (``<vol>-client-N``), read from the mount's ``.meta`` tree (``connected = 1``);
+    empty when the mount cannot be read."""
+    graph = mount_path(volume, index) / ".meta" / "graphs" / "active"
+    links: dict[str, bool] = {}
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(graph)):
+            if entry.startswith(f"{volume}-client-"):
+                private = (graph / entry / "private").read_text(errors="replace")
+                links[entry] = any(line.replace(" ", "") == "connected=1" for line in private.splitlines())
+    return links
+
+
+def wait_gluster_links(volume: str, mounts: int = MOUNTS, within: float = 120.0) -> dict[int, dict[str, bool]]:
+    """Wait until every mount of ``volume`` is connected to every brick (a FUSE client reconnects to
+    a restarted brick after a back-off, longer on a busy machine); the last links seen per mount."""
+    deadline = time.monotonic() + within
+    while True:
+        links = {i: gluster_links(volume, i) for i in range(1, mounts + 1)}
+        if all(v and all(v.values()) for v in links.values()) or time.monotonic() > deadline:
+            return links
+        time.sleep(1.0)
+
+
+def gluster_mount_log(volume: str, index: int, lines: int = 40) -> str:
+    """The last connection and error lines of mount ``index``'s client log (scripts/gluster)."""
+    log = gluster_dir() / "log" / f"mnt-{volume}-{index}.log"
+    try:
+        text = log.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"{log}: {e}"
+    picked = [t for t in text if " E " in t or " W " in t or "onnect" in t]
+    return "\n".join(picked[-lines:])
+
+
 def fuse_client_pid(mount: Path) -> int | None:
     """The FUSE client process (glusterfs or ceph-fuse) serving ``mount``."""
     want = str(mount).encode()

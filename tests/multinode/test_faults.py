@@ -297,6 +297,8 @@ def test_a_partitioned_node_and_a_killed_server_lose_nothing(nodes: Cluster) -> 
     assert not storm.bad, storm.bad[:10]
     assert storm.answers["200"] > 0
 
+    if nodes.volume != gl.CEPHFS:  # the fault has healed when every mount is connected to every brick again
+        print(f"mounts' links to the bricks before the drain: {gl.wait_gluster_links(VOLUME)}")
     last_status: dict[str, int] = {}
     delivered = _drain(nodes.urls, queue, last_status=last_status)
     ids = Counter(i for i, _tag in delivered)
@@ -310,10 +312,18 @@ def test_a_partitioned_node_and_a_killed_server_lose_nothing(nodes: Cluster) -> 
     if lost:
         print(_where_are(nodes, lost, storm.acked_at, marks))
     failing = {url: status for url, status in last_status.items() if status != 200}
-    if failing:  # what each node says it cannot read (store/damage.py)
-        for url in failing:
+    if failing:  # what each node says it cannot read (store/damage.py), and why (its log, its mount's)
+        for node in nodes.nodes:
+            if node.url not in failing:
+                continue
             with contextlib.suppress(requests.RequestException):
-                print(f"{url}/readyz: {requests.get(f'{url}/readyz', timeout=30).text[:2000]}")
+                print(f"{node.url}/readyz: {requests.get(f'{node.url}/readyz', timeout=30).text[:2000]}")
+            with contextlib.suppress(OSError):
+                refusals = [t for t in node.log.read_text(errors="replace").splitlines() if "storage unavailable" in t]
+                print(f"{node.name}'s log, refusals: " + "\n".join(refusals[-10:]))
+            if nodes.volume != gl.CEPHFS:
+                print(f"{node.name}'s mount: links {gl.gluster_links(VOLUME, node.index)}\n"
+                      f"{gl.gluster_mount_log(VOLUME, node.index)}")
     assert not twice, twice[:10]
     assert not lost, lost[:10]
     assert not failing, f"polls still failing after the faults healed: {failing}"

@@ -74,7 +74,8 @@ def _split(data: str) -> Path:
     gl.gluster("kill-brick", VOLUME, "2")
     _make_through(first)  # brick 1 only
     gl.gluster("start-bricks", VOLUME)
-    time.sleep(0.5)
+    links = gl.wait_gluster_links(VOLUME)  # brick 2 back on every mount before brick 1 goes
+    assert all(all(v.values()) for v in links.values()), f"a mount did not reconnect to brick 2: {links}"
     gl.gluster("kill-brick", VOLUME, "1")
     _make_through(second)  # brick 2 only, with another identity
     gl.gluster("start-bricks", VOLUME)

@@ -195,3 +195,17 @@ def test_a_format_file_the_file_system_refuses_stops_the_start_with_what_to_run(
     with pytest.raises(StorageUnavailable, match=r"EIO .*check the disk"):
         FileStore(root, fsync=False)
     assert str(root / root_format.FORMAT_FILE) in reported()
+
+
+def test_enotconn_on_one_name_is_damage_and_on_a_lost_mount_is_not(tmp_path: Path) -> None:
+    """GlusterFS answers ENOTCONN for a file whose only good copy no data brick serves (an arbiter's
+    file): that name is gone round like a split one; a mount that lost every server refuses its
+    directories too, and that is the storage being unavailable."""
+    served = tmp_path / "queues"
+    served.mkdir()
+    assert damage.is_damage(OSError(errno.ENOTCONN, "Transport endpoint is not connected", str(served / "x.lock")))
+    lost = tmp_path / "gone" / "queues"
+    assert not damage.is_damage(OSError(errno.ENOTCONN, "Transport endpoint is not connected", str(lost / "x")))
+    assert not damage.is_damage(OSError(errno.ENOTCONN, "Transport endpoint is not connected"))  # no name
+    assert damage.is_damage(OSError(errno.EIO, "Input/output error"))
+    assert not damage.is_damage(OSError(errno.ENOSPC, "No space left on device", str(served / "x")))

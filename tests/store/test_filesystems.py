@@ -8,7 +8,9 @@ NFS, CIFS, CephFS, 9p and GlusterFS mounts as the kernel prints them.
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,16 @@ def test_sync_local_file_system_flushes_local_disks_only_and_reports_a_failure(
     with pytest.raises(OSError) as failed:
         fs.sync_local_file_system(tmp_path)
     assert failed.value.errno == errno.EIO
+
+
+def test_a_refusal_is_logged_once_with_the_file_it_names(caplog: pytest.LogCaptureFixture) -> None:
+    """The answer says what failed; the server's log also says which file, once per 10 s per kind."""
+    refused = OSError(errno.ENOTCONN, "Transport endpoint is not connected", "/srv/spoolq/pollers.lock")
+    doing = f"polling 'q-{os.getpid()}-{time.monotonic_ns()}'"  # a message no earlier test logged
+    with caplog.at_level(logging.WARNING, logger="spoolq.storage"):
+        for _ in range(5):
+            err = errors_module.storage_error(refused, doing)
+    assert "/srv/spoolq" not in err.message
+    lines = [r.getMessage() for r in caplog.records if r.name == "spoolq.storage"]
+    assert lines == [f"storage unavailable while {doing}: ENOTCONN (Transport endpoint is not connected) "
+                     "on /srv/spoolq/pollers.lock"]

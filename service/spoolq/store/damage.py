@@ -1,5 +1,5 @@
-"""Files and directories the file system refuses to serve (EIO), remembered so that the operator is
-told which one, and what to run.
+"""Files and directories the file system refuses to serve (EIO; ENOTCONN for one name of a mount that
+still serves its directory), remembered so that the operator is told which one, and what to run.
 
 **Where it comes from.** On GlusterFS, a name created on two bricks of a replica while they could not
 see each other gets two identities (a *gfid split-brain*): from then on every lookup of it, through
@@ -89,8 +89,20 @@ def _still_refused(path: str) -> bool:
 
 
 def is_damage(e: OSError) -> bool:
-    """Whether ``e`` is the file system refusing a name (EIO), not a full, read-only or gone one."""
-    return e.errno == errno.EIO
+    """Whether ``e`` is the file system refusing a name, not a full, read-only or gone one: EIO, or
+    ENOTCONN for a name whose directory the same mount still serves (GlusterFS answers ENOTCONN for a
+    file none of whose reachable copies is good, as when an arbiter alone holds its latest state; a
+    mount that lost every server answers ENOTCONN for the directory too, and that is the storage
+    being unavailable, not one damaged name)."""
+    if e.errno == errno.EIO:
+        return True
+    if e.errno != errno.ENOTCONN or not isinstance(e.filename, str) or not e.filename:
+        return False
+    try:
+        os.stat(os.path.dirname(e.filename) or ".")
+    except OSError:
+        return False
+    return True
 
 
 def listing(path: str, what: str) -> list[str]:
@@ -113,7 +125,9 @@ def fix_for(path: str, mountinfo: str = "/proc/self/mountinfo") -> str:
     if mount is None:
         return "the file system answers EIO for this file: check the disk and the file system (dmesg, fsck)"
     volume, inside = mount
-    return (f"`gluster volume heal {volume} info split-brain` lists it if it is in split-brain; "
+    return (f"`gluster volume heal {volume} info` lists it while a copy of it waits for a heal (it heals "
+            "when every brick is back); "
+            f"`gluster volume heal {volume} info split-brain` lists it if it is in split-brain; "
             f"`gluster volume heal {volume} split-brain latest-mtime {inside}` keeps its newest copy "
             "(use replica 3 or an arbiter so that no name can split)")
 
