@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from spoolq import __version__
-from spoolq.http import emodb_wire
+from spoolq.http.emodb import wire as emodb_wire
 from spoolq.store import model
 from spoolq.store.root_format import FORMAT
 from tests.cli.run import CHECKOUT, ok, spoolq

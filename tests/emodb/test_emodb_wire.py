@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spoolq.http import emodb_wire as wire
+from spoolq.http.emodb import wire
 
 
 @pytest.mark.parametrize(("value", "text"), [

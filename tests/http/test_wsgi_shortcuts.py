@@ -160,7 +160,7 @@ def test_a_whole_response_is_the_constructors(body: bytes, content_type: str, st
 def test_query_parameters_read_as_werkzeug_reads_them(query: str) -> None:
     """The EmoDB door asks werkzeug's ``args`` only for a parameter the query has (a missing one
     costs ``MultiDict.get`` a BadRequestKeyError): the same value, or ``None``, as ``args.get``."""
-    from spoolq.http.emodb_wire import _given
+    from spoolq.http.emodb.wire import _given
 
     args = flask.Request(_environ(query=query)).args
     for name in ["limit", "ttl", "wait", "meta", "partitioned", "a", "b", "c", "x", "y", "z", "", "missing"]:

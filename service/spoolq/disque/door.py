@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from spoolq import job_ids as ids
 from spoolq.auth import Authenticator, Principal
@@ -31,7 +31,7 @@ from spoolq.disque.protocol import NULL_ARRAY, OK, Error
 from spoolq.disque.queues import QueueCommands
 from spoolq.disque.reader import Limits
 from spoolq.disque.session import Session
-from spoolq.errors import SpoolqError, StorageUnavailable
+from spoolq.errors import SpoolqError
 from spoolq.metrics import Metrics
 from spoolq.server_settings import Settings
 from spoolq.store.contract import QueueStore
@@ -39,6 +39,31 @@ from spoolq.store.contract import QueueStore
 log = logging.getLogger("spoolq.disque")
 #: commands allowed before AUTH when keys are configured
 PRE_AUTH = {"auth", "ping", "quit", "hello", "client", "command"}
+
+
+#: a command's handler: the caller and the request
+Handler = Callable[[Principal, Sequence[bytes]], Any]
+#: the handler of a command about the connection itself (HELLO, CLIENT): the session and the request
+SessionHandler = Callable[[Session, Sequence[bytes]], Any]
+#: GETJOB (and the seed's GETJOBS) blocks without a thread: :meth:`Door._getjob`
+GETJOB = frozenset({"getjob", "getjobs"})
+GETJOB_ARITY = -2
+
+
+class Command(NamedTuple):
+    """A command of the table: Disque's arity (n: exactly n words, -n: at least n) and its handler,
+    which runs in the thread pool unless ``in_pool`` is false (it touches no store)."""
+
+    arity: int
+    handler: Handler
+    in_pool: bool = True
+
+
+class SessionCommand(NamedTuple):
+    """A command about the connection: its handler takes the session, and runs on the event loop."""
+
+    arity: int
+    handler: SessionHandler
 
 
 class Door:
@@ -63,36 +88,34 @@ class Door:
         self.clients = 0
         self.started = time.time()
         self.stopping = False  # a graceful stop began: connections close once answered
-        self.commands: dict[str, tuple[int, Callable[..., Any], bool]] = {
-            # name: (arity as Disque's table: n exact, -n at least n; handler; runs in the pool)
-            "addjob": (-4, self.jobs.addjob, True),
-            "ackjob": (-1, self.jobs.ackjob, True),
-            "fastack": (-1, self.jobs.ackjob, True),
-            "deljob": (-1, self.jobs.ackjob, True),
-            "nack": (-1, self.jobs.nack, True),
-            "enqueue": (-1, self.jobs.enqueue, True),
-            "queue": (-1, self.jobs.enqueue, True),  # the seed's name for ENQUEUE
-            "dequeue": (-1, self.jobs.dequeue, True),
-            "working": (2, self.jobs.working, True),
-            "qlen": (2, self.queues.qlen, True),
-            "qpeek": (3, self.queues.qpeek, True),
-            "qstat": (2, self.queues.qstat, True),
-            "qscan": (-1, self.queues.qscan, True),
-            "scanqueues": (-1, self.queues.qscan, True),  # the seed's name
-            "jscan": (-1, self.queues.jscan, True),
-            "scanjobs": (-1, self.queues.jscan, True),  # the seed's name
-            "show": (2, self.queues.show, True),
-            "pause": (-3, self.queues.pause, True),
-            "info": (-1, self.info.info, True),
-            "hello": (-1, self.info.hello, False),  # takes the session: see _dispatch
-            "client": (-2, self.info.client, False),  # takes the session
-            "ping": (-1, self.info.ping, False),
-            "config": (-2, self.info.config, False),
-            "command": (0, self.info.command, False),
-            "time": (1, self.info.time, False),
+        self.commands: dict[str, Command | SessionCommand] = {
+            "addjob": Command(-4, self.jobs.addjob),
+            "ackjob": Command(-1, self.jobs.ackjob),
+            "fastack": Command(-1, self.jobs.ackjob),
+            "deljob": Command(-1, self.jobs.ackjob),
+            "nack": Command(-1, self.jobs.nack),
+            "enqueue": Command(-1, self.jobs.enqueue),
+            "queue": Command(-1, self.jobs.enqueue),  # the seed's name for ENQUEUE
+            "dequeue": Command(-1, self.jobs.dequeue),
+            "working": Command(2, self.jobs.working),
+            "qlen": Command(2, self.queues.qlen),
+            "qpeek": Command(3, self.queues.qpeek),
+            "qstat": Command(2, self.queues.qstat),
+            "qscan": Command(-1, self.queues.qscan),
+            "scanqueues": Command(-1, self.queues.qscan),  # the seed's name
+            "jscan": Command(-1, self.queues.jscan),
+            "scanjobs": Command(-1, self.queues.jscan),  # the seed's name
+            "show": Command(2, self.queues.show),
+            "pause": Command(-3, self.queues.pause),
+            "info": Command(-1, self.info.info),
+            "hello": SessionCommand(-1, self.info.hello),
+            "client": SessionCommand(-2, self.info.client),
+            "ping": Command(-1, self.info.ping, in_pool=False),
+            "config": Command(-2, self.info.config, in_pool=False),
+            "command": Command(0, self.info.command, in_pool=False),
+            "time": Command(1, self.info.time, in_pool=False),
         }
         self.meter = CommandMeter(metrics, [*self.commands, "getjob", "getjobs", "auth", "quit"])
-        self.with_session = {"hello", "client"}
         self.authenticated_limits = Limits.after_auth(settings.max_body_bytes + 65_536)
         self.unauthenticated_limits = Limits.before_auth()
 
@@ -133,13 +156,10 @@ class Door:
         if name == "auth":
             return self._auth(session, argv)
         entry = self.commands.get(name)
-        if name == "getjob" or name == "getjobs":
-            arity = -2
-        elif entry is None:
+        if entry is None and name not in GETJOB:
             shown = argv[0].decode("utf-8", "replace")[:128]
             return Error(f"unknown command '{shown}'")
-        else:
-            arity = entry[0]
+        arity = GETJOB_ARITY if entry is None else entry.arity
         if (arity > 0 and arity != len(argv)) or (arity < 0 and len(argv) < -arity):
             return Error(f"wrong number of arguments for '{name}' command")
         who = session.principal
@@ -148,24 +168,25 @@ class Door:
                 return Error("Authentication required.", "NOAUTH")
             who = Principal("anonymous", ())
         try:
-            if name in ("getjob", "getjobs"):
-                return await self._getjob(session, who, argv)
-            assert entry is not None
-            _arity, handler, in_pool = entry
-            if name in self.with_session:
-                return handler(session, argv)
-            if in_pool:
-                return await self.loop.run_in_executor(self.pool, handler, who, argv)
-            return handler(who, argv)
+            return await self._run(entry, session, who, argv)
         except Error as e:
             return e
-        except StorageUnavailable as e:
-            return Error(e.message)
-        except SpoolqError as e:
+        except SpoolqError as e:  # StorageUnavailable among them
             return Error(e.message)
         except Exception as e:  # a bug must not take the connection down
             log.exception("disque: %s failed", name)
             return Error(f"internal error: {type(e).__name__}")
+
+    async def _run(self, entry: Command | SessionCommand | None, session: Session, who: Principal,
+                   argv: Sequence[bytes]) -> Any:
+        """Run a command that may run (``entry`` None: GETJOB)."""
+        if entry is None:
+            return await self._getjob(session, who, argv)
+        if isinstance(entry, SessionCommand):
+            return entry.handler(session, argv)
+        if entry.in_pool:
+            return await self.loop.run_in_executor(self.pool, entry.handler, who, argv)
+        return entry.handler(who, argv)
 
     async def handle_addjobs(self, session: Session, reqs: Sequence[Sequence[bytes]]) -> list[Any]:
         """Consecutive pipelined ADDJOBs of one connection: one store batch, replies in order."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +36,7 @@ from spoolq.queue_settings import DISQUE_DEFAULT_VISIBILITY_TIMEOUT, door_defaul
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import (
     Delivery,
+    JobView,
     Message,
     OutgoingMessage,
     QueueInfo,
@@ -70,30 +71,51 @@ class JobCommands:
     def __init__(self, store: QueueStore, node_prefix: str) -> None:
         self.store = store
         self.node_prefix = node_prefix
-        self.stats: dict[str, QueueStats] = {}
         self._known: set[str] = set()  # store names of disque queues seen
-        self._known_lock = threading.Lock()
+        self._stats: dict[str, QueueStats] = {}
+        #: guards ``_known`` and ``_stats`` (the commands run in the server's thread pool)
+        self._lock = threading.Lock()
         self._retry_hint: dict[str, int] = {}
 
     # ------------------------------------------------------------------ helpers
 
     def stat(self, queue: str) -> QueueStats:
-        s = self.stats.get(queue)
-        if s is None:
-            s = self.stats.setdefault(queue, QueueStats())
-        return s
+        """A copy of ``queue``'s counters (counted from now on when it has none yet)."""
+        with self._lock:
+            s = self._stats.get(queue)
+            if s is None:
+                s = self._stats[queue] = QueueStats()
+            return replace(s)
+
+    def totals(self) -> tuple[int, int]:
+        """Jobs in and jobs out of every queue, since this process started."""
+        with self._lock:
+            return (sum(s.jobs_in for s in self._stats.values()), sum(s.jobs_out for s in self._stats.values()))
+
+    def _counted(self, queue: str, *, jobs_in: int = 0, jobs_out: int = 0) -> None:
+        """``queue`` was used: note it, count its jobs in or out and its access time."""
+        now = time.time()
+        with self._lock:
+            self._known.add(queue)
+            s = self._stats.get(queue)
+            if s is None:
+                s = self._stats[queue] = QueueStats()
+            s.jobs_in += jobs_in
+            s.jobs_out += jobs_out
+            s.atime = now
 
     def note_queue(self, queue: str) -> None:
         if queue not in self._known:
-            with self._known_lock:
+            with self._lock:
                 self._known.add(queue)
 
     def known_queues(self, refresh: bool = False) -> list[str]:
         if refresh:
             names = self.store.list_queues(A.PREFIX)
-            with self._known_lock:
+            with self._lock:
                 self._known = set(names)
-        return sorted(self._known)
+        with self._lock:
+            return sorted(self._known)
 
     def pause_state(self, queue: str) -> str:
         try:
@@ -136,9 +158,20 @@ class JobCommands:
         return reply
 
     def addjobs(self, who: Principal, requests: Sequence[Sequence[bytes]]) -> list[Status | Error]:
-        """Pipelined ADDJOBs: each is checked on its own (its own error reply), then the jobs of each
-        queue are written with one ``send_batch``: one group commit for the whole pipeline."""
+        """Pipelined ADDJOBs: each is parsed and authorized on its own (its own error reply), then
+        the jobs of each queue are admitted by the queue's state and written with one
+        ``send_batch``: one group commit for the whole pipeline."""
         replies: list[Status | Error | None] = [None] * len(requests)
+        for queue, batch in self._parse_addjobs(who, requests, replies).items():
+            accepted = self._admit(queue, batch, replies)
+            if accepted:
+                self._answer_added(queue, accepted, self._write(queue, accepted), replies)
+        return [r if r is not None else Error("internal error") for r in replies]
+
+    def _parse_addjobs(self, who: Principal, requests: Sequence[Sequence[bytes]],
+                       replies: list[Status | Error | None]) -> dict[str, list[tuple[int, A.AddJob]]]:
+        """Parse and authorize each request: the jobs by queue, with their places among the
+        replies; a request refused gets its error there."""
         jobs: dict[str, list[tuple[int, A.AddJob]]] = {}
         for i, argv in enumerate(requests):
             try:
@@ -148,48 +181,57 @@ class JobCommands:
                 replies[i] = e
                 continue
             jobs.setdefault(job.queue, []).append((i, job))
-        for queue, batch in jobs.items():
-            try:
-                info = self.store.get_queue(queue)
-            except QueueNotFound:
-                info = None
-            visibility = info.config.claim_ttl if info is not None else DISQUE_DEFAULT_VISIBILITY_TIMEOUT
-            batch = [(i, job.with_queue_retry(visibility)) for i, job in batch]
-            if info is not None and info.config.extra.get(PAUSE_KEY) in ("in", "all"):
-                for i, _job in batch:
-                    replies[i] = Error("Queue paused in input, try later", "PAUSED")
-                continue
-            accepted: list[tuple[int, A.AddJob]] = []
-            ready = None
-            for i, job in batch:
-                if job.maxlen:
-                    if ready is None:
-                        ready = self.store.counts(queue, limit=job.maxlen).ready if info is not None else 0
-                    if ready + len(accepted) >= job.maxlen:
-                        replies[i] = Error("Queue is already longer than the specified MAXLEN count", "MAXLEN")
-                        continue
-                accepted.append((i, job))
-            if not accepted:
-                continue
-            msgs = [OutgoingMessage(body=job.body, delay=float(job.delay) or None, ttl=float(job.ttl),
-                                    at_most_once=job.retry == 0,
-                                    attributes={"dq": {"r": job.retry, "t": job.ttl, "d": job.delay,
-                                                       "n": job.replicate}})
-                    for _i, job in accepted]
-            try:
-                results: list[SendResult | SpoolqError] = list(self._send_batch(queue, msgs))
-            except SpoolqError as e:  # nothing of the batch was kept: send one by one for one error each
-                results = [e] if len(msgs) == 1 else [self._send_one(queue, m) for m in msgs]
-            self.note_queue(queue)
-            s = self.stat(queue)
-            s.atime = time.time()
-            for (i, job), result in zip(accepted, results, strict=True):
-                if isinstance(result, SpoolqError):
-                    replies[i] = Error(result.message)
-                else:
-                    s.jobs_in += 1
-                    replies[i] = Status(ids.to_disque(result.id, job.ttl, job.retry == 0))
-        return [r if r is not None else Error("internal error") for r in replies]
+        return jobs
+
+    def _admit(self, queue: str, batch: list[tuple[int, A.AddJob]],
+               replies: list[Status | Error | None]) -> list[tuple[int, A.AddJob]]:
+        """The jobs ``queue`` takes as it is now (its RETRY for the jobs that name none): none while
+        it is paused for input, none past a job's MAXLEN; the others get their error reply."""
+        try:
+            info: QueueInfo | None = self.store.get_queue(queue)
+        except QueueNotFound:
+            info = None
+        visibility = info.config.claim_ttl if info is not None else DISQUE_DEFAULT_VISIBILITY_TIMEOUT
+        batch = [(i, job.with_queue_retry(visibility)) for i, job in batch]
+        if info is not None and info.config.extra.get(PAUSE_KEY) in ("in", "all"):
+            for i, _job in batch:
+                replies[i] = Error("Queue paused in input, try later", "PAUSED")
+            return []
+        accepted: list[tuple[int, A.AddJob]] = []
+        ready = None
+        for i, job in batch:
+            if job.maxlen:
+                if ready is None:
+                    ready = self.store.counts(queue, limit=job.maxlen).ready if info is not None else 0
+                if ready + len(accepted) >= job.maxlen:
+                    replies[i] = Error("Queue is already longer than the specified MAXLEN count", "MAXLEN")
+                    continue
+            accepted.append((i, job))
+        return accepted
+
+    def _write(self, queue: str, accepted: list[tuple[int, A.AddJob]]) -> list[SendResult | SpoolqError]:
+        """Send the accepted jobs: a result or an error for each, in order."""
+        msgs = [OutgoingMessage(body=job.body, delay=float(job.delay) or None, ttl=float(job.ttl),
+                                at_most_once=job.retry == 0,
+                                attributes={"dq": {"r": job.retry, "t": job.ttl, "d": job.delay,
+                                                   "n": job.replicate}})
+                for _i, job in accepted]
+        try:
+            return list(self._send_batch(queue, msgs))
+        except SpoolqError as e:  # nothing of the batch was kept: send one by one for one error each
+            return [e] if len(msgs) == 1 else [self._send_one(queue, m) for m in msgs]
+
+    def _answer_added(self, queue: str, accepted: list[tuple[int, A.AddJob]],
+                      results: list[SendResult | SpoolqError], replies: list[Status | Error | None]) -> None:
+        """Each accepted job's reply (its Disque id, or the store's error); the jobs in are counted."""
+        added = 0
+        for (i, job), result in zip(accepted, results, strict=True):
+            if isinstance(result, SpoolqError):
+                replies[i] = Error(result.message)
+            else:
+                added += 1
+                replies[i] = Status(ids.to_disque(result.id, job.ttl, job.retry == 0))
+        self._counted(queue, jobs_in=added)
 
     def _send_one(self, queue: str, msg: OutgoingMessage) -> SendResult | SpoolqError:
         try:
@@ -232,10 +274,7 @@ class JobCommands:
             got = self.store.poll(queue, limit=count - len(out), claim_ttl=float(hint))
             if not got:
                 continue
-            self.note_queue(queue)
-            s = self.stat(queue)
-            s.jobs_out += len(got)
-            s.atime = time.time()
+            self._counted(queue, jobs_out=len(got))
             self._fix_retries(queue, got, hint)
             out.extend(self.render(queue, d.message, withcounters) for d in got)
         return out
@@ -310,18 +349,29 @@ class JobCommands:
         return self._each(who, argv, "poll", lambda queue, group: [one(queue, sid) for sid in group])
 
     def working(self, who: Principal, argv: Sequence[bytes]) -> int:
-        sids = A.job_ids(argv[1:2])
-        for queue in self.locate(sids)[0]:
-            view = self.store.find_job(queue, sids[0])
-            if view is None:
-                continue
+        """WORKING: postpone the job's next delivery by its RETRY, which is the reply."""
+        sid = A.job_ids(argv[1:2])[0]
+        for queue, view in self._found(sid):
             self.authorize(who, "poll", queue)
-            dq = job_meta(view.message)
-            ttl = float(dq.get("t", A.DEFAULT_TTL))
-            if time.time() - view.message.sent_at > ttl / 2:
-                raise Error("Half of job TTL already elapsed, you are no longer allowed to postpone the "
-                            "next delivery.", "TOOLATE")
-            retry = int(dq.get("r") or self._retry_hint.get(queue, A.MAX_DEFAULT_RETRY))
-            if self.store.set_claim_ttl(queue, [sids[0]], float(retry))[0]:
+            retry = self._postpone(queue, sid, view)
+            if retry is not None:
                 return retry
         raise Error("Job not known in the context of this node.", "NOJOB")
+
+    def _found(self, sid: str) -> Iterator[tuple[str, JobView]]:
+        """The queues that know job ``sid``, each with the job as it is there (looked up lazily)."""
+        for queue in self.locate([sid])[0]:
+            view = self.store.find_job(queue, sid)
+            if view is not None:
+                yield queue, view
+
+    def _postpone(self, queue: str, sid: str, view: JobView) -> int | None:
+        """Claim the job for its RETRY from now (None: it is no longer claimed); ``-TOOLATE`` once
+        half its TTL has gone."""
+        dq = job_meta(view.message)
+        ttl = float(dq.get("t", A.DEFAULT_TTL))
+        if time.time() - view.message.sent_at > ttl / 2:
+            raise Error("Half of job TTL already elapsed, you are no longer allowed to postpone the "
+                        "next delivery.", "TOOLATE")
+        retry = int(dq.get("r") or self._retry_hint.get(queue, A.MAX_DEFAULT_RETRY))
+        return retry if self.store.set_claim_ttl(queue, [sid], float(retry))[0] else None

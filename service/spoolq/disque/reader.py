@@ -135,19 +135,13 @@ class Walker:
         requests, or right after an AUTH or HELLO request (``auth_stops``); returns how many bytes
         of ``data`` were read (the rest is the caller's)."""
         held = self._have
-        if held:
-            self._parts.append(data)
-            self._have += len(data)
-            if self._have < self._need:  # still within an element's bytes
-                return len(data)
-            buf = b"".join(self._parts)
-        else:
-            buf = data
+        buf = self._joined(data)
+        if buf is None:  # still within an element's bytes
+            return len(data)
         end = len(buf)
         need = 0
         pos = 0
         args, left, size = self._args, self._left, self._size
-        limits = self.limits
         find = buf.find
         early = False  # stopped at a boundary with bytes left for the caller
         while True:
@@ -170,31 +164,9 @@ class Walker:
                 if left == 0:
                     continue
                 args = []
-            while left:
-                nl = find(b"\r\n", pos, pos + MAX_HEADER_LINE)
-                if nl < 0:
-                    if end - pos >= MAX_HEADER_LINE:
-                        raise ProtocolError("too big bulk count string")
-                    break
-                if buf[pos] != 36:  # "$"
-                    raise ProtocolError(f"expected '$', got '{chr(buf[pos])}'")
-                length = self._length(buf[pos + 1:nl])
-                start = nl + 2
-                stop = start + length
-                if size + (stop + 2 - pos) > limits.max_request:
-                    raise ProtocolError("invalid bulk length (request over the size limit)")
-                if stop + 2 > end:
-                    need = stop + 2 - pos
-                    break
-                if buf[stop:stop + 2] != b"\r\n":
-                    raise ProtocolError("expected CRLF after a bulk string")
-                args.append(buf[start:stop])
-                size += stop + 2 - pos
-                pos = stop + 2
-                left -= 1
+            pos, left, size, need = self._elements(buf, pos, args, left, size)
             if left:
                 break
-            assert args is not None
             out.append(args)
             batch -= 1
             if pos < end and (batch == 0 or (auth_stops and args_is_auth(args))):
@@ -203,12 +175,60 @@ class Walker:
                 break
             args = None
         self._args, self._left, self._size = args, left, size
-        if early:
-            self._parts, self._have, self._need = [], 0, 0
-            return pos - held
+        return self._drop(pos, held) if early else self._keep(buf, pos, need, len(data))
+
+    def _joined(self, data: bytes) -> bytes | None:
+        """What is to be read now: ``data`` after the bytes held (None: not yet the ``_need`` of them)."""
+        if not self._have:
+            return data
+        self._parts.append(data)
+        self._have += len(data)
+        if self._have < self._need:
+            return None
+        return b"".join(self._parts)
+
+    def _elements(self, buf: bytes, pos: int, args: list[bytes], left: int,
+                  size: int) -> tuple[int, int, int, int]:
+        """Read up to ``left`` elements into ``args`` from ``pos``: the position after them, the
+        elements still to come, the request's bytes read so far, and the bytes an incomplete element
+        needs from its header on (0: none is incomplete, or its header line is)."""
+        end = len(buf)
+        find = buf.find
+        max_request = self.limits.max_request
+        while left:
+            nl = find(b"\r\n", pos, pos + MAX_HEADER_LINE)
+            if nl < 0:
+                if end - pos >= MAX_HEADER_LINE:
+                    raise ProtocolError("too big bulk count string")
+                return pos, left, size, 0
+            if buf[pos] != 36:  # "$"
+                raise ProtocolError(f"expected '$', got '{chr(buf[pos])}'")
+            length = self._length(buf[pos + 1:nl])
+            start = nl + 2
+            stop = start + length
+            if size + (stop + 2 - pos) > max_request:
+                raise ProtocolError("invalid bulk length (request over the size limit)")
+            if stop + 2 > end:
+                return pos, left, size, stop + 2 - pos
+            if buf[stop:stop + 2] != b"\r\n":
+                raise ProtocolError("expected CRLF after a bulk string")
+            args.append(buf[start:stop])
+            size += stop + 2 - pos
+            pos = stop + 2
+            left -= 1
+        return pos, left, size, 0
+
+    def _keep(self, buf: bytes, pos: int, need: int, read: int) -> int:
+        """Read to the end: hold what ``buf`` has after ``pos`` (a request not yet whole)."""
+        end = len(buf)
         self._parts = [buf[pos:]] if pos < end else []
         self._have, self._need = end - pos, need
-        return len(data)
+        return read
+
+    def _drop(self, pos: int, held: int) -> int:
+        """Stopped at a request boundary: nothing is held; the caller keeps the rest of the data."""
+        self._parts, self._have, self._need = [], 0, 0
+        return pos - held
 
     def _count(self, digits: bytes) -> int:
         if not digits.isdigit() or (len(digits) > 1 and digits[0] == 48):

@@ -49,9 +49,10 @@ from werkzeug.wsgi import get_host
 from spoolq import __version__
 from spoolq.auth import Authenticator
 from spoolq.counting import name_door
-from spoolq.http import apidoc, console, emodb, emodb_wire, framing, mq, parking, sns, sqs
+from spoolq.http import apidoc, console, emodb, framing, mq, parking, sns, sqs
 from spoolq.http import schemas as s
 from spoolq.http.context import Services
+from spoolq.http.emodb import wire as emodb_wire
 from spoolq.http.overview import StoreCollector
 from spoolq.http.reload_state import ReloadState, ReloadStateCollector
 from spoolq.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -285,16 +286,29 @@ def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[],
     door, the body read whole, what starts with the first request, SNS's requests to ``/`` and
     SQS's ``GET /?Action=``),
     and ``observe`` after the view (the door forgotten, the request observed once)."""
-    limit = services.settings.max_body_bytes
-    metrics = services.metrics
-    first_request = services.on_first_request
+    start = _start_hook(services, _own_routes(app), answer_get_root, answer_sns)
+    # first of all hooks (flask-smorest registers none of its own)
+    app.before_request_funcs.setdefault(None, []).insert(0, start)
+    app.after_request(_observe_hook(services.metrics))
 
-    # a path that is its own route (/queue/1/_move) never falls through to a route with a variable
-    # (/queue/1/<queue>): a method the path's own route lacks is a 405 with its Allow
+
+def _own_routes(app: Flask) -> dict[str, set[str]]:
+    """The paths that are their own route, with the methods of those routes.
+
+    Such a path (/queue/1/_move) never falls through to a route with a variable (/queue/1/<queue>):
+    a method the path's own route lacks is a 405 with its Allow."""
     own_routes: dict[str, set[str]] = {}
     for rule in app.url_map.iter_rules():
         if not rule.arguments and rule.methods:
             own_routes.setdefault(rule.rule, set()).update(rule.methods)
+    return own_routes
+
+
+def _start_hook(services: Services, own_routes: dict[str, set[str]], answer_get_root: Callable[[], Response | None],
+                answer_sns: Callable[[Request], Response | None]) -> Callable[[], Response | None]:
+    """The hook before every other: see :func:`_install_hooks`."""
+    limit = services.settings.max_body_bytes
+    first_request = services.on_first_request
 
     def start() -> Response | None:
         req = framing.current_request()  # one context lookup, not one per attribute
@@ -319,11 +333,12 @@ def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[],
                 answer = answer_get_root()
             return answer
         return None
+    return start
 
-    # first of all hooks (flask-smorest registers none of its own)
-    app.before_request_funcs.setdefault(None, []).insert(0, start)
 
-    @app.after_request
+def _observe_hook(metrics: Metrics) -> Callable[[Response], Response]:
+    """The hook after the view: see :func:`_install_hooks`."""
+
     def observe(response: Response) -> Response:
         # the store calls of this request are over: whatever this thread calls next is nobody's
         # (Flask runs this hook after a view's error is rendered too)
@@ -348,6 +363,7 @@ def _install_hooks(app: Flask, services: Services, answer_get_root: Callable[[],
                 first = slot.started
                 slot.on_expiry = lambda: metrics.observe(door, operation, status, time.perf_counter() - first)
         return response
+    return observe
 
 
 def _never_html(response: Response, req: Request) -> Response:

@@ -25,11 +25,12 @@ is ``mq:<queue>``. Permissions (with API keys): add = ``queue|post|<queue>``, cr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import request
 from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from spoolq import queue_names
@@ -45,6 +46,25 @@ NAME_RE = queue_names.MQ_NAME
 #: the shortest message ttl the store keeps (it counts in milliseconds)
 MIN_TTL = 0.001
 _NUM_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: the longest long poll a fetch may ask for (seconds)
+MAX_WAIT = 20
+
+
+#: the query of a fetch, as :meth:`MqDoor.fetch` reads it (documentation only)
+class MqFetchQuery(Schema):
+    wait = fields.Float(validate=validate.Range(0, MAX_WAIT),
+                        metadata={"description": "extension: long-poll up to this many seconds"})
+    ttl = fields.Float(validate=validate.Range(1, 43200),
+                       metadata={"description": "extension: seconds before an unacknowledged message is redelivered"})
+
+
+#: the query of an add, as :meth:`MqDoor.add` reads it (documentation only)
+class MqSendQuery(Schema):
+    delay = fields.Float(validate=validate.Range(0, 365 * 86400),
+                         metadata={"description": "extension: seconds before the message becomes visible"})
+    ttl = fields.Float(validate=validate.Range(MIN_TTL, 365 * 86400),
+                       metadata={"description": "extension: drop the message if not consumed within this many "
+                                                "seconds (the store counts milliseconds)"})
 
 
 class MqError(Exception):
@@ -134,7 +154,7 @@ class MqDoor:
     def fetch(self, queue: str) -> Response:
         self.authorize("poll", queue)
         name = _store_name(queue)
-        wait = _seconds("wait", 0.0, 20.0) or 0.0
+        wait = _seconds("wait", 0.0, MAX_WAIT) or 0.0
         ttl = _seconds("ttl", 1.0, MAX_CLAIM_TTL)
         info = self.services.store().get_queue(name)  # 404 for a queue that does not exist, as an add answers
         deliveries = self.services.poll(info, 1, ttl, wait)
@@ -201,33 +221,39 @@ def create_blueprint(services: Services) -> Blueprint:
     idparam = [*qparam, {"in": "path", "name": "message_id", "required": True,
                          "description": "the id an add answered (X-Message-Id)",
                          "schema": {"type": "string", "pattern": "^[0-9a-f]{40}$"}}]
-    routes: list[tuple[str, str, str, str, str, list[dict[str, Any]], dict[str, Any], dict[str, Any]]] = [
-        ("/<queue>", "PUT", "create_queue", "mq_create_queue", "Create a queue", qparam, {}, dict(
+    routes: list[tuple[str, str, Callable[..., Response], str, str, list[dict[str, Any]], dict[str, Any],
+                      dict[str, Any]]] = [
+        ("/<queue>", "PUT", door.create_queue, "mq_create_queue", "Create a queue", qparam, {}, dict(
             **_ok("201", "created", _TEXT), **_ok("200", "already existed", _TEXT), **_errors(400, 403, 503))),
-        ("/<queue>", "GET", "get_queue", "mq_get_queue", "Does the queue exist?", qparam, {}, dict(
+        ("/<queue>", "GET", door.get_queue, "mq_get_queue", "Does the queue exist?", qparam, {}, dict(
             **_ok("200", "it exists", _TEXT), **_errors(400, 403, 404, 503))),
-        ("/<queue>", "DELETE", "delete_queue", "mq_delete_queue", "Delete a queue and its messages", qparam, {}, dict(
+        ("/<queue>", "DELETE", door.delete_queue, "mq_delete_queue", "Delete a queue and its messages", qparam, {}, dict(
             **_ok("200", "deleted", _TEXT), **_errors(400, 403, 404, 503))),
-        ("/<queue>/messages", "GET", "fetch", "mq_fetch", "Fetch (claim) one message", qparam,
-         {"parameters": [{"in": "query", "schema": s.MqFetchQuery}]}, dict(
+        ("/<queue>/messages", "GET", door.fetch, "mq_fetch", "Fetch (claim) one message", qparam,
+         {"parameters": [{"in": "query", "schema": MqFetchQuery}]}, dict(
             **_ok("200", "the message body", {"application/octet-stream": {"schema": s.BINARY}}, _MSG_ID),
             **_ok("204", "no message can be fetched now"), **_errors(400, 403, 404, 503))),
-        ("/<queue>/messages", "POST", "add", "mq_send", "Add a message", qparam,
-         {"parameters": [{"in": "query", "schema": s.MqSendQuery}],
+        ("/<queue>/messages", "POST", door.add, "mq_send", "Add a message", qparam,
+         {"parameters": [{"in": "query", "schema": MqSendQuery}],
           "requestBody": {"required": False, "description": "opaque bytes; any Content-Type is accepted",
                           "content": {"application/octet-stream": {"schema": s.BINARY}}}}, dict(
             **_ok("201", "stored durably", _TEXT, _MSG_ID), **_errors(400, 403, 404, 413, 503))),
-        ("/<queue>/messages/<message_id>", "DELETE", "delete_message", "mq_delete", "Delete a message", idparam,
+        ("/<queue>/messages/<message_id>", "DELETE", door.delete_message, "mq_delete", "Delete a message", idparam,
          {}, dict(**_ok("200", "removed", _TEXT), **_errors(400, 403, 404, 503))),
     ]
     for rule, method, view, op_id, summary, params, extra, responses in routes:
         doc: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses,
                "security": apidoc.SECURITY, **extra}
-        bound = getattr(door, view)
-
-        def endpoint(_bound: object = bound, **kwargs: str) -> Response:
-            return _bound(**kwargs)  # type: ignore[operator,no-any-return]
-        endpoint.__name__ = view
-        endpoint.__doc__ = None
-        blp.route(rule, methods=[method], parameters=params, endpoint=view)(apidoc.documented(endpoint, **doc))
+        blp.route(rule, methods=[method], parameters=params, endpoint=view.__name__)(
+            apidoc.documented(_endpoint(view), **doc))
     return blp
+
+
+def _endpoint(view: Callable[..., Response]) -> Callable[..., Response]:
+    """The function Flask calls for ``view`` (a bound method of the door), with the path's variables."""
+
+    def endpoint(**path: str) -> Response:
+        return view(**path)
+    endpoint.__name__ = view.__name__
+    endpoint.__doc__ = None
+    return endpoint

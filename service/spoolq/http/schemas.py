@@ -1,9 +1,9 @@
-"""marshmallow schemas of every request and response of the HTTP front doors.
+"""marshmallow schemas of the request and response bodies of the HTTP front doors.
 
 The schemas are the OpenAPI contract (``openapi.yaml`` is exported from them) and they are
-used to render the JSON bodies that are objects. Request *parsing* is done by the doors
-themselves, because EmoDB's error texts and check order must be reproduced exactly; the
-query schemas here document the same names, defaults and ranges the doors enforce.
+used to render the JSON bodies that are objects. The query parameters of each door are
+declared by the door, next to the code that parses them (:mod:`spoolq.http.emodb.params`,
+:mod:`spoolq.http.mq`), because EmoDB's error texts and check order must be reproduced exactly.
 
 Top-level JSON that is not an object (a bare count, an array of ids, "any JSON value") has
 no marshmallow form; :data:`ANY_JSON`, :data:`ID_LIST` and friends are the JSON Schema for
@@ -16,9 +16,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from spoolq.http import emodb_wire as wire
 from spoolq.queue_names import KINDS
-from spoolq.store.model import MAX_BATCH_CLAIM, TOKEN_RE
+from spoolq.store.model import TOKEN_RE
 
 _EMO = r"[a-z0-9:@._-]"
 #: EmoDB's rule: 1-255 of a-z 0-9 - . : @ _, not starting with a single underscore, not . or .. (written
@@ -167,124 +166,8 @@ class HealthSchema(Schema):
                                                   "attempt, and what was refused (problems)"})
 
 
-# --- EmoDB query parameters ------------------------------------------------------------------
-
-
-def _bool_param() -> fields.String:
-    return fields.String(metadata={"description": '"true" or "false" in any case; accepted and ignored',
-                                   "enum": ["true", "false", "TRUE", "FALSE"]})
-
-
-class PartitionedQuery(Schema):
-    partitioned = _bool_param()
-
-
-class SendQuery(Schema):
-    delay = fields.Float(validate=validate.Range(0, 365 * 86400),
-                         metadata={"description": "extension: seconds before the message becomes visible"})
-    ttl = fields.Float(validate=validate.Range(wire.MIN_TTL, 365 * 86400),
-                       metadata={"description": "extension: drop the message if not consumed within this many "
-                                                "seconds (the store counts milliseconds)"})
-    atMostOnce = fields.String(metadata={
-        "description": "extension: deliver at most once, never redeliver", "enum": ["true", "false"]})
-    archive = fields.String(metadata={
-        "description": "extension: the queue keeps (true) or does not keep (false) an archive of acknowledged "
-                       "messages; a queue the send creates gets this setting, a queue that exists with the "
-                       "other one answers 400 and nothing is sent", "enum": ["true", "false"]})
-
-
-class PollQuery(Schema):
-    partitioned = _bool_param()
-    ttl = fields.Integer(validate=validate.Range(0, wire.MAX_CLAIM_TTL), metadata={
-        "description": "claim seconds; 0 returns messages without claiming (default: the queue's visibility "
-                       "timeout, 30 unless its settings say otherwise)"})
-    limit = fields.Integer(load_default=10, validate=validate.Range(1, wire.MAX_POLL_LIMIT))
-    wait = fields.Float(validate=validate.Range(0, wire.MAX_WAIT),
-                        metadata={"description": "extension: long-poll up to this many seconds"})
-    meta = fields.String(metadata={
-        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
-        "enum": ["true", "false"]})
-
-
-class PeekQuery(Schema):
-    limit = fields.Integer(load_default=10, validate=validate.Range(1, wire.MAX_PEEK_LIMIT))
-    meta = fields.String(metadata={
-        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
-        "enum": ["true", "false"]})
-
-
-class DedupPeekQuery(PeekQuery):
-    partitioned = _bool_param()
-
-
-class SizeQuery(Schema):
-    limit = fields.Integer(validate=validate.Range(1, wire.JAVA_LONG_MAX),
-                           metadata={"description": "count exactly up to this, estimate beyond", "format": "int64"})
-
-
-class DedupSizeQuery(SizeQuery):
-    partitioned = _bool_param()
-
-
-class RenewQuery(Schema):
-    partitioned = _bool_param()
-    ttl = fields.Integer(load_default=30, validate=validate.Range(0, wire.MAX_CLAIM_TTL),
-                         metadata={"description": "seconds; extend-only; 0 releases the claims"})
-
-
-class ClaimBatchQuery(Schema):
-    token = fields.String(required=True, metadata={
-        "description": "names the batch: the first call claims it, later calls return the same messages",
-        "pattern": BATCH_TOKEN_PATTERN})
-    limit = fields.Integer(load_default=1000, validate=validate.Range(1, MAX_BATCH_CLAIM),
-                           metadata={"description": "most messages the batch claims"})
-    ttl = fields.Integer(load_default=300, validate=validate.Range(1, wire.MAX_CLAIM_TTL),
-                         metadata={"description": "claim seconds (renewed to this when the batch is fetched again)"})
-    maxBytes = fields.Integer(validate=validate.Range(1, wire.JAVA_LONG_MAX), metadata={
-        "description": "stop claiming once the bodies claimed reach this many bytes (at least one message)",
-        "format": "int64"})
-    meta = fields.String(metadata={
-        "description": 'extension: "true" adds sentAt (epoch seconds) and receiveCount to each message',
-        "enum": ["true", "false"]})
-
-
-class RenewBatchesQuery(Schema):
-    ttl = fields.Integer(load_default=300, validate=validate.Range(1, wire.MAX_CLAIM_TTL),
-                         metadata={"description": "claim seconds from now; extend-only"})
-
-
 class BatchCountSchema(Schema):
     count = fields.Integer(required=True, metadata={"description": "messages renewed or acknowledged"})
-
-
-class MoveQuery(Schema):
-    from_ = fields.String(required=True, data_key="from", metadata={"pattern": QUEUE_NAME_PATTERN})
-    to = fields.String(required=True, metadata={"pattern": QUEUE_NAME_PATTERN})
-
-
-class ListQueuesQuery(Schema):
-    prefix = fields.String(load_default="", metadata={"description": "only queues whose name starts with this"})
-    limit = fields.Integer(load_default=10000, validate=validate.Range(1, wire.JAVA_LONG_MAX),
-                           metadata={"description": "count each queue exactly up to this, estimate beyond",
-                                     "format": "int64"})
-
-
-# --- MQ --------------------------------------------------------------------------------------
-
-
-class MqFetchQuery(Schema):
-    wait = fields.Float(validate=validate.Range(0, wire.MAX_WAIT),
-                        metadata={"description": "extension: long-poll up to this many seconds"})
-    ttl = fields.Float(validate=validate.Range(1, 43200),
-                       metadata={"description": "extension: seconds before an unacknowledged message is redelivered"})
-
-
-class MqSendQuery(Schema):
-    delay = fields.Float(validate=validate.Range(0, 365 * 86400),
-                         metadata={"description": "extension: seconds before the message becomes visible"})
-    ttl = fields.Float(validate=validate.Range(wire.MIN_TTL, 365 * 86400),
-                       metadata={"description": "extension: drop the message if not consumed within this many "
-                                                "seconds (the store counts milliseconds)"})
 
 
 # --- JSON Schema for top-level non-object JSON -------------------------------------------------

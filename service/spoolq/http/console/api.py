@@ -228,7 +228,12 @@ _QUEUE_PARAM = {"in": "path", "name": "name", "required": True,
 
 
 def _routes() -> list[_Route]:
-    q = [_QUEUE_PARAM]
+    """Every endpoint, in the contract's order: (rule, method, view, handler, summary, doc kwargs)."""
+    return _list_routes() + _queue_routes([_QUEUE_PARAM]) + _node_routes()
+
+
+def _list_routes() -> list[_Route]:
+    """Who the key is, and the queues: listed, created, deleted when empty."""
     v = ConsoleViews
     return [
         ("/session", "GET", "session", v.session, "Who the key is (401 without a valid key when keys are configured)",
@@ -241,6 +246,13 @@ def _routes() -> list[_Route]:
         ("/queues/delete-empty", "POST", "delete_empty", admin.delete_empty,
          "Delete each named queue that holds no message (every one authorised first)",
          dict(ok=cs.ConsoleDeleteEmptySchema, errors=errors_doc(400, 401, 403, 503), body=cs.ConsoleDeleteEmptyBodySchema)),
+    ]
+
+
+def _queue_routes(q: list[dict[str, Any]]) -> list[_Route]:
+    """One queue (``q``: its path parameter): its details, its messages, its claims, its moves."""
+    v = ConsoleViews
+    return [
         ("/queues/<name>", "GET", "queue", v.queue, "One queue: counts, settings, tags, moves",
          dict(ok=cs.ConsoleQueueDetailSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q)),
         ("/queues/<name>/delete", "POST", "delete", admin.delete,
@@ -283,6 +295,13 @@ def _routes() -> list[_Route]:
          dict(ok=cs.ConsoleMoveSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, body=cs.ConsoleMoveBodySchema)),
         ("/queues/<name>/redrive", "POST", "redrive", v.redrive, "Move a dead-letter queue's messages back to its source",
          dict(ok=cs.ConsoleMoveSchema, errors=errors_doc(400, 401, 403, 404, 503), parameters=q, body=cs.ConsoleMoveBodySchema)),
+    ]
+
+
+def _node_routes() -> list[_Route]:
+    """Moves by reference, names, rates, topics and the node."""
+    v = ConsoleViews
+    return [
         ("/moves/<ref>/cancel", "POST", "cancel", v.cancel, "Cancel a move",
          dict(ok=cs.ConsoleMoveSchema, errors=errors_doc(400, 401, 403, 404, 503),
               parameters=[{"in": "path", "name": "ref", "required": True, "schema": {"type": "string"}}])),

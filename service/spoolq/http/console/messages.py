@@ -32,9 +32,9 @@ from marshmallow import ValidationError
 
 from spoolq import job_ids as disque_ids
 from spoolq.errors import MessageIdChecksumMismatch, MessageRefused, MessageRule
-from spoolq.http import emodb_wire
 from spoolq.http.console import schemas as cs
 from spoolq.http.console.base import ConsoleApi, ConsoleError, json_response
+from spoolq.http.emodb import wire as emodb_wire
 from spoolq.queue_names import DISQUE_PREFIX, door_and_name
 from spoolq.store.model import Delivery, Message, OutgoingMessage, QueueKind, message_id_of
 

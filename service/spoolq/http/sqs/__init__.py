@@ -112,33 +112,9 @@ class SqsBlueprint(Blueprint):
 def create_blueprint(services: Services) -> SqsBlueprint:
     """The SQS blueprint over the app's store, settings and credentials; register it at the
     application root, and have the app's first hook call its ``answer_get_root`` on ``GET /``."""
-    settings, authenticator = services.settings, services.auth
-    attempts = AttemptCache()
     bp = SqsBlueprint("sqs", __name__)
     bp.record_once(_register_region_converter)
-
-    def dispatch(path_queue_url: str | None) -> Response:
-        http = framing.current_request()  # the request and g taken once: each proxy use is a lookup
-        state = g._get_current_object()
-        state.sqs_request_id = request_id = wire.new_request_id()  # an error before the protocol is
-        # known guesses it (spoolq_error): guessing here too would only repeat that
-        principal = None if authenticator.open else sigv4.verify(http, authenticator)
-        if path_queue_url is not None and not _names_action():
-            return wire.render_unknown_operation(request_id)
-        req = wire.parse_request(http, request_id)
-        state.sqs_protocol = req.protocol
-        action = ACTIONS.get(req.action)
-        http.environ[framing.OPERATION_KEY] = req.action if action is not None else "unknown"  # metrics label
-        if action is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
-            raise InvalidAction(f"The action {req.action} is not valid for this endpoint.")
-        params = req.params
-        if path_queue_url is not None and "QueueUrl" not in params:
-            params = {**params, "QueueUrl": path_queue_url}
-        caller = caller_of(http, settings, principal.name if principal is not None else None)
-        if principal is not None:  # open mode: everything is allowed
-            access.authorize(principal, req.action, action.permission, params, caller)
-        env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
-        return wire.render(req, action.handler(env, params))
+    dispatch = _dispatcher(services, AttemptCache())
 
     @bp.post("/")
     def sqs_root() -> Response:
@@ -167,17 +143,50 @@ def create_blueprint(services: Services) -> SqsBlueprint:
     def sqs_region_queue_path(region: str, account: int, queue_name: str) -> Response:
         return dispatch(f"{request.host_url.rstrip('/')}/{region}/{account:012d}/{queue_name}")
 
-    @bp.errorhandler(SpoolqError)
-    def spoolq_error(exc: SpoolqError) -> Response:
-        protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
-        return wire.render_error(exc, protocol, g.get("sqs_request_id") or "")
-
-    @bp.errorhandler(Exception)
-    def unexpected_error(exc: Exception) -> Response:
-        if isinstance(exc, HTTPException):
-            return wire.render_http_error(exc, request)
-        log.exception("SQS %s failed", request.headers.get("X-Amz-Target") or "request")
-        protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
-        return wire.render_error(InternalError(), protocol, g.get("sqs_request_id") or "")
-
+    bp.register_error_handler(SpoolqError, spoolq_error)
+    bp.register_error_handler(Exception, unexpected_error)
     return bp
+
+
+def _dispatcher(services: Services, attempts: AttemptCache) -> Callable[[str | None], Response]:
+    """What answers one SQS request; its argument is the queue URL the path names, if any."""
+    settings, authenticator = services.settings, services.auth
+
+    def dispatch(path_queue_url: str | None) -> Response:
+        http = framing.current_request()  # the request and g taken once: each proxy use is a lookup
+        state = g._get_current_object()
+        state.sqs_request_id = request_id = wire.new_request_id()  # an error before the protocol is
+        # known guesses it (spoolq_error): guessing here too would only repeat that
+        principal = None if authenticator.open else sigv4.verify(http, authenticator)
+        if path_queue_url is not None and not _names_action():
+            return wire.render_unknown_operation(request_id)
+        req = wire.parse_request(http, request_id)
+        state.sqs_protocol = req.protocol
+        action = ACTIONS.get(req.action)
+        http.environ[framing.OPERATION_KEY] = req.action if action is not None else "unknown"  # metrics label
+        if action is None or (path_queue_url is not None and req.action in NOT_ON_QUEUE_URL):
+            raise InvalidAction(f"The action {req.action} is not valid for this endpoint.")
+        params = req.params
+        if path_queue_url is not None and "QueueUrl" not in params:
+            params = {**params, "QueueUrl": path_queue_url}
+        caller = caller_of(http, settings, principal.name if principal is not None else None)
+        if principal is not None:  # open mode: everything is allowed
+            access.authorize(principal, req.action, action.permission, params, caller)
+        env = Env(services.store(), caller, attempts, principal=principal, long_poll=services.poll)
+        return wire.render(req, action.handler(env, params))
+    return dispatch
+
+
+def spoolq_error(exc: SpoolqError) -> Response:
+    """The SQS door's rendering of an error of the service."""
+    protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
+    return wire.render_error(exc, protocol, g.get("sqs_request_id") or "")
+
+
+def unexpected_error(exc: Exception) -> Response:
+    """The SQS door's rendering of any other error (an HTTP error as such, anything else as InternalError)."""
+    if isinstance(exc, HTTPException):
+        return wire.render_http_error(exc, request)
+    log.exception("SQS %s failed", request.headers.get("X-Amz-Target") or "request")
+    protocol = g.get("sqs_protocol") or wire.guess_protocol(request)
+    return wire.render_error(InternalError(), protocol, g.get("sqs_request_id") or "")

@@ -21,7 +21,7 @@ from typing import Any
 from spoolq import queue_settings
 from spoolq.auth import Principal, may_send_into
 from spoolq.errors import QueueNotFound
-from spoolq.http import emodb_wire as wire
+from spoolq.http.emodb import wire
 from spoolq.store.contract import QueueStore
 from spoolq.store.model import QueueInfo, QueueKind, is_queue_name
 
