@@ -6,6 +6,8 @@
     python bench/request_cpu_bench.py --service OTHER/service  # another checkout's code (before/after)
     python bench/request_cpu_bench.py --instructions     # instructions per request, under callgrind
     python bench/request_cpu_bench.py --instructions --compare OTHER/service  # both, side by side
+    python bench/request_cpu_bench.py --instructions --check-baseline   # against bench/instructions-baseline.json
+    python bench/request_cpu_bench.py --instructions --write-baseline   # write it (a change meant to cost more)
     python bench/request_cpu_bench.py --syscalls         # system calls per request, under strace
     python bench/request_cpu_bench.py --syscalls --flush journal --dir /var/tmp  # a durable mode, on a disk
 
@@ -28,15 +30,20 @@ which makes them the figure to compare code against code. ``--compare`` runs ano
 code in a second process under callgrind and prints both columns. Needs valgrind, its headers
 and a C compiler (``scripts/system-deps profiling``): a 20-line helper that issues the client
 requests is compiled into a temp dir. Under callgrind a request runs ~50x slower, so the default
-is fewer requests (``--requests 400``).
+is fewer requests (``--requests 400``). So that a rerun gives the same counts on a busy machine,
+the counted process seeds its string hashes (``PYTHONHASHSEED=0``), collects and freezes the heap
+before each operation's counted requests (:meth:`Meter.settle`), and runs on clocks that advance
+with its CPU time, not the wall clock (:func:`cpu_clocks`). ``--check-baseline`` and
+``--write-baseline`` compare the counts with, or write them as, the baseline CI holds them to
+(``bench/instructions_baseline.py``, ``tests/bench``).
 
 **System calls** (``--syscalls``): the same requests under ``strace -f``; each operation's calls of
 the serving thread between its first and last request, per request and by name, and the flushes
 (``fsync``, ``fdatasync``, ``syncfs``) any thread made meanwhile. ``--flush`` and ``--dir`` run
 the store in a durable mode on a chosen disk instead of ``--fsync never`` on tmpfs.
 
-Operations: EmoDB ``send`` and ``sendbatch`` (10 messages), MQ send, SQS JSON ``SendMessage`` and
-``SendMessageBatch`` (10 entries),
+Operations: EmoDB ``send`` and ``sendbatch`` (10 messages, to a queue of its own), MQ send, SQS JSON
+``SendMessage`` and ``SendMessageBatch`` (10 entries, to a queue of its own),
 EmoDB ``poll`` (limit 10) and ``ack`` (the 10 ids just polled), SQS ``ReceiveMessage`` (10, with a
 visibility timeout) and ``DeleteMessageBatch`` (their 10 receipt handles), 1 KiB bodies, open mode; and
 ``store_send``, the store's ``send`` of the same message called directly (its share of a send). A few
@@ -48,6 +55,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import ctypes
+import gc
 import io
 import json
 import os
@@ -62,6 +70,8 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+import instructions_baseline  # beside this script
 
 BODY = "x" * 1000
 ROUNDS = 5  # the figure of an operation is the median of this many rounds
@@ -150,11 +160,38 @@ class Meter:
             return 0.0
         return time.thread_time() - started
 
+    def settle(self) -> None:
+        """Before an operation's counted requests (when counting): collect every generation and
+        freeze what survives (``gc.freeze``), so each operation starts from an empty young
+        generation and a full collection walks only what the counted requests made; otherwise
+        whether the heap of the warm-up is walked inside a stretch moves a row by percents."""
+        if self.counting:
+            gc.collect()
+            gc.freeze()
+
     def dump(self, op: str) -> None:
         if self._lib is not None:
             self._lib.spoolq_dump(op.encode())
         if self._marks:
             self._mark(f"dump/{op}")
+
+
+#: under callgrind, a second of the clocks :func:`cpu_clocks` makes is this many seconds of CPU
+CPU_SECONDS_PER_SECOND = 50.0
+
+
+def cpu_clocks() -> None:
+    """Under callgrind (before the service is imported): ``time.time`` and ``time.monotonic`` advance
+    with this process's CPU time, one second per :data:`CPU_SECONDS_PER_SECOND` (callgrind runs
+    code about that much slower), not with the wall clock.
+
+    Work done once a second of the clock (a new bucket each second of sends, the claim time
+    budget of a poll, background threads waking) then falls at the same requests in every run,
+    however busy the machine is: by the wall clock, a loaded machine gives each request more
+    seconds, and moved rows by several percent from run to run."""
+    wall, mono, cpu, process_time = time.time(), time.monotonic(), time.process_time(), time.process_time
+    time.time = lambda: wall + (process_time() - cpu) / CPU_SECONDS_PER_SECOND
+    time.monotonic = lambda: mono + (process_time() - cpu) / CPU_SECONDS_PER_SECOND
 
 
 def trivial_app() -> Any:
@@ -174,7 +211,7 @@ def requests_of(op: str) -> Callable[[], dict[str, Any]]:
     batch = json.dumps([BODY] * 10).encode()
     sqs_body = json.dumps({"QueueUrl": "http://127.0.0.1:8000/123456789012/sq", "MessageBody": BODY}).encode()
     sqs_headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.SendMessage"}
-    sqs_batch = json.dumps({"QueueUrl": "http://127.0.0.1:8000/123456789012/sq", "Entries": [
+    sqs_batch = json.dumps({"QueueUrl": "http://127.0.0.1:8000/123456789012/sqb", "Entries": [
         {"Id": str(i), "MessageBody": BODY} for i in range(10)]}).encode()
     sqs_batch_headers = {**sqs_headers, "X-Amz-Target": "AmazonSQS.SendMessageBatch"}
     makers: dict[str, Callable[[], dict[str, Any]]] = {
@@ -196,9 +233,10 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str],
     counting = meter.counting
     rounds_of = 1 if counting else ROUNDS
     out: dict[str, float] = {}
-    sqs_create = environ("POST", "/", json.dumps({"QueueName": "sq"}).encode(),
-                         headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"})
-    assert call(app, sqs_create)[0].startswith("200"), "CreateQueue failed"
+    for sqs_queue in ("sq", "sqb"):  # batches go to a queue of their own (as EmoDB's): receives list only sq
+        sqs_create = environ("POST", "/", json.dumps({"QueueName": sqs_queue}).encode(), headers={
+            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"})
+        assert call(app, sqs_create)[0].startswith("200"), "CreateQueue failed"
     assert call(app, environ("PUT", "/mq/m"))[0][:1] == "2"
     for op in [o for o in ("trivial", "emodb_send", "emodb_sendbatch", "mq_send", "sqs_send", "sqs_sendbatch")
                if o in ops]:
@@ -209,6 +247,7 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str],
             assert status[:1] == "2", (op, status)
         prof = cProfile.Profile(time.thread_time) if profile == op else None
         rounds: list[float] = []
+        meter.settle()
         for _ in range(rounds_of):
             envs = [make() for _ in range(n // rounds_of)]
             if prof:
@@ -231,6 +270,7 @@ def run(app: Any, trivial: Any, n: int, profile: str | None, ops: list[str],
         store = getattr(store, "wrapped", store)  # a checkout from before the store told its listeners
         message = OutgoingMessage(body=json.dumps(BODY).encode())
         rounds = []
+        meter.settle()
         prof = cProfile.Profile(time.thread_time) if profile == "store_send" else None
         for _ in range(rounds_of):
             if prof:
@@ -287,6 +327,7 @@ def _take_and_give(app: Any, meter: Meter, n: int, profile: str | None, names: t
         if counting and counted == "give":  # refill what the first pass took
             for _ in range(len(takes) * 10):
                 call(app, send())
+        meter.settle()
         for _ in range(min(n, 2000) // 10):
             env = take()
             if prof and profile == keys[0]:
@@ -339,10 +380,14 @@ def build_helper(where: Path) -> Path:
     return lib
 
 
-def instructions_of(service: Path, requests: int, ops: str, work: Path) -> dict[str, float]:
+def instructions_of(service: Path, requests: int, ops: str, work: Path) -> tuple[dict[str, float], list[str]]:
     """Instructions per request of every operation: this script run under callgrind on
     ``service``'s code, one dump per operation; the serving thread's instructions over the number
-    of requests the child reports for it."""
+    of requests the child reports for it. Also the top-level modules the child had imported.
+
+    The child's string hashes are seeded (``PYTHONHASHSEED=0``): with random seeds, sets and
+    dicts of strings are laid out differently each run and the counts move by several tenths of
+    a percent."""
     out_dir = work / f"cg-{len(list(work.glob('cg-*')))}"
     out_dir.mkdir()
     helper = build_helper(work) if not (work / "cg_helper.so").exists() else work / "cg_helper.so"
@@ -350,11 +395,12 @@ def instructions_of(service: Path, requests: int, ops: str, work: Path) -> dict[
            "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
            f"--callgrind-out-file={out_dir}/cg.%p", sys.executable, __file__, "--_child-helper", str(helper),
            "--service", str(service), "--requests", str(requests), "--ops", ops]
-    child = subprocess.run(cmd, capture_output=True, text=True)
+    child = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if child.returncode != 0:
         sys.stderr.write(child.stderr[-4000:])
         raise SystemExit(f"the callgrind run failed ({child.returncode})")
-    counts = json.loads(child.stdout.strip().splitlines()[-1])
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    counts = report["counts"]
     totals: dict[str, int] = {}
     for f in out_dir.iterdir():
         text = f.read_text(errors="replace")
@@ -362,7 +408,7 @@ def instructions_of(service: Path, requests: int, ops: str, work: Path) -> dict[
         total = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
         if trigger and total:
             totals[trigger.group(1).strip()] = int(total.group(1))
-    return {op: totals[op] / n for op, n in counts.items() if n and op in totals}
+    return {op: totals[op] / n for op, n in counts.items() if n and op in totals}, report["modules"]
 
 
 _STRACE_LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)")
@@ -383,7 +429,7 @@ def syscalls_of(args: argparse.Namespace, work: Path) -> tuple[dict[str, dict[st
     if child.returncode != 0:
         sys.stderr.write(child.stderr[-4000:])
         raise SystemExit(f"the strace run failed ({child.returncode})")
-    counts = json.loads(child.stdout.strip().splitlines()[-1])
+    counts = json.loads(child.stdout.strip().splitlines()[-1])["counts"]
     per_op: dict[str, dict[str, float]] = {}
     flushes: dict[str, int] = {}
     server: str | None = None
@@ -439,12 +485,23 @@ def main_syscalls(args: argparse.Namespace) -> None:
 
 def main_instructions(args: argparse.Namespace) -> None:
     subprocess.run([str(Path(__file__).resolve().parents[1] / "scripts" / "system-deps"), "profiling"], check=False)
+    if args.check_baseline:
+        baseline = instructions_baseline.load(args.check_baseline)
+        args.requests, args.ops = baseline["requests"], instructions_baseline.ops_of(baseline["rows"])
     work = Path(tempfile.mkdtemp(prefix="spoolq-instr-"))
     try:
         services = [args.service.resolve()] + ([args.compare.resolve()] if args.compare else [])
-        columns = [instructions_of(svc, args.requests, args.ops, work) for svc in services]
+        counted = [instructions_of(svc, args.requests, args.ops, work) for svc in services]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    columns = [rows for rows, _ in counted]
+    if args.write_baseline or args.check_baseline:
+        env = instructions_baseline.environment(counted[0][1])
+        if args.write_baseline:
+            instructions_baseline.write_and_show(args.write_baseline, columns[0], args.requests, env)
+        else:
+            instructions_baseline.check_and_show(args.check_baseline, columns[0], env)  # exits 1 when dearer
+        return
     print(f"instructions per request, serving thread, under callgrind ({args.requests} requests per "
           f"operation; load {os.getloadavg()[0]:.1f}, which does not change these counts)")
     head = "".join(f"  {str(svc)[-28:]:>28s}" for svc in services)
@@ -464,6 +521,13 @@ def main() -> None:
                     help="timed requests per operation (2,000; 400 with --instructions)")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions per request under callgrind instead of timing")
+    ap.add_argument("--write-baseline", nargs="?", type=Path, const=instructions_baseline.BASELINE,
+                    help="with --instructions: write the counts as the baseline (default "
+                         "bench/instructions-baseline.json; --requests defaults to "
+                         f"{instructions_baseline.REQUESTS} then)")
+    ap.add_argument("--check-baseline", nargs="?", type=Path, const=instructions_baseline.BASELINE,
+                    help="with --instructions: count the baseline's rows with its number of requests and exit 1 "
+                         f"when one is more than {instructions_baseline.TOLERANCE:.0%} dearer")
     ap.add_argument("--compare", type=Path, help="with --instructions: another service/ directory, "
                     "counted in a second run and printed beside (after/before = this one over that one)")
     ap.add_argument("--syscalls", action="store_true",
@@ -483,6 +547,8 @@ def main() -> None:
                          "10 then DeleteMessageBatch of their receipts; store_send: the store's send alone, in "
                          "this thread, no HTTP)")
     args = ap.parse_args()
+    if args.requests is None and args.write_baseline:
+        args.requests = instructions_baseline.REQUESTS
     if args.requests is None:
         args.requests = 400 if args.instructions or args.child_helper or args.syscalls or args.child_marks else 2000
     if args.instructions:
@@ -496,6 +562,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="spoolq-reqcpu-", dir=where))
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(tmp / "metrics")
     (tmp / "metrics").mkdir()
+    if args.child_helper:
+        cpu_clocks()
     sys.path.insert(0, str(args.service.resolve()))
     try:
         from spoolq.http.app import create_app
@@ -510,7 +578,8 @@ def main() -> None:
         out = run(app, trivial_app(), args.requests, args.profile, args.ops.split(","), meter)
         app.extensions["spoolq"].close()
         if args.child_helper or args.child_marks:  # under callgrind: the requests counted per operation, for the parent
-            print(json.dumps(out))
+            modules = sorted({m.partition(".")[0] for m in sys.modules})
+            print(json.dumps({"counts": out, "modules": modules}))
             return
         load = "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
         mode = f"--flush {args.flush}" if args.flush else "--fsync never"

@@ -127,6 +127,29 @@ def test_max_receives_moves_poison_to_dead_letter_queue(sq: SpoolqClient, qname:
     assert sq.size(qname) == 0
 
 
+def test_max_receives_counts_deliveries_to_other_consumers(sq: SpoolqClient, qname: str) -> None:
+    """The count is the server's: deliveries to another poller count, so a message another
+    consumer already received ``max_receives`` times never reaches this one's handler."""
+    sq.send(qname, "seen-twice")
+    dlq = qname + "-dlq"
+    for _ in range(2):  # another consumer takes it and gives it back, twice
+        got = sq.poll(qname, limit=1, ttl=60)
+        assert [m.payload for m in got] == ["seen-twice"]
+        sq.release(qname, [got[0].id])
+    sq.send(qname, "fresh")
+    calls: list[str] = []
+    done = threading.Event()
+
+    def handle(m: Message) -> None:
+        calls.append(m.payload)
+        done.set()
+    c = Consumer(sq, qname, handle, concurrency=1, batch_size=10, wait=1, max_receives=2, dead_letter_queue=dlq)
+    _run_until(c, done)
+    assert calls == ["fresh"] and c.stats.dead_lettered == 1
+    assert [m.payload for m in sq.peek(dlq)] == ["seen-twice"]
+    assert sq.size(qname) == 0
+
+
 def test_dedup_queue(sq: SpoolqClient, qname: str) -> None:
     sq.send_batch(qname, ["a", "a", "b"], dedup=True)
     seen: list[str] = []

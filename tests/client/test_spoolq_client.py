@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from spoolq_client import BadRequest, NotAuthorized, NotFound, SpoolqClient
@@ -26,6 +28,19 @@ def test_verbs(sq: SpoolqClient, qname: str) -> None:
     assert sq.size(qname) == 0
     summaries = sq.list_queues(prefix=qname)
     assert [(q.name, q.ready) for q in summaries] == [(qname, 0), (qname + "-2", 1)]
+
+
+def test_poll_reports_receive_counts_and_send_times(sq: SpoolqClient, qname: str) -> None:
+    before = time.time()
+    sq.send(qname, "a")
+    sq.send(qname, "b", dedup=True)
+    for dedup in (False, True):
+        first = sq.poll(qname, limit=1, ttl=60, dedup=dedup)
+        assert [m.receive_count for m in first] == [1]
+        assert isinstance(first[0].sent_at, float) and before - 1 <= first[0].sent_at <= time.time() + 1
+        sq.release(qname, [first[0].id], dedup=dedup)
+        again = sq.poll(qname, limit=1, ttl=60, dedup=dedup)
+        assert [(m.id, m.receive_count) for m in again] == [(first[0].id, 2)]
 
 
 def test_typed_errors(server: Server, sq: SpoolqClient, qname: str) -> None:

@@ -219,8 +219,11 @@ class SpoolqClient:
     def poll(self, queue: str, *, limit: int = 10, ttl: int | None = None, wait: float | None = None,
              dedup: bool = False) -> list[Message]:
         """Claim up to ``limit`` messages for ``ttl`` seconds (default: the queue's visibility timeout);
-        ``wait`` long-polls (0-20 s)."""
-        return cast(list[Message], self._call(self._door(dedup).poll, queue, limit=limit, ttl=ttl, wait=wait))
+        ``wait`` long-polls (0-20 s). Each message carries ``sent_at`` (epoch seconds) and
+        ``receive_count`` (its deliveries so far to any consumer, this one included): the door's
+        ``meta=true``."""
+        return cast(list[Message], self._call(self._door(dedup).poll, queue, limit=limit, ttl=ttl, wait=wait,
+                                              meta="true"))
 
     def peek(self, queue: str, *, limit: int = 10, dedup: bool = False) -> list[Message]:
         """Up to ``limit`` messages without claiming them."""

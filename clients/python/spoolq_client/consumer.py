@@ -20,11 +20,13 @@ What it does, and what each option changes:
   out, so it comes back after ``claim_ttl`` (a natural back-off).
 * Heartbeats: one thread renews every claimed, not yet finished message every ``heartbeat``
   seconds (default ``claim_ttl / 3``), so a handler slower than ``claim_ttl`` keeps its claim.
-* Max receives: with ``max_receives=N``, a message this consumer has received more than N times
-  is not handed to the handler again: it is sent to ``dead_letter_queue`` (if given) and then
-  acknowledged, or, without a dead-letter queue, acknowledged and logged at ERROR. The EmoDB door
-  does not report receive counts, so this is counted per Consumer process (an in-memory LRU of
-  ``receive_memory`` ids): several consumers may each deliver a poison message up to N times.
+* Max receives: with ``max_receives=N``, a message delivered more than N times is not handed to
+  the handler again: it is sent to ``dead_letter_queue`` (if given) and then acknowledged, or,
+  without a dead-letter queue, acknowledged and logged at ERROR. The count is the server's: a poll
+  asks the EmoDB door for ``meta=true``, whose ``receiveCount`` counts every delivery of the
+  message (this one included) to any consumer, in any process, and claims that ran out, so a
+  poison message reaches the handlers of all consumers together at most N times. A server that
+  reports no receive count (an older release) leaves the guard off, with one WARNING.
 * Errors: 503 (honouring ``Retry-After``), 5xx and transport errors are retried with capped,
   jittered exponential back-off, forever while running. A 4xx on poll (bad key, bad name) is
   fatal: the consumer stops and :meth:`run` raises it.
@@ -45,7 +47,6 @@ import logging
 import signal
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -81,7 +82,7 @@ class Consumer:
                  concurrency: int = 8, batch_size: int = 10, claim_ttl: int = 30, wait: float = 10.0,
                  on_failure: FailurePolicy = "release", heartbeat: float | None = None,
                  max_receives: int | None = None, dead_letter_queue: str | None = None,
-                 ack_interval: float = 1.0, backoff_cap: float = 30.0, receive_memory: int = 100_000) -> None:
+                 ack_interval: float = 1.0, backoff_cap: float = 30.0) -> None:
         if concurrency < 1 or batch_size < 1 or claim_ttl < 1:
             raise ValueError("concurrency, batch_size and claim_ttl must be >= 1")
         if on_failure not in ("release", "expire"):
@@ -104,14 +105,13 @@ class Consumer:
         self.dead_letter_queue = dead_letter_queue
         self.ack_interval = ack_interval
         self.backoff_cap = backoff_cap
-        self.receive_memory = receive_memory
         self.stats = ConsumerStats()
         self.error: BaseException | None = None
         self._stop = threading.Event()
-        self._lock = threading.Lock()          # stats, receive counts
+        self._lock = threading.Lock()          # stats
         self._claims_lock = threading.Lock()   # the claimed set and heartbeat renewals
         self._claimed: set[str] = set()
-        self._receives: OrderedDict[str, int] = OrderedDict()
+        self._uncounted_warned = False
         self._threads: list[threading.Thread] = []
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -284,11 +284,13 @@ class Consumer:
     def _over_max_receives(self, message: Message) -> bool:
         if self.max_receives is None:
             return False
-        with self._lock:
-            n = self._receives.pop(message.id, 0) + 1
-            self._receives[message.id] = n
-            while len(self._receives) > self.receive_memory:
-                self._receives.popitem(last=False)
+        n = message.receive_count
+        if not isinstance(n, int):  # a server without the meta extension
+            if not self._uncounted_warned:
+                self._uncounted_warned = True
+                log.warning("the server reports no receive counts on %r: max_receives is not enforced",
+                            self.queue)
+            return False
         if n <= self.max_receives:
             return False
         if self.dead_letter_queue is not None:

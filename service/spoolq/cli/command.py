@@ -9,6 +9,12 @@ what runs them (``run``, returning the exit status). The server's commands are l
 
 Errors a user can act on are :class:`CliError` (a settings error counts as one, exit 2): ``main``
 prints them as one line on stderr, ``spoolq: <message>``, and returns their exit status.
+
+:class:`Command` and :class:`CliError` are twins of the client's ``spoolq_client.cli.command``
+ones: the server imports nothing of the client distribution, which installs without the server,
+so each keeps its copy (this one also reports a settings error; the client's parses options
+between positionals); ``tests/cli/test_twin_helpers.py`` holds the two to the same help, output
+and exit statuses.
 """
 
 from __future__ import annotations

@@ -219,7 +219,12 @@ def _check_redrive_allowed(source: str, dlq: QueueInfo) -> None:
 
 
 def parse_duration(text: str, name: str = "duration") -> int:
-    """Seconds of ``90``, ``90s``, ``15m``, ``12h``, ``30d`` or ``2w``."""
+    """Seconds of ``90``, ``90s``, ``15m``, ``12h``, ``30d`` or ``2w``.
+
+    A twin of the client's ``spoolq_client.cli.queue_settings.parse_duration`` (and
+    :func:`format_duration` of its ``format_duration``): the server imports nothing of the client
+    distribution and the client installs without the server, so each keeps its copy, raising its
+    own error; ``tests/cli/test_twin_helpers.py`` holds the two to the same answers."""
     m = _DURATION.match(str(text))
     if m is None:
         raise InvalidArgument(f"{name} must be a number of seconds or a number with s, m, h, d or w "

@@ -158,6 +158,27 @@ def ksec(bucket: str) -> str:
     return bucket[:8]
 
 
+def bucket_place(bucket: str) -> tuple[str, int]:
+    """Where a standard bucket lives: its ksec directory (first 8 digits) and its slot there (last
+    3 digits, 0-999); :func:`slot_bucket` is the inverse."""
+    return bucket[:8], int(bucket[8:])
+
+
+def bucket_slot(bucket: str) -> int:
+    """A standard bucket's slot in its ksec directory: its last 3 digits (0-999)."""
+    return int(bucket[8:])
+
+
+def slot_bucket(ksec_dir: str, slot: int) -> str:
+    """The standard bucket at ``slot`` (0-999) of the ksec directory ``ksec_dir``."""
+    return f"{ksec_dir}{slot:03d}"
+
+
+def is_bucket_in(name: str, ksec_dir: str) -> bool:
+    """Whether ``name`` (an entry of the ksec directory ``ksec_dir``) is a standard bucket of it."""
+    return len(name) == 11 and name.startswith(ksec_dir) and name.isdigit()
+
+
 def std_ready_path(bucket: str) -> str:
     """The directory of a standard queue's ready bucket, relative to the queue directory."""
     return f"ready/{bucket[:8]}/{bucket}"
@@ -279,6 +300,22 @@ def id_shard(message_id: str) -> str:
 
 #: how many hex digits a poll lane is read from (cursor.py)
 LANE_DIGITS = 3
+
+
+def name_bucket(name: str) -> str:
+    """The standard bucket of the message whose file is ``name`` (a name of any state, which starts
+    with the id): the second its id was made in, where it was sent and where a release returns it;
+    ``""`` when the name does not start with an id's time (a stray file)."""
+    try:
+        return f"{int(name[ID_TIME_HEX], 16) // 1000:011d}"  # std_bucket(id_time_ms(name))
+    except ValueError:
+        return ""
+
+
+def delayed_bucket(name: str) -> str:
+    """The ready bucket a delayed file's message goes to when due: the last field of its name
+    (``<id>~<rc>~<frt>~<due>~<bucket>``), read without parsing the rest."""
+    return name[name.rfind("~") + 1:]
 
 
 def lane_digits(name: str) -> str:

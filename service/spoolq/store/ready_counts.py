@@ -229,7 +229,7 @@ class _Pass:
         if names is None:
             return
         ks.mtime, ks.listed = m, listed
-        there = {int(b[8:]) for b in names if len(b) == 11 and b.startswith(k) and b.isdigit()}
+        there = {L.bucket_slot(b) for b in names if L.is_bucket_in(b, k)}
         for i in [i for i in ks.slots if i not in there]:
             self._forget(ks, i)
         new = [i for i in there if ks.counts[i] == _ABSENT]
@@ -245,7 +245,8 @@ class _Pass:
         """Look at one bucket (list it again if it changed); its count (0 if it is not there, or
         not listed yet). ``sample``: a bucket listed for the first time here joins the sample
         unlisted buckets are estimated from."""
-        q, k, i = self.q, bucket[:8], int(bucket[8:])
+        q = self.q
+        k, i = L.bucket_place(bucket)
         ks = q.ksecs.get(k)
         if bucket in self.seen:
             return max(ks.counts[i], 0) if ks is not None else 0
@@ -297,13 +298,14 @@ class _Pass:
 
     def unknown(self, bucket: str) -> bool:
         """Whether a present bucket was never listed by this process."""
-        ks = self.q.ksecs.get(bucket[:8])
-        return ks is not None and ks.counts[int(bucket[8:])] == _UNKNOWN
+        k, i = L.bucket_place(bucket)
+        ks = self.q.ksecs.get(k)
+        return ks is not None and ks.counts[i] == _UNKNOWN
 
     def buckets(self, after: str = "") -> Iterator[str]:
         """Every present bucket after ``after``, oldest first (from a snapshot of each ksec's
         slots: a caller may check buckets on the way)."""
-        first_k = after[:8]
+        first_k = L.ksec(after)
         for k in list(self.q.order):
             if k < first_k:
                 continue
@@ -311,20 +313,9 @@ class _Pass:
             if ks is None:
                 continue
             slots = ks.slots
-            start = bisect.bisect_right(slots, int(after[8:])) if k == first_k else 0
+            start = bisect.bisect_right(slots, L.bucket_slot(after)) if k == first_k else 0
             for i in slots[start:]:
-                yield f"{k}{i:03d}"
-
-
-def _bucket_of_claim(name: str) -> str:
-    try:
-        return f"{int(name[:12], 16) // 1000:011d}"
-    except ValueError:
-        return ""
-
-
-def _bucket_of_delayed(name: str) -> str:
-    return name.rsplit("~", 1)[-1]
+                yield L.slot_bucket(k, i)
 
 
 class ReadyCounts:
@@ -361,8 +352,8 @@ class ReadyCounts:
             for k in list(q.order):
                 p.refresh_ksec(k)
             claimed_now, delayed_now = frozenset(claimed), frozenset(delayed)
-            touched = {_bucket_of_claim(n) for n in claimed_now.symmetric_difference(q.claimed)}
-            touched.update(_bucket_of_delayed(n) for n in delayed_now.symmetric_difference(q.delayed))
+            touched = {L.name_bucket(n) for n in claimed_now.symmetric_difference(q.claimed)}
+            touched.update(L.delayed_bucket(n) for n in delayed_now.symmetric_difference(q.delayed))
             q.claimed, q.delayed = claimed_now, delayed_now
             every = q.known + q.unknown <= SWEEP_BUCKETS or q.total < limit
             if every:

@@ -7,6 +7,11 @@ one place: a line under its name in the ``spoolq.commands`` entry-point group of
 distribution's ``pyproject.toml``. ``spoolq`` (the server distribution's command) finds it there,
 and so do ``spoolq-client`` and ``python -m spoolq_client``, which run it where only this package
 is installed. ``main(argv, prog)`` is all either calls.
+
+:class:`Command` and :class:`CliError` are twins of the server's ``spoolq.cli.command`` ones: this
+distribution installs without the server and the server imports nothing of it, so each keeps its
+copy (this one parses options between positionals; the server's also reports a settings error);
+``tests/cli/test_twin_helpers.py`` holds the two to the same help, output and exit statuses.
 """
 
 from __future__ import annotations

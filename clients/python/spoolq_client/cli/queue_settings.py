@@ -34,7 +34,12 @@ _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 7 * 86_400}
 
 
 def parse_duration(text: str, name: str) -> int:
-    """Seconds of ``90``, ``90s``, ``15m``, ``12h``, ``30d`` or ``2w`` (:class:`CliError` otherwise)."""
+    """Seconds of ``90``, ``90s``, ``15m``, ``12h``, ``30d`` or ``2w`` (:class:`CliError` otherwise).
+
+    A twin of the server's ``spoolq.queue_settings.parse_duration`` (and :func:`format_duration` of
+    its ``format_duration``): the client distribution installs without the server and the server
+    imports nothing of the client, so each keeps its copy, raising its own error;
+    ``tests/cli/test_twin_helpers.py`` holds the two to the same answers."""
     m = _DURATION.match(text)
     if m is None:
         raise CliError(f"{name} must be a number of seconds or a number with s, m, h, d or w "
