@@ -1,7 +1,8 @@
 """The guard that keeps requests cheap: every row of ``bench/request_cpu_bench.py --instructions``
 counted again and held against ``bench/instructions-baseline.json`` (bench/instructions_baseline.py).
 
-A row more than 3 % dearer than the baseline fails, and the failure names the row and both counts.
+A row more than 3 % dearer than the baseline in two counts in a row fails, and the failure names the row
+and both counts.
 When a change is meant to cost more, write the baseline again in the same commit::
 
     .venv/bin/python bench/request_cpu_bench.py --instructions --write-baseline
@@ -50,10 +51,20 @@ def test_no_request_got_dearer() -> None:
     missing = _missing_tools()
     if missing:
         pytest.skip(missing)
-    run = subprocess.run([sys.executable, str(BENCH), "--instructions", "--check-baseline"],
-                         capture_output=True, text=True, cwd=CHECKOUT)
-    print(run.stdout)
+    run = _check()
+    if run.returncode not in (0, NOT_COMPARABLE):  # counted once more: a dearer change stays dearer,
+        first = run  # while a row's noise on a busy machine (up to ~2 %) does not repeat past 3 %
+        run = _check()
+        if run.returncode != 0:
+            print(f"the first count:\n{first.stdout}")
     if run.returncode == NOT_COMPARABLE:
         pytest.skip(run.stdout.strip().splitlines()[-1])
     if run.returncode != 0:
         pytest.fail(f"{run.stdout}{run.stderr[-3000:]}", pytrace=False)
+
+
+def _check() -> subprocess.CompletedProcess[str]:
+    run = subprocess.run([sys.executable, str(BENCH), "--instructions", "--check-baseline"],
+                         capture_output=True, text=True, cwd=CHECKOUT)
+    print(run.stdout)
+    return run
