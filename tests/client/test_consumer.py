@@ -218,3 +218,10 @@ def test_sigterm_mid_batch_loses_nothing_and_acks_once(server: Server, qname: st
         rest = sq.peek(qname, limit=5000)
         assert not {m.id for m in rest} & set(handled_ids)
         assert sorted([h["payload"]["n"] for h in handled] + [m.payload["n"] for m in rest]) == list(range(400))
+
+
+def test_the_old_receive_memory_argument_is_taken_with_a_warning() -> None:
+    """Code written for the consumer that counted receives itself still constructs one."""
+    client = SpoolqClient("http://127.0.0.1:9")  # never called
+    with pytest.warns(DeprecationWarning, match="receive_memory"):
+        Consumer(client, "q", lambda m: None, receive_memory=1000)

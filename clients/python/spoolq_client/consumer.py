@@ -47,6 +47,7 @@ import logging
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -82,7 +83,11 @@ class Consumer:
                  concurrency: int = 8, batch_size: int = 10, claim_ttl: int = 30, wait: float = 10.0,
                  on_failure: FailurePolicy = "release", heartbeat: float | None = None,
                  max_receives: int | None = None, dead_letter_queue: str | None = None,
-                 ack_interval: float = 1.0, backoff_cap: float = 30.0) -> None:
+                 ack_interval: float = 1.0, backoff_cap: float = 30.0,
+                 receive_memory: int | None = None) -> None:
+        if receive_memory is not None:  # the consumer counted receives itself, in a memory of this size
+            warnings.warn("Consumer(receive_memory=...) is ignored: max_receives counts the server's receive "
+                          "counts", DeprecationWarning, stacklevel=2)
         if concurrency < 1 or batch_size < 1 or claim_ttl < 1:
             raise ValueError("concurrency, batch_size and claim_ttl must be >= 1")
         if on_failure not in ("release", "expire"):
