@@ -527,7 +527,7 @@ def main() -> None:
                          f"{instructions_baseline.REQUESTS} then)")
     ap.add_argument("--check-baseline", nargs="?", type=Path, const=instructions_baseline.BASELINE,
                     help="with --instructions: count the baseline's rows with its number of requests and exit 1 "
-                         f"when one is more than {instructions_baseline.TOLERANCE:.0%} dearer")
+                         f"when one is more than {instructions_baseline.TOLERANCE * 100:.0f} %% dearer")
     ap.add_argument("--compare", type=Path, help="with --instructions: another service/ directory, "
                     "counted in a second run and printed beside (after/before = this one over that one)")
     ap.add_argument("--syscalls", action="store_true",
