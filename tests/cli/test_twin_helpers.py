@@ -13,7 +13,7 @@ from dataclasses import fields
 
 import pytest
 
-from spoolq import queue_settings as server_settings
+from spoolq.queues import queue_settings as server_settings
 from spoolq.cli import command as server_command
 from spoolq.errors import InvalidArgument
 from spoolq_client.cli import command as client_command
