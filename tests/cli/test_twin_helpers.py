@@ -13,9 +13,9 @@ from dataclasses import fields
 
 import pytest
 
-from spoolq.queues import queue_settings as server_settings
 from spoolq.cli import command as server_command
 from spoolq.errors import InvalidArgument
+from spoolq.queues import queue_settings as server_settings
 from spoolq_client.cli import command as client_command
 from spoolq_client.cli import queue_settings as client_settings
 
