@@ -515,6 +515,20 @@ def main_instructions(args: argparse.Namespace) -> None:
         print(f"  {op:16s}{cells}{cmp}{ratio}")
 
 
+
+def server_settings_class() -> Any:
+    """The server's ``Settings`` of the checkout on ``sys.path`` (``--service``, ``--compare``): its
+    module moved twice, so an older checkout has it at an older path."""
+    import importlib
+
+    for module in ("spoolq.settings.server", "spoolq.server_settings", "spoolq.settings"):
+        try:
+            return importlib.import_module(module).Settings
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("no spoolq Settings in the checkout on sys.path")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=None,
@@ -567,10 +581,7 @@ def main() -> None:
     sys.path.insert(0, str(args.service.resolve()))
     try:
         from spoolq.http.app import create_app
-        try:
-            from spoolq.settings.server import Settings
-        except ImportError:  # a checkout from before the settings module got its name (--service)
-            from spoolq.settings import Settings  # type: ignore[no-redef]
+        Settings = server_settings_class()
 
         durable = {"fsync": True, "flush": args.flush, "force_flush": True} if args.flush else {"fsync": False}
         app = create_app(Settings(root=tmp / "root", node_id="bench", **durable))
