@@ -202,6 +202,14 @@ def _log_refusal(message: str, exc: OSError) -> None:
     _log.warning("%s%s", message, f" on {where}" if where else "")
 
 
+def _forget_in_child() -> None:
+    global _logged_lock
+    _logged_lock = threading.Lock()  # a fork while another thread held it must not leave it held
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def _out_of_inodes(path: object) -> bool:
     """Whether the file system of ``path`` (or of its parent, for a file not made) has no inode left:
     ext4 answers a create with ENOSPC for that as for a full disk (one message is one inode)."""
