@@ -61,13 +61,21 @@ def _build_wheel(out: Path) -> Path:
     return wheel
 
 
+def _network_settings() -> dict[str, str]:
+    """The machine's way to the package index, as any user of it has it: pip's own settings
+    (``PIP_INDEX_URL``, ``PIP_CERT``, ...), proxies and certificate bundles."""
+    names = {"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
+    return {name: value for name, value in os.environ.items()
+            if name.startswith("PIP_") or name.lower().endswith("_proxy") or name in names}
+
+
 class User:
     """Commands run as :data:`USER` with ``home`` as its home, and only the system's PATH and pipx's bin."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
         self.env = {"HOME": str(home), "PATH": f"{home}/.local/bin:{home}/pipx-env/bin:/usr/local/bin:/usr/bin:/bin",
-                    "LANG": "C.UTF-8"}
+                    "LANG": "C.UTF-8", **_network_settings()}
 
     def run(self, *argv: str, timeout: float = 900) -> str:
         done = subprocess.run([*AS_USER, *argv], capture_output=True, text=True, env=self.env, cwd=self.home,
