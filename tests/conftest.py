@@ -19,10 +19,35 @@ TIER_MARKERS = frozenset(
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: Markers of the tests that scripts/test runs in its second pass, one at a time with nothing else
+#: of the suite beside them: their own clusters, disks or floods, or bounds in seconds.
+ALONE_MARKERS = frozenset({"multinode", "powercut", "hostile", "container", "alone"})
+
+PASSES = ("shared", "alone")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--spoolq-pass", choices=PASSES, default=None,
+        help="run only the tests of one of scripts/test's two passes: 'shared' (every test that "
+             "tolerates others running beside it; scripts/test runs them in parallel processes) or "
+             "'alone' (the tiers marked multinode, powercut, hostile, container or alone)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if not TIER_MARKERS & {m.name for m in item.iter_markers()}:
             item.add_marker(pytest.mark.fast)
+    chosen = config.getoption("--spoolq-pass")
+    if chosen is None:
+        return
+    kept, dropped = [], []
+    for item in items:
+        alone = bool(ALONE_MARKERS & {m.name for m in item.iter_markers()})
+        (kept if alone == (chosen == "alone") else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 class FakeClock:

@@ -12,7 +12,7 @@ import pytest
 from tests.deploy.broken_reloads import KINDS, run_broken_reloads
 from tests.deploy.reload_load import SLOW_SECONDS, run_reloads, run_stop
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 
 def test_twenty_reloads_under_load_on_busy_cores(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import requests
 
 from tests.e2e.spoolq_server import KEY_ALL, running_server
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.alone]
 H = {"X-BV-API-Key": KEY_ALL, "Content-Type": "application/json"}
 
 

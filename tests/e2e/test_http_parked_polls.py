@@ -27,7 +27,7 @@ from spoolq.store import FileStore, OutgoingMessage
 from tests.e2e.longpoll_load import run_load
 from tests.e2e.spoolq_server import KEY_ALL, running_server
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.alone]
 H = {"X-BV-API-Key": KEY_ALL, "Content-Type": "application/json"}
 
 
