@@ -43,6 +43,11 @@ Clock = Callable[[], float]
 DELETING_PREFIX = ".del~"
 #: how long a send that found its queue aside waits for it to come back (seconds)
 COMEBACK_WAIT = 2.0
+#: looks in a row (2 ms apart) that must see neither the queue nor its ``.del~`` directory before a
+#: write gives the queue up: one directory listing can miss both names while a deletion renames the
+#: queue aside or back (readdir during a rename in the same directory), and a deleter that runs
+#: again at once can do so between two looks
+GONE_LOOKS = 3
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:
@@ -303,14 +308,17 @@ class QueueCatalog:
         """After a write found queue ``name`` missing: wait while a delete-if-empty has it aside.
         The queue once it is back; None when no deletion has it aside (it is gone)."""
         deadline = time.monotonic() + COMEBACK_WAIT
+        absent = 0  # looks in a row that saw neither the queue nor a deletion holding it aside
         while True:
             q = self.find(name)
             if q is not None:
                 return q
-            if not self.being_deleted(name):
-                q = self.find(name)  # put back between the two looks?
-                if q is not None or not self.being_deleted(name):
-                    return q  # back, or gone for good
+            if self.being_deleted(name):
+                absent = 0
+            else:
+                absent += 1  # a listing may miss a name renamed while it is read: look again
+                if absent >= GONE_LOOKS:
+                    return None  # gone for good
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.002)
