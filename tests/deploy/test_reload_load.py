@@ -44,7 +44,9 @@ def test_twenty_reloads_with_mistakes_under_load_then_a_good_one(tmp_path: Path)
     the good reload after them applies."""
     figures = run_broken_reloads(tmp_path, rounds=20)
     assert figures["sent"] > 100, figures
-    assert figures["refused"] == 0 and figures["errors"] == 0 and figures["slow"] == 0, figures
+    # the first errors lead the message: pytest shortens a long one
+    assert figures["refused"] == 0 and figures["errors"] == 0 and figures["slow"] == 0, \
+        f"first errors {figures['first_errors']}; {figures}"
     assert figures["lost"] == 0, figures
     assert figures["reported"] == 20 and set(figures["reported_by_kind"]) == set(KINDS), figures  # type: ignore[arg-type]
     assert figures["workers_kept"] and figures["applied"], figures

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from spoolq.store import root_format
 from tests.e2e.spoolq_server import free_port
 
 pytestmark = pytest.mark.packaging
@@ -137,7 +138,10 @@ def test_pipx_reinstall_loses_nothing(world: Path) -> None:
     log = next(home.glob("serve-*.log")).read_text()
     assert f"spoolq: data directory {data} (~/.local/share/spoolq, the default for a user)" in log, log[:2000]
     assert (data / "queues").is_dir()
-    assert venv.is_dir() and not list(venv.rglob("queues")), "the server wrote inside its virtualenv"
+    roots_in_venv = [path.parent for path in venv.rglob(root_format.POLLERS_LOCK)]
+    roots_in_venv += [path.parent for path in venv.rglob(root_format.FORMAT_FILE) if (path.parent / "queues").is_dir()]
+    assert venv.is_dir() and not roots_in_venv, f"the server wrote inside its virtualenv: {roots_in_venv}"
+    assert (data / root_format.FORMAT_FILE).is_file()
     user.run("pipx", "reinstall", "spoolq")
     with user.serving() as url:
         polled = _call(f"{url}/queue/1/kept/poll?ttl=30&limit=10")
