@@ -48,7 +48,7 @@ NOT_ON_SPQ_DIST = frozenset({"test_fifo_order_and_one_batch_in_flight", "test_lo
 
 @pytest.fixture(autouse=True)
 def _volumes_of_this_test(request: pytest.FixtureRequest) -> None:
-    """Skips the tests of NOT_ON_SPQ_DIST on spq-dist (before its cluster starts, if it is the first)."""
+    """Skips the tests of NOT_ON_SPQ_DIST on spq-dist (whose cluster the other tests there start anyway)."""
     volume = getattr(request.node, "callspec", None) and request.node.callspec.params.get("cluster")
     if (volume == "spq-dist" and request.node.originalname in NOT_ON_SPQ_DIST
             and not os.environ.get("SPOOLQ_MULTINODE_EVERY_VOLUME")):
