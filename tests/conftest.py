@@ -35,16 +35,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if not TIER_MARKERS & {m.name for m in item.iter_markers()}:
-            item.add_marker(pytest.mark.fast)
     chosen = config.getoption("--spoolq-pass")
-    if chosen is None:
-        return
     kept, dropped = [], []
     for item in items:
-        alone = bool(ALONE_MARKERS & {m.name for m in item.iter_markers()})
-        (kept if alone == (chosen == "alone") else dropped).append(item)
+        names = {m.name for m in item.iter_markers()}
+        if not TIER_MARKERS & names:
+            item.add_marker(pytest.mark.fast)
+        alone = bool(ALONE_MARKERS & names)
+        (kept if chosen is None or alone == (chosen == "alone") else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

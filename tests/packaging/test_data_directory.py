@@ -138,8 +138,10 @@ def test_pipx_reinstall_loses_nothing(world: Path) -> None:
     log = next(home.glob("serve-*.log")).read_text()
     assert f"spoolq: data directory {data} (~/.local/share/spoolq, the default for a user)" in log, log[:2000]
     assert (data / "queues").is_dir()
-    roots_in_venv = [path.parent for path in venv.rglob(root_format.POLLERS_LOCK)]
-    roots_in_venv += [path.parent for path in venv.rglob(root_format.FORMAT_FILE) if (path.parent / "queues").is_dir()]
+    # a data root's files: pollers.lock, or a format file beside queues/ (one walk of the virtualenv)
+    roots_in_venv = {path.parent for path in venv.rglob("*")
+                     if path.name == root_format.POLLERS_LOCK
+                     or (path.name == root_format.FORMAT_FILE and (path.parent / "queues").is_dir())}
     assert venv.is_dir() and not roots_in_venv, f"the server wrote inside its virtualenv: {roots_in_venv}"
     assert (data / root_format.FORMAT_FILE).is_file()
     user.run("pipx", "reinstall", "spoolq")

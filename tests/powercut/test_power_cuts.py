@@ -14,7 +14,7 @@ The store with its flushes switched off (``fsync=False``) runs under the same ha
 run and must lose acknowledged sends: the harness can tell a flush from no flush.
 
 ``SPOOLQ_POWER_CUTS`` sets the cuts per mode of the long round (default 20; each run draws its own
-seed, printed by the harness, so the cuts of successive runs add up; a release is held to 50).
+seed, printed by the harness, so the cuts of successive runs add up; 50 is the full round).
 """
 
 from __future__ import annotations
