@@ -28,7 +28,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.longpoll_load import run_load
+from tests.e2e.longpoll_load import parked_polls, run_load
 from tests.e2e.spoolq_server import KEY_ALL, running_server
 
 
@@ -50,7 +50,8 @@ def main() -> None:
             requests.post(f"{server.url}/queue/1/lp/send", data=json.dumps("warm"), headers=h, timeout=10)
             requests.get(f"{server.url}/queue/1/lp/poll", params={"ttl": 600}, headers=h, timeout=10)
             res = asyncio.run(run_load(server.port, KEY_ALL, waiters=waiters, wait=args.wait,
-                                       messages=args.messages, send_rate=args.rate))
+                                       messages=args.messages, send_rate=args.rate,
+                                       parked=lambda: parked_polls(server.url)))
             # the server's own view: its access log times each request from its arrival
             waited = [int(m.group(1)) / 1000 for m in re.finditer(
                 r'"GET /queue/1/lp/poll HTTP/1.1" 200 2 (\d+)ms', server.log.read_text())]

@@ -5,7 +5,8 @@ Used by ``tests/e2e/test_http_parked_polls.py`` (asserts) and ``bench/longpoll_b
 
 * ``waiters`` connections each send ``GET /queue/1/<queue>/poll?wait=<wait>&limit=1`` and read
   the answer (the time from writing the request to the end of the answer is recorded);
-* once they are all sent and have had a moment to park, a sender ``POST``s ``messages``
+* once they are all sent and parked (``parked``: how many polls the server says wait parked; else
+  after a second), a sender ``POST``s ``messages``
   distinct messages to that queue over ``send_conns`` keep-alive connections at
   ``send_rate``/s, and a short poller polls another queue (``wait=0``) over keep-alive
   connections, each request timed.
@@ -15,8 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import resource
 import time
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -127,9 +131,30 @@ async def _timed_loop(port: int, key: str, make: list[bytes], latencies: list[fl
         writer.close()
 
 
+def parked_polls(url: str) -> float:
+    """The long polls ``url``'s workers hold parked, by ``spoolq_http_connections{state="parked"}``
+    (each worker updates it every second)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(float(m.group(1)) for m in re.finditer(r'^spoolq_http_connections{state="parked"} (\S+)$', text, re.M))
+
+
+async def _until_parked(parked: Callable[[], float] | None, waiters: int, within: float) -> None:
+    """Wait until the server holds ``waiters`` polls parked (at most ``within`` seconds), so that
+    the timed requests do not queue behind the waiters' own first runs; without ``parked``, a
+    second."""
+    if parked is None:
+        await asyncio.sleep(1.0)
+        return
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and await asyncio.to_thread(parked) < waiters:
+        await asyncio.sleep(0.2)
+
+
 async def run_load(port: int, key: str, *, waiters: int, wait: float, messages: int, send_rate: float,
                    send_conns: int = 4, short_rate: float = 40.0, queue: str = "lp",
-                   short_queue: str = "lp-short", connect_concurrency: int = 200) -> LoadResult:
+                   short_queue: str = "lp-short", connect_concurrency: int = 200,
+                   parked: Callable[[], float] | None = None) -> LoadResult:
     res = LoadResult()
     raise_nofile(waiters + 1024)
     sem = asyncio.Semaphore(connect_concurrency)
@@ -140,7 +165,7 @@ async def run_load(port: int, key: str, *, waiters: int, wait: float, messages: 
     for ev in events:
         await ev.wait()
     res.connect_seconds = time.monotonic() - t0
-    await asyncio.sleep(1.0)  # let them reach the server and park
+    await _until_parked(parked, waiters, within=wait / 2)
     payloads = [f"m-{i}" for i in range(messages)]
     per = [payloads[i::send_conns] for i in range(send_conns)]
     duration = messages / send_rate

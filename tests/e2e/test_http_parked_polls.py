@@ -24,7 +24,7 @@ import pytest
 import requests
 
 from spoolq.store import FileStore, OutgoingMessage
-from tests.e2e.longpoll_load import run_load
+from tests.e2e.longpoll_load import parked_polls, run_load
 from tests.e2e.spoolq_server import KEY_ALL, running_server
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.alone]
@@ -197,7 +197,7 @@ def test_two_thousand_parked_polls_keep_sends_and_short_polls_fast(tmp_path: Pat
         # event loop on this one
         with ThreadPoolExecutor(1) as pool:
             res = pool.submit(asyncio.run, run_load(server.port, KEY_ALL, waiters=2000, wait=wait, messages=300,
-                                                    send_rate=100)).result()
+                                                    send_rate=100, parked=lambda: parked_polls(server.url))).result()
         print("\n" + res.summary(wait))
         assert not res.waiter_errors and not res.short_errors, (res.waiter_errors[:5], res.short_errors[:5])
         assert len(res.waits) == 2000

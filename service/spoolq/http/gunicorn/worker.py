@@ -242,10 +242,30 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         has, the port is closed: a client connecting meanwhile is refused at once instead of
         waiting in the backlog for up to the graceful timeout and then being reset. Where
         another process still holds the socket (new workers after a reload, the next
-        generation, systemd), connections wait for it, as before."""
+        generation, systemd), connections wait for it, as before.
+
+        Closing the last copy of a listening socket resets the connections waiting in its accept
+        queue, whose clients may already have sent their requests: each is accepted first and
+        served (its answer says ``Connection: close``)."""
         for listener in self.sockets:
             with contextlib.suppress(OSError):
+                self._take_backlog(listener)
+            with contextlib.suppress(OSError):
                 listener.close()
+
+    def _take_backlog(self, listener: Any) -> None:
+        """Accept every connection already waiting on ``listener`` (a stopping worker)."""
+        heads = self.heads
+        if heads is None or listener.fileno() < 0:
+            return
+        listener.setblocking(False)
+        while True:
+            try:
+                sock, addr = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            self.nr_conns += 1
+            heads.take(Connection(self.cfg, sock, addr, listener.getsockname(), heads), fresh=True)
 
     def accept(self, listener: Any) -> None:
         """gthread's ``accept``, except that the new connection goes to the head reader (no thread
