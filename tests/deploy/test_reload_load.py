@@ -5,6 +5,7 @@ reported, the workers kept, then a good reload applied."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,12 @@ from tests.deploy.broken_reloads import KINDS, run_broken_reloads
 from tests.deploy.reload_load import SLOW_SECONDS, run_reloads, run_stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]
+RELOADS = int(os.environ.get("SPOOLQ_RELOADS", "10"))
 
 
-def test_twenty_reloads_under_load_on_busy_cores(tmp_path: Path) -> None:
-    figures = run_reloads(tmp_path, rounds=20)
+def test_reloads_under_load_on_busy_cores(tmp_path: Path) -> None:
+    """``SPOOLQ_RELOADS`` reloads (default 10; 20 is the round docs/operations.md reports)."""
+    figures = run_reloads(tmp_path, rounds=RELOADS)
     assert figures["sent"] > 100, figures
     assert figures["slow"] == 0 and figures["lost"] == 0 and figures["errors"] == 0, figures
 
