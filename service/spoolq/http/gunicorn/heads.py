@@ -495,15 +495,16 @@ class HeadReader:
 
     def stop(self, linger: float) -> None:
         """The worker stops: kept-alive connections between requests are closed now; a head being
-        read, or a new connection that has sent nothing yet (its client just connected: its request
-        is on the way, and closing it would answer that request with nothing), gets ``linger``
-        seconds more at most."""
+        read, or a new connection that has sent nothing yet or is shaking hands over TLS (its client
+        just connected: its request is on the way, and closing it would answer that request with
+        nothing, or cut the handshake off), gets ``linger`` seconds more at most."""
         self.stopping = True
         now = time.monotonic()
         for w in list(self._waits.values()):
             if w.state == _LINGER:
                 self._close(w)
-            elif w.state in (_READING, _BODY) and (w.buf or w.conn.parser is None):
+            elif w.state in (_CHECK, _HANDSHAKE) or (w.state in (_READING, _BODY)
+                                                     and (w.buf or w.conn.parser is None)):
                 heapq.heappush(self._timers, (now + linger, next(self._seq), w, w.state))
             else:
                 self._close(w)
