@@ -1,0 +1,91 @@
+"""What a client that has just connected sees when the workers change under it: every request is
+answered, or, once no worker is left to serve the port, refused at connect; never cut off.
+
+Two moments, each with clients that open a new connection for every request (as ``curl`` does):
+
+* **a reload over TLS**: an old worker told to stop may hold connections it accepted a moment ago
+  whose handshake is still running; it lets them finish and answers their request (closing them
+  mid-handshake gave an ``SSLEOFError``: 16 in 10 reloads before it was fixed);
+* **a graceful stop**: connections the kernel has completed but no worker has accepted yet wait in
+  the listening socket's queue; the worker that closes the last copy of that socket accepts and
+  serves them first (closing it reset them: 7 resets in 8 stops before it was fixed). The next
+  server on the same port then takes over.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.deploy.reload_load import busy_cores, reload_and_wait
+from tests.e2e.spoolq_server import running_server
+from tests.tls.conftest import make_pki
+
+pytestmark = pytest.mark.slow
+
+
+def _hammer(url: str, clients: int, verify: str | bool = True) -> tuple[Callable[[], None], collections.Counter[str]]:
+    """``clients`` threads sending through a new connection each time; what stops them and their
+    outcomes (``ok``, ``refused``, or the error)."""
+    outcomes: collections.Counter[str] = collections.Counter()
+    lock, running = threading.Lock(), threading.Event()
+    running.set()
+
+    def send() -> None:
+        while running.is_set():
+            try:
+                r = requests.post(f"{url}/queue/1/handover/send", json="x", timeout=30, verify=verify)
+                outcome = "ok" if r.status_code == 200 else f"HTTP {r.status_code}"
+            except requests.ConnectionError as e:
+                outcome = "refused" if "Connection refused" in str(e) else f"{type(e).__name__}: {e}"
+            except requests.RequestException as e:
+                outcome = f"{type(e).__name__}: {e}"
+            with lock:
+                outcomes[outcome] += 1
+            if outcome == "refused":
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=send, daemon=True) for _ in range(clients)]
+    for t in threads:
+        t.start()
+
+    def stop() -> None:
+        running.clear()
+        for t in threads:
+            t.join(timeout=60)
+
+    return stop, outcomes
+
+
+def test_reloads_over_tls_cut_no_handshake_off(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki")
+    with running_server(tmp_path, keys=False, workers=2, threads=8, tls_ca=pki.ca,
+                        extra_args=("--certfile", str(pki.cert), "--keyfile", str(pki.key))) as server:
+        stop, outcomes = _hammer(server.url, clients=8, verify=str(pki.ca))
+        try:
+            for _ in range(5):
+                reload_and_wait(server, workers=2)
+                time.sleep(0.3)
+        finally:
+            stop()
+    assert outcomes["ok"] > 200 and set(outcomes) == {"ok"}, dict(outcomes)
+
+
+@pytest.mark.alone  # it keeps every core busy
+def test_stops_reset_no_connection_waiting_to_be_accepted(tmp_path: Path) -> None:
+    with running_server(tmp_path, keys=False, workers=2, threads=8) as server, busy_cores():
+        stop, outcomes = _hammer(server.url, clients=12)
+        try:
+            for _ in range(4):
+                time.sleep(1.0)
+                server.stop()  # SIGTERM, then waits for the master to exit
+                server.start()
+        finally:
+            stop()
+    assert outcomes["ok"] > 200 and set(outcomes) <= {"ok", "refused"}, dict(outcomes)
