@@ -34,7 +34,12 @@ def test_kill9_during_addjob_storm_keeps_every_acknowledged_job(tmp_path: Path) 
     threads = [threading.Thread(target=producer, args=(n,)) for n in range(8)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # the kill comes in the middle of the storm: once it runs (on a busy machine the first replies
+    # took over 1.5 s), and half a second into it
+    deadline = time.monotonic() + 60
+    while sum(map(len, acked)) < 100 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     s.kill9()
     stop.set()
     for t in threads:
