@@ -58,12 +58,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _heaviest_files_first(items: list[pytest.Item]) -> None:
     """Reorder ``items`` file by file, heaviest tier first (:data:`TIER_WEIGHTS`); a file's tests
     keep their order and stay together (the same order in every process, as pytest-xdist needs)."""
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
     weight: dict[str, int] = {}
     for item in items:
         w = max((TIER_WEIGHTS.get(m.name, 0) for m in item.iter_markers()), default=0)
-        weight[item.nodeid.split("::")[0]] = max(w, weight.get(item.nodeid.split("::")[0], 0))
+        weight[file_of(item)] = max(w, weight.get(file_of(item), 0))
     position = {id(item): n for n, item in enumerate(items)}
-    items.sort(key=lambda item: (-weight[item.nodeid.split("::")[0]], position[id(item)]))
+    items.sort(key=lambda item: (-weight[file_of(item)], position[id(item)]))
 
 
 class FakeClock:
