@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import resource
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from tests.e2e.spoolq_server import metric
 
 
 def raise_nofile(want: int) -> None:
@@ -134,9 +134,7 @@ async def _timed_loop(port: int, key: str, make: list[bytes], latencies: list[fl
 def parked_polls(url: str) -> float:
     """The long polls ``url``'s workers hold parked, by ``spoolq_http_connections{state="parked"}``
     (each worker updates it every second)."""
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return sum(float(m.group(1)) for m in re.finditer(r'^spoolq_http_connections{state="parked"} (\S+)$', text, re.M))
+    return metric(url, "spoolq_http_connections", missing=0.0, state="parked")
 
 
 async def _until_parked(parked: Callable[[], float] | None, waiters: int, within: float) -> None:

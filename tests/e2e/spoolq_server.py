@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -132,6 +133,18 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
         self.proc = None
+
+
+def metric(url: str, name: str, *, missing: float | None = None, **labels: str) -> float:
+    """The sum of ``name``'s samples with exactly ``labels`` in ``url``'s ``/metrics``; ``missing``
+    when there is none (without it, a missing sample fails the test)."""
+    text = requests.get(f"{url}/metrics", timeout=30).text
+    want = "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}" if labels else ""
+    found = [float(m.group(1)) for m in re.finditer(rf"^{re.escape(name + want)} (\S+)$", text, re.M)]
+    if not found and missing is not None:
+        return missing
+    assert found, f"{name}{want} missing from /metrics"
+    return sum(found)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.spoolq_server import Server, free_port
+from tests.e2e.spoolq_server import Server, free_port, metric
 
 pytestmark = pytest.mark.slow
 
@@ -52,13 +52,6 @@ def few_inodes(tmp_path: Path) -> Iterator[Path]:
             subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=60)
 
 
-def _metric(url: str, name: str) -> float:
-    text = requests.get(f"{url}/metrics", timeout=30).text
-    found = re.search(rf"^{name} (\S+)$", text, re.M)
-    assert found, f"{name} missing from /metrics"
-    return float(found.group(1))
-
-
 def _check_config(root: Path) -> str:
     done = subprocess.run([sys.executable, "-m", "spoolq.cli", "check-config", "--root", str(root)],
                           capture_output=True, text=True, timeout=120)
@@ -85,9 +78,9 @@ def test_inode_exhaustion_is_reported_before_and_refused_cleanly(few_inodes: Pat
         report = _check_config(root)
         assert re.search(r"warning: root .* MiB free, \d+ free inodes of \d+ \(one per message\): fewer than 5%", report), report
         time.sleep(3.2)  # the metrics snapshot is up to 3 s old
-        free = _metric(server.url, "spoolq_store_free_inodes")
-        assert 0 < free < ALERT_SHARE * _metric(server.url, "spoolq_store_inodes")
-        assert _metric(server.url, "spoolq_store_free_bytes") > (IMAGE_MIB << 20) // 2
+        free = metric(server.url, "spoolq_store_free_inodes")
+        assert 0 < free < ALERT_SHARE * metric(server.url, "spoolq_store_inodes")
+        assert metric(server.url, "spoolq_store_free_bytes") > (IMAGE_MIB << 20) // 2
         assert http.get(f"{server.url}/readyz", timeout=30).status_code == 200
 
         # then until the file system refuses: a clean 503 that names the inodes, nothing half-stored

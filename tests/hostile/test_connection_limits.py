@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.spoolq_server import running_server
+from tests.e2e.spoolq_server import metric, running_server
 
 pytestmark = [pytest.mark.hostile, pytest.mark.timeout(120)]
 
@@ -47,14 +47,6 @@ def _read_all(s: socket.socket) -> bytes:
             break
         out += data
     return out
-
-
-def _metric(url: str, name: str, **labels: str) -> float:
-    text = requests.get(f"{url}/metrics", timeout=10).text
-    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    found = [float(m.group(1)) for m in re.finditer(rf"^{name}{{{want}}} (\S+)$", text, re.M)]
-    assert found, f"{name}{{{want}}} missing from /metrics"
-    return sum(found)
 
 
 def _request(s: socket.socket, path: str, keep_alive: bool = True) -> bytes:
@@ -126,10 +118,10 @@ def test_head_deadline_keepalive_stalls_and_connection_limit(tmp_path: Path) -> 
         for s in [partial, idle, parts, *stalled, *held]:
             s.close()
 
-        assert _metric(url, "spoolq_http_connections_timed_out_total", stage="head") >= 5
-        assert _metric(url, "spoolq_http_connections_timed_out_total", stage="body") == 4
+        assert metric(url, "spoolq_http_connections_timed_out_total", stage="head") >= 5
+        assert metric(url, "spoolq_http_connections_timed_out_total", stage="body") == 4
         # each held connection was either refused or timed out idle (and so was the first idle one)
-        assert _metric(url, "spoolq_http_connections_refused_total", reason="limit") == refused
-        assert _metric(url, "spoolq_http_connections_timed_out_total", stage="idle") == 1 + LIMIT + 10 - refused
-        assert _metric(url, "spoolq_http_connections", state="busy") >= 0
+        assert metric(url, "spoolq_http_connections_refused_total", reason="limit") == refused
+        assert metric(url, "spoolq_http_connections_timed_out_total", stage="idle") == 1 + LIMIT + 10 - refused
+        assert metric(url, "spoolq_http_connections", state="busy") >= 0
         assert "Traceback" not in server.log.read_text()

@@ -255,17 +255,15 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def _take_backlog(self, listener: Any) -> None:
         """Accept every connection already waiting on ``listener`` (a stopping worker)."""
-        heads = self.heads
-        if heads is None or listener.fileno() < 0:
+        if self.heads is None or listener.fileno() < 0:
             return
-        listener.setblocking(False)
+        listener.setblocking(False)  # as gthread keeps it: a blocking accept would hang the stop
         while True:
             try:
                 sock, addr = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            self.nr_conns += 1
-            heads.take(Connection(self.cfg, sock, addr, listener.getsockname(), heads), fresh=True)
+            self._take_new(sock, addr, listener)
 
     def accept(self, listener: Any) -> None:
         """gthread's ``accept``, except that the new connection goes to the head reader (no thread
@@ -290,6 +288,12 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         if self.nr_conns + heads.lingering >= self.max_connections and not self._close_oldest_idle():
             heads.refuse(sock, "limit")
             return
+        self._take_new(sock, addr, listener)
+
+    def _take_new(self, sock: socket.socket, addr: Any, listener: Any) -> None:
+        """A connection just accepted on ``listener``: counted, and read by the head reader."""
+        heads = self.heads
+        assert heads is not None
         self.nr_conns += 1
         heads.take(Connection(self.cfg, sock, addr, listener.getsockname(), heads), fresh=True)
 
