@@ -149,3 +149,27 @@ def test_a_key_that_may_only_look_cannot_receive_or_delete(browser: Any, keyed_s
     assert data_state(keyed_server.root) == before
     assert _counts(url, "ledger", "console-admin") == {"ready": 2, "claimed": 0, "delayed": 0}
     page.close()
+
+
+def test_a_press_held_across_a_refresh_still_clicks(browser: Any, disque_server: Server) -> None:
+    """The page refreshes every two seconds; a refresh that came between a button's press and its
+    release used to redraw the page under the pointer, and the click was lost without a word."""
+    url = disque_server.url
+    assert requests.post(f"{url}/queue/1/presses/send", json={"n": 1}, timeout=5).ok
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(url + "/console/#/queue/presses")
+    page.wait_for_selector("[data-testid=queue-title][data-queue=presses]")
+    page.click("[data-testid=receive]")
+    page.wait_for_selector("[data-testid=message][data-state=received]")
+    ack = page.locator("[data-testid=msg-ack]").element_handle()
+    ack.hover()
+    page.mouse.down()
+    with page.expect_response(lambda r: "/console/api/queues/presses" in r.url, timeout=10_000):
+        pass  # a refresh has fetched the queue while the button is held
+    page.wait_for_timeout(500)  # and would have drawn it by now
+    assert ack.evaluate("b => b.isConnected"), "the refresh redrew the page under a held press"
+    page.mouse.up()
+    page.wait_for_selector("[data-testid=message][data-state=acknowledged]", timeout=5_000)
+    assert _counts(url, "presses") == {"ready": 0, "claimed": 0, "delayed": 0}
+    page.wait_for_function("document.querySelector('[data-testid=count-ready]').textContent === '0'")
+    page.close()

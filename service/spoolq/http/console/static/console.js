@@ -49,6 +49,18 @@ function consumersCell(c) {
   return `<div class="consumers">${waiting}${last}</div>`;
 }
 
+// A click is a press and a release; a refresh that redraws the page between the two puts a new
+// button under the pointer and the click is lost. Redraws wait until no press is under way (and
+// one task more, so the click's own handler runs first).
+let pressing = null;  // a promise that resolves once the press under way ends
+document.addEventListener("pointerdown", () => {
+  if (!pressing) { let end; pressing = new Promise((resolve) => { end = resolve; }); pressing.end = end; }
+}, true);
+function pressOver() { if (pressing) { const p = pressing; pressing = null; setTimeout(p.end, 0); } }
+["pointerup", "pointercancel"].forEach((type) => document.addEventListener(type, pressOver, true));
+window.addEventListener("blur", pressOver);
+const noPressUnderWay = () => pressing || Promise.resolve();
+
 function toast(text, bad = false) {
   const el = document.createElement("div");
   el.className = "toast" + (bad ? " bad" : "");

@@ -14,7 +14,7 @@ function current() {  // the page the URL fragment names
 async function tick(first) {
   const r = current(), gen = state.gen;
   try {
-    if (r.page === "queues") { await refreshQueues(); if (gen === state.gen) renderQueues(); }
+    if (r.page === "queues") { await refreshQueues(); await noPressUnderWay(); if (gen === state.gen) renderQueues(); }
     else if (r.page === "queue") { if (first || !isTyping()) await showQueue(r.name, !first, gen); }
     else if (r.page === "topics") await showTopics(gen);
     else await showServer(gen);

@@ -284,6 +284,7 @@ async function showQueue(typed, keepMessages, gen = state.gen) {
   const storeName = q.store_name;  // the name typed may be the door's (orders.fifo): the page shows the full one
   if (storeName !== typed) history.replaceState(null, "", `#/queue/${encodeURIComponent(storeName)}`);
   await loadRates(state.pageWindow, storeName, list.time);
+  await noPressUnderWay();
   if (gen !== state.gen) return; // the user went elsewhere meanwhile
   const restore = state.rendered === storeName ? keepFields() : null;
   const focus = document.activeElement && document.activeElement.id;

@@ -13,6 +13,7 @@ function bars(buckets, fmt) {
 
 async function showServer(gen = state.gen) {
   const s = await api("/server");
+  await noPressUnderWay();
   if (gen !== state.gen) return;
   const tile = (label, value, id) => `<div class="tile"><div class="label">${label}</div><div class="value" ${id ? `data-testid="${id}"` : ""}>${value}</div></div>`;
   // files the file system refuses (EIO: on GlusterFS, a split-brain), each with what resolves it

@@ -27,6 +27,7 @@ function subscriptionRow(s) {
 
 async function showTopics(gen = state.gen) {
   const data = await api("/topics");
+  await noPressUnderWay();
   if (gen !== state.gen) return;
   topicSamples.push({ now: data.now, totals: Object.fromEntries(data.topics.map((t) => [t.store_name, t.totals])) });
   if (topicSamples.length > 2) topicSamples.shift();
