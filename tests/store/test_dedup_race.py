@@ -96,8 +96,8 @@ def test_threads_looking_up_a_queue_at_once_share_one_handle(tmp_path: Path, mon
     everyone_read = threading.Barrier(threads)
     real_read_json = catalog.read_json
 
-    def read_json_together(path: Path) -> Any:
-        data = real_read_json(path)
+    def read_json_together(path: Path, **kwargs: Any) -> Any:
+        data = real_read_json(path, **kwargs)
         with contextlib.suppress(threading.BrokenBarrierError):
             everyone_read.wait(timeout=5)  # every thread has missed the cache before any fills it
         return data

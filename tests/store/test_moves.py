@@ -94,8 +94,8 @@ def test_takeover_settles_pending_renames_exactly(root: Path) -> None:
 def test_two_takers_of_one_stale_heartbeat_leave_one_owner(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_read_json = M.read_json
 
-    def slow_read_json(path: Path) -> Any:
-        data = real_read_json(path)
+    def slow_read_json(path: Path, **kwargs: Any) -> Any:
+        data = real_read_json(path, **kwargs)
         if threading.current_thread().name.startswith("taker"):
             time.sleep(0.1)  # every taker has read the stale status before any of them writes
         return data

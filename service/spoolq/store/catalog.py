@@ -32,7 +32,7 @@ from spoolq.errors import (
 from spoolq.store import layout as L
 from spoolq.store import markerlock, recordlock, root_format
 from spoolq.store.cursor import ReadyCursor
-from spoolq.store.fileops import TempWriter, listdir, read_json, write_json_atomic
+from spoolq.store.fileops import TempWriter, listdir, read_json, stat_listed, write_json_atomic
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle
 from spoolq.store.model import QueueConfig, QueueInfo, QueueKind, QueueRef
@@ -92,7 +92,7 @@ class QueueCatalog:
         else:  # a name this process holds was checked, and its path made, when it was first found
             path = held.path
         try:
-            st = os.stat(f"{path}/meta.json")
+            st = stat_listed(f"{path}/meta.json")  # another node may be replacing it (its settings)
         except FileNotFoundError:
             self.forget(name)
             if not os.path.isdir(self.queues_dir):  # the root vanished (unmounted, deleted)
@@ -104,7 +104,7 @@ class QueueCatalog:
         cached = self._queues.get(name)
         if cached is not None and cached.stamp == stamp:
             return cached
-        data = read_json(Path(path) / "meta.json")
+        data = read_json(Path(path) / "meta.json", present=True)
         if data is None:
             return None
         info = self._info_of(data)
@@ -251,7 +251,7 @@ class QueueCatalog:
         value) leaves the queue as it was."""
         q = self.require(name)
         with self._settings_lock(q):
-            data = read_json(Path(q.path) / "meta.json")
+            data = read_json(Path(q.path) / "meta.json", present=True)
             if data is None:
                 raise QueueNotFound(name)
             current = self._info_of(data)
@@ -290,10 +290,10 @@ class QueueCatalog:
             if entry.startswith("."):  # .new~ (being created), .del~ (being deleted)
                 continue
             if "~" in entry:
-                data = read_json(Path(self.queues_dir) / entry / "meta.json")
+                data = read_json(Path(self.queues_dir) / entry / "meta.json", present=True)
                 name = data.get("name") if data else None
             else:
-                name = entry if os.path.exists(f"{self.queues_dir}/{entry}/meta.json") else None
+                name = entry if _has_meta(f"{self.queues_dir}/{entry}") else None
             if isinstance(name, str) and name.startswith(prefix):
                 names.append(name)
         return sorted(names)
@@ -349,3 +349,13 @@ class QueueCatalog:
         except OSError as e:
             raise storage_error(e, f"purging {queue!r}") from e
         q.cursor = ReadyCursor()
+
+
+def _has_meta(queue_dir: str) -> bool:
+    """Whether a listed queue directory holds its ``meta.json``, found even while another node
+    replaces it (a queue's directory is made whole as ``.new~`` and renamed into place)."""
+    try:
+        stat_listed(f"{queue_dir}/meta.json")
+    except OSError:
+        return False
+    return True

@@ -69,7 +69,14 @@ from spoolq.errors import InvalidArgument, UnknownMove, storage_error
 from spoolq.store import layout as L
 from spoolq.store.catalog import Clock, QueueCatalog
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.fileops import TempWriter, listdir, read_file, read_json, write_json_atomic
+from spoolq.store.fileops import (
+    TempWriter,
+    listdir,
+    read_file,
+    read_json,
+    read_json_listed,
+    write_json_atomic,
+)
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.handle import QueueHandle, write_window_start
 from spoolq.store.layout import IdFactory
@@ -157,7 +164,7 @@ class MoveRunner:
         for n in sorted(listdir(str(self.dir))):
             if L.move_ref_of(n) is None:
                 continue
-            data = read_json(self.dir / n)
+            data = read_json(self.dir / n, present=True)
             if data and (source is None or data.get("source") == source):
                 out.append(self._to_status(data))
         return sorted(out, key=lambda s: s.started_at, reverse=True)
@@ -168,7 +175,7 @@ class MoveRunner:
             ref = L.move_ref_of(n)
             if ref is None:
                 continue
-            data = read_json(self.dir / n)
+            data = read_json(self.dir / n, present=True)
             if not data or data.get("state") != MoveState.IN_PROGRESS.value or ref in self._running:
                 continue
             heartbeat = float(data.get("heartbeat") or 0)
@@ -199,7 +206,7 @@ class MoveRunner:
     def _load(self, ref: str) -> dict[str, Any]:
         if not isinstance(ref, str) or not L.MOVE_REF_RE.match(ref):
             raise UnknownMove(str(ref)[:100])
-        data = read_json(self.dir / L.move_status_name(ref))
+        data = read_json_listed(self.dir / L.move_status_name(ref))  # its owner may be saving it
         if data is None:
             raise UnknownMove(ref)
         return data
@@ -211,7 +218,7 @@ class MoveRunner:
             raise storage_error(e, "saving move status") from e
 
     def _mine(self, ref: str, token: str) -> bool:
-        data = read_json(self.dir / L.move_status_name(ref))
+        data = read_json(self.dir / L.move_status_name(ref), present=True)
         return data is not None and data.get("run") == token and data.get("state") == MoveState.IN_PROGRESS.value
 
     def _cancelled(self, ref: str) -> bool:

@@ -48,7 +48,7 @@ from spoolq.errors import SpoolqError, storage_error
 from spoolq.store import layout as L
 from spoolq.store.catalog import QueueCatalog
 from spoolq.store.codec import CorruptMessage, decode_message
-from spoolq.store.fileops import TempWriter, fsync_dir, listdir, read_file, read_json, rename_into
+from spoolq.store.fileops import TempWriter, fsync_dir, listdir, read_file, read_json_listed, rename_into
 from spoolq.store.group_commit import GroupCommit
 from spoolq.store.journal import MARK_SUFFIX, MOVED, SEND, decode_records
 from spoolq.store.model import QueueKind
@@ -238,7 +238,7 @@ def _look_in(tmp: TempWriter, dirs: list[str], mid: str, data: bytes) -> bool | 
 def _look_at_destination(catalog: QueueCatalog, tmp: TempWriter, qdir: str, mid: str, data: bytes) -> bool | None:
     """The moved message ``mid`` in the queue of directory ``qdir`` (as :func:`_look_in`); a pending
     copy of its body in a dedup queue (which a move collapsed it into) counts as whole."""
-    name = (read_json(Path(catalog.queues_dir) / qdir / "meta.json") or {}).get("name")
+    name = (read_json_listed(Path(catalog.queues_dir) / qdir / "meta.json") or {}).get("name")
     try:
         q = catalog.find(name) if isinstance(name, str) else None
     except SpoolqError:

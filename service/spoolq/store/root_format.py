@@ -205,7 +205,7 @@ def _lock_files_made_once(root: Path) -> None:
     for name in listdir(str(queues)):
         if name.startswith("."):  # a queue being made or deleted (catalog.py, deleting.py)
             continue
-        meta = read_json(queues / name / "meta.json")
+        meta = read_json(queues / name / "meta.json", present=True)
         kind = meta.get("kind") if meta else None
         if kind in {k.value for k in QueueKind}:
             with suppress(FileNotFoundError):  # deleted meanwhile

@@ -21,7 +21,9 @@ Layout (a top-level directory of the root that nodes older than topics never loo
 Every record is a small JSON file written whole in ``<root>/tmp`` (fsync'd), renamed over its
 name, and its directory fsync'd before the call returns (:func:`~spoolq.store.fileops.write_json_atomic`):
 a reader sees the old record or the new one, never a part. Records are read as replaced records
-(:func:`~spoolq.store.fileops.read_json`: after a GlusterFS ESTALE the name is looked up again).
+(:func:`~spoolq.store.fileops.read_json`: after a GlusterFS ESTALE the name is looked up again,
+and after ENOENT too while the directory lists the name, as a mount answers while another one
+renames a new version over it).
 
 Crash rules:
 
@@ -68,6 +70,7 @@ from spoolq.store.fileops import (
     make_dirs_durable,
     read_file,
     read_json,
+    read_json_listed,
     write_json_atomic,
 )
 from spoolq.topics.fifo import FifoWindow
@@ -262,7 +265,7 @@ class TopicRegistry:
         return topic
 
     def _read_topic(self, key: TopicKey, directory: str) -> Topic | None:
-        data = read_json(Path(f"{directory}/topic.json"))
+        data = read_json_listed(Path(f"{directory}/topic.json"))  # another node may be replacing it
         if data is None or data.get("name") != key.name:
             return None
         return Topic(key, {str(k): str(v) for k, v in dict(data.get("attributes", {})).items()},
@@ -314,7 +317,7 @@ class TopicRegistry:
                 continue
             name: Any = entry
             if "~" in entry:  # a long name cut short: the record has it whole
-                data = read_json(Path(f"{region_dir}/{entry}/topic.json"))
+                data = read_json(Path(f"{region_dir}/{entry}/topic.json"), present=True)
                 name = data.get("name") if data is not None else None
             if isinstance(name, str) and _dir_name(name) == entry:
                 topic = self.read(TopicKey(account, region, name)).topic
@@ -339,7 +342,7 @@ class TopicRegistry:
             if self._read_topic(key, directory) is None:
                 raise TopicNotFound(f"topic {key.name} does not exist")
             path = f"{directory}/subs/{sub_id}.json"
-            data = read_json(Path(path))
+            data = read_json_listed(Path(path))
             existing = _sub_of(key, data) if data is not None else None
             if existing is not None:
                 if any(existing.attributes.get(k, (defaults or {}).get(k)) != v for k, v in attributes.items()):
@@ -361,7 +364,7 @@ class TopicRegistry:
         try:
             with self._locked(key) as directory:
                 path = f"{directory}/subs/{sub_id}.json"
-                data = read_json(Path(path))
+                data = read_json_listed(Path(path))
                 sub = _sub_of(key, data) if data is not None else None
                 if sub is None:
                     raise SubscriptionNotFound("Subscription does not exist")
@@ -413,7 +416,7 @@ class TopicRegistry:
         if topic is not None:
             for entry in listdir(f"{directory}/subs"):
                 if entry.endswith(".json"):
-                    data = read_json(Path(f"{directory}/subs/{entry}"))
+                    data = read_json(Path(f"{directory}/subs/{entry}"), present=True)
                     sub = _sub_of(key, data) if data is not None else None
                     if sub is not None:
                         subs.append(sub)
