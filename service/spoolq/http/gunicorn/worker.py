@@ -2,31 +2,8 @@
 
 Changes to gthread (27.x):
 
-* **Parked long polls.** A long poll that finds nothing returns from the app as *parked*
-  (:mod:`spoolq.http.gunicorn.parking`): the worker keeps its connection, the request and the rendered
-  empty answer, not a thread. Parked requests wait in a set keyed by queue. The main loop
-  (the selector that gthread already runs) wakes them:
-
-  - *a change to the queue*: the store's :class:`~spoolq.store.watch.Watcher` calls a listener
-    on every generation bump (a send in this process, or its inotify thread seeing a file land);
-    the listener defers a wake-up through gthread's own pipe. A wake-up re-runs the *oldest*
-    waiter of that queue in the thread pool, one per wake-up: a re-run that got all the
-    messages it asked for wakes the next waiter (more may be there), one that finds nothing
-    parks again. A send thus
-    costs one re-run, not one per waiter;
-  - *the re-scan*: at least every ``rescan`` (1 s; 50 ms without inotify) one waiter per queue
-    re-runs, so changes made through another node of a shared file system are seen as a
-    blocking poll would see them;
-  - *the deadline*: the kept empty answer is sent from the main loop at the deadline (no
-    re-run, no thread), so thousands of waits ending at once cost a few writes;
-  - *the client leaving*: a parked socket that reads end-of-stream gets its empty answer at
-    once (a client that only half-closed still reads it), so no later re-run claims messages
-    for a client that is gone.
-
-  A re-run is the same request (same parsed headers and buffered body, ``100 Continue`` not
-  sent again) with the same deadline. A stopping worker sends every kept empty answer at once.
-  Parked connections count as connections (``max_connections``); at most :data:`PARK_LIMIT` park,
-  beyond that a long poll blocks its thread as before.
+* **Parked long polls** (:mod:`spoolq.http.gunicorn.parked`): a long poll that finds nothing
+  waits without a thread, woken by a change to its queue, a re-scan or its deadline.
 * **Connections cost nothing until they speak** (:mod:`spoolq.http.gunicorn.heads`): a new connection, and
   a kept-alive one whose next request starts to arrive, stay in the main loop until their request
   head (and a body of declared length) is whole, read without blocking under ``header_timeout``;
@@ -51,19 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import heapq
 import io
-import itertools
-import os
-import selectors
 import socket
-import ssl
 import sys
 import time
-from collections import deque
 from concurrent import futures
-from datetime import datetime, timedelta
-from functools import partial
+from datetime import datetime
 from typing import Any
 
 from gunicorn import http as gunicorn_http
@@ -75,37 +45,12 @@ from gunicorn.workers.gthread import ThreadWorker
 from spoolq.http.gunicorn import heads as head_reading
 from spoolq.http.gunicorn import parking, request_line
 from spoolq.http.gunicorn.heads import Connection, HeadReader
-
-#: parked long polls one worker process keeps at most (each holds a socket, no thread)
-PARK_LIMIT = 8192
-
-_PARKED, _RUNNING, _DONE = 0, 1, 2
-
+from spoolq.http.gunicorn.parked import PARK_LIMIT, Parked, ParkedPolls
 
 #: seconds a worker stops accepting after running out of file descriptors
 ACCEPT_PAUSE = 0.1
 #: how often a worker updates its connection gauges
 GAUGE_SECONDS = 1.0
-
-
-def _peek(sock: Any) -> bytes | None:
-    """The next byte the client sent, left unread (``b""``: end of stream or a broken connection;
-    ``None``: nothing yet). On a TLS socket (which takes no ``MSG_PEEK``) the raw, encrypted
-    bytes are looked at, through a second descriptor of the same socket."""
-    raw = sock
-    if isinstance(sock, ssl.SSLSocket):
-        if sock.pending():
-            return b"?"  # decrypted bytes wait in the TLS layer
-        raw = socket.socket(fileno=os.dup(sock.fileno()))
-    try:
-        return bytes(raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
-    except (BlockingIOError, InterruptedError):
-        return None
-    except OSError:
-        return b""
-    finally:
-        if raw is not sock:
-            raw.close()
 
 
 def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
@@ -117,31 +62,7 @@ def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> Non
     gunicorn_util.write_nonblock(sock, head + body)
 
 
-class _Parked:
-    """A parked request: everything needed to re-run it or to send its kept empty answer."""
-
-    __slots__ = (
-        "answer",
-        "body",
-        "conn",
-        "environ",
-        "gen",
-        "registered",
-        "req",
-        "resp",
-        "slot",
-        "started",
-        "state",
-    )
-
-    def __init__(self, conn: Any, req: Any, resp: Any, answer: bytes, environ: dict[str, Any],
-                 body: bytes, slot: parking.LongPoll, started: datetime) -> None:
-        self.conn, self.req, self.resp, self.answer = conn, req, resp, answer
-        self.environ, self.body, self.slot, self.started = environ, body, slot, started
-        self.state, self.gen, self.registered = _RUNNING, 0, False
-
-
-class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
+class SpoolqThreadWorker(ParkedPolls, ThreadWorker):  # type: ignore[misc]
     _busy = 0
     alive: bool
 
@@ -154,13 +75,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
         self._metrics: Any = None
         self._accept_paused_until = 0.0
         self._next_gauges = 0.0
-        self._waiting: dict[str, deque[tuple[_Parked, int]]] = {}  # queue key -> waiters, oldest first
-        self._all: set[_Parked] = set()
-        self._deadlines: list[tuple[float, int, _Parked, int]] = []
-        self._probes: dict[str, tuple[float, float]] = {}  # queue key -> (next re-scan, period)
-        self._wakes: set[str] = set()  # keys with a wake-up already deferred
-        self._watchers: set[int] = set()
-        self._seq = itertools.count()
+        self._init_waiting()
 
     def init_process(self) -> None:
         gunicorn_util.write_error = _write_json_error  # this worker process only
@@ -217,7 +132,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
 
     def finish_request(self, conn: Any, fs: Any) -> None:
         self._busy -= 1
-        rec: _Parked | None = getattr(conn, "spoolq_parked", None)
+        rec: Parked | None = getattr(conn, "spoolq_parked", None)
         if rec is not None:
             conn.spoolq_parked = None
             ok = not fs.cancelled() and fs.exception() is None and fs.result() is True
@@ -400,7 +315,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
             inp = environ.get("wsgi.input")
             body = inp.getvalue() if isinstance(inp, io.BytesIO) else b""
         req._expected_100_continue = False  # a re-run must not send it again
-        conn.spoolq_parked = _Parked(conn, req, resp, answer, environ, body, slot, request_start)
+        conn.spoolq_parked = Parked(conn, req, resp, answer, environ, body, slot, request_start)
 
     def _send(self, req: Any, resp: Any, respiter: Any, environ: dict[str, Any], request_start: datetime) -> None:
         """A run's answer written as gthread writes it, then logged and its iterator closed."""
@@ -416,7 +331,7 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
             if hasattr(respiter, "close"):
                 respiter.close()
 
-    def _serve_again(self, rec: _Parked) -> bool:
+    def _serve_again(self, rec: Parked) -> bool:
         """Re-run a parked request (in a worker thread); handled like gthread's ``handle``."""
         try:
             rec.conn.sock.setblocking(True)
@@ -432,140 +347,11 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
             self.handle_error(rec.req, rec.conn.sock, rec.conn.client, e)
         return False
 
-    # ------------------------------------------------ the waiting set (main thread)
-
-    def _park(self, rec: _Parked) -> None:
-        slot = rec.slot
-        key = slot.key
-        rec.state, rec.gen = _PARKED, rec.gen + 1
-        self._all.add(rec)
-        self._waiting.setdefault(key, deque()).append((rec, rec.gen))
-        assert slot.deadline is not None
-        heapq.heappush(self._deadlines, (slot.deadline, next(self._seq), rec, rec.gen))
-        if key not in self._probes:
-            self._probes[key] = (time.monotonic() + slot.rescan, slot.rescan)
-        watcher = slot.watcher
-        if watcher is not None and id(watcher) not in self._watchers:
-            self._watchers.add(id(watcher))
-            watcher.add_listener(self._on_bump)
-        try:
-            rec.conn.sock.setblocking(False)
-            self.poller.register(rec.conn.sock, selectors.EVENT_READ, partial(self._on_parked_readable, rec))
-            rec.registered = True
-        except (OSError, ValueError, KeyError):
-            self._drop(rec)
-            return
-        # the queue changed between the generation read and now: the listener may have missed it
-        if watcher is not None and watcher.generation(key) != slot.seen:
-            self._wake(key)
-
-    def _unpark(self, rec: _Parked, state: int) -> None:
-        rec.state = state
-        self._all.discard(rec)
-        if rec.registered:
-            rec.registered = False
-            try:
-                self.poller.unregister(rec.conn.sock)
-            except (OSError, ValueError, KeyError):
-                pass
-
-    def _on_bump(self, key: str) -> None:
-        """Watcher listener (any thread): a queue's generation moved on."""
-        if key in self._waiting and key not in self._wakes:
-            self._wakes.add(key)
-            self.method_queue.defer(self._wake, key)
-
-    def _wake(self, key: str) -> None:
-        """Re-run the oldest waiter of ``key``, if any."""
-        self._wakes.discard(key)
-        waiters = self._waiting.get(key)
-        while waiters:
-            rec, gen = waiters.popleft()
-            if rec.state == _PARKED and rec.gen == gen:
-                self._rerun(rec)
-                probe = self._probes.get(key)
-                if probe is not None:
-                    self._probes[key] = (time.monotonic() + probe[1], probe[1])
-                break
-        if not waiters:
-            self._waiting.pop(key, None)
-
-    def _rerun(self, rec: _Parked) -> None:
-        self._unpark(rec, _RUNNING)
-        self._busy += 1
-        fut = self.tpool.submit(self._serve_again, rec)
-        conn = rec.conn
-        fut.add_done_callback(lambda f: self.method_queue.defer(self.finish_request, conn, f))
-
-    def _on_parked_readable(self, rec: _Parked, sock: Any) -> None:
-        data = _peek(sock)
-        if data is None:
-            return
-        if data and isinstance(sock, ssl.SSLSocket):
-            # encrypted bytes: a TLS client's close (its close_notify alert) cannot be told from
-            # a pipelined request without reading it, so the waiting poll is answered (empty) now
-            self._answer(rec)
-            return
-        if data:  # a pipelined request: it is read after this answer
-            rec.registered = False
-            self.poller.unregister(sock)
-            return
-        # end of stream: the client left (or half-closed, still reading): it gets the empty
-        # answer now, and no later re-run claims messages for it
-        self._answer(rec)
-
-    def _drop(self, rec: _Parked) -> None:
-        self._unpark(rec, _DONE)
-        rec.slot.done()
-        self.nr_conns -= 1
-        rec.conn.close()
-
-    def _answer(self, rec: _Parked) -> None:
-        """Send a parked request's kept empty answer (main thread; a few hundred bytes)."""
-        self._unpark(rec, _DONE)
-        conn, resp = rec.conn, rec.resp
-        keep = False
-        try:
-            conn.sock.settimeout(2.0)
-            if rec.answer:
-                resp.write(rec.answer)
-            resp.close()
-            keep = not resp.should_close()
-        except OSError:
-            pass
-        finally:
-            arrived = rec.slot.arrived  # the access log shows the whole wait, from arrival
-            took = timedelta(seconds=time.monotonic() - arrived) if arrived else datetime.now() - rec.started
-            self.log.access(resp, rec.req, rec.environ, took)
-            rec.slot.done(expired=True)
-            try:
-                self.cfg.post_request(self, rec.req, rec.environ, resp)
-            except Exception:
-                self.log.exception("Exception in post_request hook")
-        if not keep and not self._unread(conn):
-            # gthread's graceful close lingers on this (main) thread until the client closes;
-            # with the whole request read, a plain close loses nothing and does not wait
-            self.nr_conns -= 1
-            conn.close()
-            return
-        fut: futures.Future[bool] = futures.Future()
-        fut.set_result(keep)
+    def _finish_kept_alive(self, conn: Any, fut: futures.Future[bool]) -> None:
         super().finish_request(conn, fut)
 
-    @staticmethod
-    def _unread(conn: Any) -> bool:
-        """Whether the client sent more than the request (bytes wait on the socket)."""
-        return bool(_peek(conn.sock))
-
     def _next_timer(self) -> float | None:
-        at = self._deadlines[0][0] if self._deadlines else None
-        if self.heads is not None:
-            head = self.heads.next_deadline()
-            if head is not None:
-                at = head if at is None else min(at, head)
-        for probe, _period in self._probes.values():
-            at = probe if at is None else min(at, probe)
-        return at
+        return self._parked_next_timer(self.heads.next_deadline() if self.heads is not None else None)
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         at = self._next_timer()
@@ -585,23 +371,9 @@ class SpoolqThreadWorker(ThreadWorker):  # type: ignore[misc]
                 self._next_gauges = now + GAUGE_SECONDS
                 self._publish_gauges(heads)
         if not self.alive:
-            for rec in list(self._all):
-                self._answer(rec)
-            self._waiting.clear()
-            self._probes.clear()
+            self._answer_every_parked()
             return
-        while self._deadlines and self._deadlines[0][0] <= now:
-            _at, _seq, rec, gen = heapq.heappop(self._deadlines)
-            if rec.state == _PARKED and rec.gen == gen:
-                self._answer(rec)
-        for key, (at, period) in list(self._probes.items()):
-            if at > now:
-                continue
-            if self._waiting.get(key):
-                self._probes[key] = (now + period, period)
-                self._wake(key)
-            else:
-                del self._probes[key]
+        self._run_parked_timers(now)
 
     def _publish_gauges(self, heads: HeadReader) -> None:
         if self._metrics is None:
