@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import request
 from flask_smorest import Blueprint
@@ -221,32 +221,44 @@ def create_blueprint(services: Services) -> Blueprint:
     idparam = [*qparam, {"in": "path", "name": "message_id", "required": True,
                          "description": "the id an add answered (X-Message-Id)",
                          "schema": {"type": "string", "pattern": "^[0-9a-f]{40}$"}}]
-    routes: list[tuple[str, str, Callable[..., Response], str, str, list[dict[str, Any]], dict[str, Any],
-                      dict[str, Any]]] = [
-        ("/<queue>", "PUT", door.create_queue, "mq_create_queue", "Create a queue", qparam, {}, dict(
+    routes = [
+        MqRoute("/<queue>", "PUT", door.create_queue, "mq_create_queue", "Create a queue", qparam, {}, dict(
             **_ok("201", "created", _TEXT), **_ok("200", "already existed", _TEXT), **_errors(400, 403, 503))),
-        ("/<queue>", "GET", door.get_queue, "mq_get_queue", "Does the queue exist?", qparam, {}, dict(
+        MqRoute("/<queue>", "GET", door.get_queue, "mq_get_queue", "Does the queue exist?", qparam, {}, dict(
             **_ok("200", "it exists", _TEXT), **_errors(400, 403, 404, 503))),
-        ("/<queue>", "DELETE", door.delete_queue, "mq_delete_queue", "Delete a queue and its messages", qparam, {}, dict(
+        MqRoute("/<queue>", "DELETE", door.delete_queue, "mq_delete_queue", "Delete a queue and its messages", qparam, {}, dict(
             **_ok("200", "deleted", _TEXT), **_errors(400, 403, 404, 503))),
-        ("/<queue>/messages", "GET", door.fetch, "mq_fetch", "Fetch (claim) one message", qparam,
+        MqRoute("/<queue>/messages", "GET", door.fetch, "mq_fetch", "Fetch (claim) one message", qparam,
          {"parameters": [{"in": "query", "schema": MqFetchQuery}]}, dict(
             **_ok("200", "the message body", {"application/octet-stream": {"schema": s.BINARY}}, _MSG_ID),
             **_ok("204", "no message can be fetched now"), **_errors(400, 403, 404, 503))),
-        ("/<queue>/messages", "POST", door.add, "mq_send", "Add a message", qparam,
+        MqRoute("/<queue>/messages", "POST", door.add, "mq_send", "Add a message", qparam,
          {"parameters": [{"in": "query", "schema": MqSendQuery}],
           "requestBody": {"required": False, "description": "opaque bytes; any Content-Type is accepted",
                           "content": {"application/octet-stream": {"schema": s.BINARY}}}}, dict(
             **_ok("201", "stored durably", _TEXT, _MSG_ID), **_errors(400, 403, 404, 413, 503))),
-        ("/<queue>/messages/<message_id>", "DELETE", door.delete_message, "mq_delete", "Delete a message", idparam,
+        MqRoute("/<queue>/messages/<message_id>", "DELETE", door.delete_message, "mq_delete", "Delete a message", idparam,
          {}, dict(**_ok("200", "removed", _TEXT), **_errors(400, 403, 404, 503))),
     ]
-    for rule, method, view, op_id, summary, params, extra, responses in routes:
-        doc: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses,
-               "security": apidoc.SECURITY, **extra}
-        blp.route(rule, methods=[method], parameters=params, endpoint=view.__name__)(
-            apidoc.documented(_endpoint(view), **doc))
+    for route in routes:
+        doc: dict[str, Any] = {"operationId": route.operation_id, "summary": route.summary,
+                               "responses": route.responses, "security": apidoc.SECURITY, **route.extra}
+        blp.route(route.rule, methods=[route.method], parameters=route.parameters, endpoint=route.view.__name__)(
+            apidoc.documented(_endpoint(route.view), **doc))
     return blp
+
+
+class MqRoute(NamedTuple):
+    """One of MQ's endpoints: its URL rule and method, the door's view, and its OpenAPI entry."""
+
+    rule: str
+    method: str
+    view: Callable[..., Response]
+    operation_id: str
+    summary: str
+    parameters: list[dict[str, Any]]
+    extra: dict[str, Any]  # more of the operation's entry (query parameters, request body)
+    responses: dict[str, Any]
 
 
 def _endpoint(view: Callable[..., Response]) -> Callable[..., Response]:
