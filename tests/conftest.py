@@ -25,6 +25,11 @@ ALONE_MARKERS = frozenset({"multinode", "powercut", "hostile", "container", "alo
 
 PASSES = ("shared", "alone")
 
+#: ``--spoolq-multinode``: which of the multinode tier's tests to run. scripts/test runs the tier's
+#: GlusterFS and CephFS tests side by side (their clusters share nothing but the cores), then its
+#: tests also marked ``alone`` (bounds in seconds) with nothing beside them.
+MULTINODE_PARTS = ("all", "none", "glusterfs", "cephfs", "alone")
+
 #: How long a file of each tier tends to take, roughly: the shared pass hands the heaviest files to
 #: its processes first, so that the small ones fill the end instead of one process finishing a
 #: long file while the others wait.
@@ -37,22 +42,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only the tests of one of scripts/test's two passes: 'shared' (every test that "
              "tolerates others running beside it; scripts/test runs them in parallel processes) or "
              "'alone' (the tiers marked multinode, powercut, hostile, container or alone)")
+    parser.addoption(
+        "--spoolq-multinode", choices=MULTINODE_PARTS, default="all",
+        help="which multinode tests to run: all (the default), none, the ones on glusterfs or on cephfs "
+             "(but those marked alone), or only those marked alone")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     chosen = config.getoption("--spoolq-pass")
+    part = config.getoption("--spoolq-multinode")
     kept, dropped = [], []
     for item in items:
         names = {m.name for m in item.iter_markers()}
         if not TIER_MARKERS & names:
             item.add_marker(pytest.mark.fast)
         alone = bool(ALONE_MARKERS & names)
-        (kept if chosen is None or alone == (chosen == "alone") else dropped).append(item)
+        wanted = (chosen is None or alone == (chosen == "alone")) and _in_multinode_part(item, names, part)
+        (kept if wanted else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
     if chosen == "shared":
         _heaviest_files_first(items)
+
+
+def _in_multinode_part(item: pytest.Item, markers: set[str], part: str) -> bool:
+    """Whether ``item`` is in the part of the multinode tier ``--spoolq-multinode`` chose (a test of
+    another tier is in "all" and "none" only)."""
+    if part == "all":
+        return True
+    if "multinode" not in markers:
+        return part == "none"
+    if part in ("none", "alone"):
+        return part == "alone" and "alone" in markers
+    return "alone" not in markers and _file_system_of(item) == part
+
+
+def _file_system_of(item: pytest.Item) -> str:
+    """``cephfs`` or ``glusterfs``: the file system a multinode test runs on (its volume parameter,
+    else the session fixture it asks for)."""
+    callspec = getattr(item, "callspec", None)
+    volumes = [v for v in (callspec.params.values() if callspec else ()) if isinstance(v, str)]
+    if "cephfs" in volumes or "cephfs" in getattr(item, "fixturenames", ()):
+        return "cephfs"
+    return "glusterfs"
 
 
 def _heaviest_files_first(items: list[pytest.Item]) -> None:

@@ -355,6 +355,7 @@ def test_acknowledged_sends_survive_a_node_crash(cluster: Cluster) -> None:
         victim.revive()
 
 
+@pytest.mark.alone  # its bound in seconds: scripts/test runs it with neither cluster's other tests beside it
 def test_long_poll_wakes_on_another_nodes_send(cluster: Cluster) -> None:
     """A long poll waiting on node B returns within the documented bound (the watcher's re-scan
     interval, plus a second for visibility lag and load) after node A acknowledges a send."""
