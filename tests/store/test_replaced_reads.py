@@ -21,16 +21,17 @@ from spoolq.store.fileops import read_json, read_json_listed, stat_listed
 from tests.inside import root_of
 
 
-def _in_flight(monkeypatch: pytest.MonkeyPatch, name: str, times: int, call: str = "open") -> list[str]:
-    """``os.<call>`` of a path ending in ``name`` fails with ENOENT ``times`` times, as a mount does
-    while another renames over it; returns the paths it failed."""
+def _in_flight(monkeypatch: pytest.MonkeyPatch, name: str, times: int, call: str = "open",
+               error: int = errno.ENOENT) -> list[str]:
+    """``os.<call>`` of a path ending in ``name`` fails with ENOENT (or ``error``) ``times`` times, as
+    a mount does while another renames over it; returns the paths it failed."""
     real: Callable[..., Any] = getattr(os, call)
     failed: list[str] = []
 
     def flaky(path: Any, *args: Any, **kwargs: Any) -> Any:
         if str(path).endswith(name) and len(failed) < times:
             failed.append(str(path))
-            raise FileNotFoundError(errno.ENOENT, "renamed over through another mount", str(path))
+            raise OSError(error, os.strerror(error), str(path))
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(fileops.os, call, flaky)
@@ -63,6 +64,16 @@ def test_stat_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert stat_listed(str(record)).st_size == 2 and len(failed) == 2
     with pytest.raises(FileNotFoundError):
         stat_listed(str(tmp_path / "gone.json"))
+
+
+def test_a_handle_stale_for_good_stays_a_storage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ESTALE that outlives the pauses is not taken for a missing record (a queue answered as gone)."""
+    record = tmp_path / "meta.json"
+    record.write_text("{}")
+    _in_flight(monkeypatch, "meta.json", 100, call="stat", error=errno.ESTALE)
+    with pytest.raises(OSError) as raised:
+        stat_listed(str(record))
+    assert raised.value.errno == errno.ESTALE
 
 
 def test_a_queue_whose_settings_are_being_replaced_is_found(store: FileStore, monkeypatch: pytest.MonkeyPatch) -> None:
