@@ -344,8 +344,19 @@ class Claiming:
     def _add_once(self, q: QueueHandle, out: list[Delivery], d: Delivery, ids: set[str]) -> None:
         """Append ``d`` unless its message is in the answer already (``ids``: those of ``out``). A
         message present twice (a raw copy of a live root put in place, a crash between two renames
-        on a shared file system) is delivered once: the second copy, just claimed, is dropped."""
+        on a shared file system) is delivered once: the second copy, just claimed, is dropped.
+
+        A message met again because its earlier claim in this poll ended meanwhile is not a second
+        copy: a poll that outlasts its claims (a short claim on a busy machine) may see another
+        process's maintenance put the message back and claim it again. The earlier claim's file is
+        then gone (its shard, listed, does not name it), and the new delivery replaces it in the
+        answer; dropping the new claim would lose the message."""
         if d.message.id in ids:
+            at = next(i for i, e in enumerate(out) if e.message.id == d.message.id)
+            shard, _, cname = out[at].receipt.partition(":")
+            if cname not in listdir(q.sub(f"claimed/{shard}")):
+                out[at] = d
+                return
             self.claimed_here.take(d.message.id)  # it names the copy dropped here: list on ack
             shard, _, cname = d.receipt.partition(":")
             with contextlib.suppress(FileNotFoundError):
