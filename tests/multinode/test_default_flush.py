@@ -97,7 +97,10 @@ def test_cephfs_fsync_outlives_the_client_and_the_active_mds(cephfs: Path,
     try:
         for t in threads:
             t.start()
-        time.sleep(5)
+        deadline = time.monotonic() + 60  # a storm under way however busy the machine (a fixed 5 s once saw none)
+        while time.monotonic() < deadline and len(acked) < 100:
+            time.sleep(0.1)
+        time.sleep(1)
         active = ceph("active-mds").strip()
         victim.crash()  # gunicorn and ceph-fuse, kill -9
         ceph("fail-mds", active)
