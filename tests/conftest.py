@@ -81,11 +81,13 @@ def _in_multinode_part(item: pytest.Item, markers: set[str], part: str) -> bool:
 def _file_system_of(item: pytest.Item) -> str:
     """``cephfs`` or ``glusterfs``: the file system a multinode test runs on (its volume parameter,
     else the session fixture it asks for)."""
+    from tests.multinode.cluster import CEPHFS, file_system  # the tier's own rule, loaded only when asked
+
     callspec = getattr(item, "callspec", None)
     volumes = [v for v in (callspec.params.values() if callspec else ()) if isinstance(v, str)]
-    if "cephfs" in volumes or "cephfs" in getattr(item, "fixturenames", ()):
-        return "cephfs"
-    return "glusterfs"
+    if CEPHFS in volumes or "cephfs" in getattr(item, "fixturenames", ()):  # "cephfs": the session fixture
+        return file_system(CEPHFS)
+    return file_system(volumes[0] if volumes else "")
 
 
 def _heaviest_files_first(items: list[pytest.Item]) -> None:
