@@ -19,7 +19,9 @@ trivial server's over it (the CPU ratio: what the rate ratio would be if CPU alo
 
 Sends per flush: requests over the group-commit flushes the server's processes ran during the
 cell (``spoolq_flush_seconds_count`` of ``/metrics``, every worker's together; ``-`` without a
-flush).
+flush). Sends per disk flush: requests over the cache flushes the data directory's block device
+completed during the cell (``/sys/dev/block/M:m/stat``, its 16th field; ``-`` where the kernel
+does not count them): what one flush covered across the whole node, whoever asked for it.
 """
 
 from __future__ import annotations
@@ -101,6 +103,16 @@ def process_flushes(url: str) -> float:
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("spoolq_flush_seconds_count"))
 
 
+def disk_flushes(path: Path) -> float:
+    """Cache flushes the block device holding ``path`` has completed since it was attached."""
+    dev = os.stat(path).st_dev
+    try:
+        fields = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat").read_text().split()
+        return float(fields[15])
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def per(requests_done: float, flushes: float) -> str:
     return f"{requests_done / flushes:.1f}" if flushes and flushes == flushes else "-"
 
@@ -178,8 +190,8 @@ def main() -> int:
                                    "Content-Type": "application/x-amz-json-1.0"}).raise_for_status()
         triv_script = lua("POST", "{}", {"Content-Type": "application/json"})
         rows.append("| door | version | mode | conns | req/s | p50 ms | p99 ms | trivial req/s | ratio | "
-                    "server CPU µs/req | trivial's | CPU ratio | sends per flush | load |")
-        rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+                    "server CPU µs/req | trivial's | CPU ratio | sends per flush | sends per disk flush | load |")
+        rows.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for _run in range(args.runs):
             for conns in (int(c) for c in args.conns.split(",")):
                 for mode in args.modes.split(","):
@@ -189,14 +201,16 @@ def main() -> int:
                         for version in versions:
                             target, script = _door_request(door, servers[(version, mode)])
                             flushed = process_flushes(servers[(version, mode)])
+                            disk = disk_flushes(tmp)
                             rps, p50, p99, bad, cpu, done = wrk(target, script, conns, args.seconds, tmp,
                                                                 groups[(version, mode)])
                             time.sleep(1.2)  # each worker publishes its counts once a second
                             flushed = process_flushes(servers[(version, mode)]) - flushed
+                            disk = disk_flushes(tmp) - disk
                             note = f" ({bad} non-2xx)" if bad else ""
                             rows.append(f"| {door} | {version} | {mode} | {conns} | {rps:,.0f}{note} | {p50:.1f} | "
                                         f"{p99:.1f} | {t_rps:,.0f} | {rps / t_rps:.2f} | {cpu:,.0f} | {t_cpu:,.0f} | "
-                                        f"{t_cpu / cpu:.2f} | {per(done, flushed)} | {load()} |")
+                                        f"{t_cpu / cpu:.2f} | {per(done, flushed)} | {per(done, disk)} | {load()} |")
                             ratios.setdefault((door, version, mode, conns), []).append(rps / t_rps)
                             print(rows[-1], file=sys.stderr, flush=True)
     finally:
