@@ -1,7 +1,8 @@
 """Replay of archived messages, end to end through the service, checked message by message.
 
-A real gunicorn spoolq: N messages (30,000; ``SPOOLQ_REPLAY_MESSAGES=100000`` for the size this
-was first proven at) sent through ``/queue/1``, the queue's archive turned on
+A real gunicorn spoolq: N messages (12,000: more than one archive segment holds, so the archive
+has at least two, and more than one streaming batch takes, so the stream commits at least twice;
+``SPOOLQ_REPLAY_MESSAGES=100000`` for the size this was first proven at) sent through ``/queue/1``, the queue's archive turned on
 through the service (``spoolq settings QUEUE --archive on``), every message consumed by the Spark
 streaming source (batch claims, acknowledged after Spark commits), the store's own compaction
 writing the archive segments; then ``spoolq pipeline replay`` (its own Spark driver process, as a
@@ -26,7 +27,9 @@ from tests.spark.conftest import opts
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(1800)]
 
-N = int(os.environ.get("SPOOLQ_REPLAY_MESSAGES", "30000"))
+N = int(os.environ.get("SPOOLQ_REPLAY_MESSAGES", "12000"))
+#: messages a streaming batch takes at most: N takes more than one
+PER_TRIGGER = max(1, (N * 2) // 3)
 SPOOLQ = Path(sys.executable).with_name("spoolq")
 
 
@@ -56,11 +59,12 @@ def test_replay_of_every_archived_message_checked_one_by_one(
 
     for start in range(0, N, 1000):
         client.send_batch(source, [{"n": i, "tag": f"m{i:06d}"} for i in range(start, start + 1000)])
-    query = (spark.readStream.format("spoolq").options(**opts(server, source, maxMessagesPerTrigger=25_000)).load()
+    query = (spark.readStream.format("spoolq").options(**opts(server, source, maxMessagesPerTrigger=PER_TRIGGER)).load()
              .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .trigger(availableNow=True).start())
     assert query.awaitTermination(900)
     assert client.size(source) == 0 and client.claim_count(source) == 0
+    assert len(query.recentProgress) >= 2, "the stream took every message in one batch: the test proves less"
 
     # The service's maintenance compacts acknowledged messages into segments. The first message was
     # acknowledged before the archive was turned on, so exactly the N streamed ones are archived.
@@ -71,6 +75,7 @@ def test_replay_of_every_archived_message_checked_one_by_one(
         records = archived(server.root, source)
     bodies = {mid: body for mid, body in records.items() if json.loads(body)["n"] >= 0}
     assert len(bodies) == N == len(records), f"{len(bodies)} of {N} archived, {len(records)} records"
+    assert len(list((server.root / "archive" / source).glob("*.jsonl"))) >= 2, "one segment: the test proves less"
 
     dry = cli(server, "pipeline", "--master", "local[2]", "replay", str(server.root), target, "--queue", source,
               "--where", "get_json_object(payload, '$.n') >= 0", "--dry-run")
