@@ -5,7 +5,9 @@ watcher calls :meth:`Dispatcher.wake` (from whatever thread sent, or from its in
 for sends by other processes); the event loop then *drains* that queue: it polls for the
 oldest waiter not already being served, hands it what it got, and goes on while jobs keep
 coming. One poll runs per queue at a time, so a thousand clients blocked on one queue cost
-one poll per wake-up, not a thousand. Before each poll for its waiters the dispatcher reads the
+one poll per wake-up, not a thousand. A waiter on several queues is polled for one of them at a
+time; a drain of another of its queues that finds it busy is taken up again when that poll ends
+(never left to the next tick, whose drain could find it busy again). Before each poll for its waiters the dispatcher reads the
 queue's :meth:`~spoolq.store.contract.QueueStore.wait_point`: the key the store wakes it by, and
 how often it must poll without a wake-up. A tick re-drains every queue with waiters that often
 (sends from other nodes of a shared file system, claims that expired in other processes, delays
@@ -54,6 +56,10 @@ class Dispatcher:
         self.key_of: dict[str, str] = {}
         self.dirty: set[str] = set()
         self.draining: set[str] = set()
+        #: queues whose drain found only waiters busy with a poll of another of their queues: each is
+        #: drained again as soon as such a poll ends (else a waiter on several queues could have its
+        #: later queues passed over at every tick while its first one is polled)
+        self.deferred: set[str] = set()
         #: how often the tick re-drains: the shortest re-poll time the store asked for
         self.step = rescan
         self.stopping = False
@@ -94,9 +100,11 @@ class Dispatcher:
             while queue in self.dirty:
                 self.dirty.discard(queue)
                 while True:
-                    w = next((w for w in self.by_queue.get(queue, ()) if not w.busy and not w.future.done()),
-                             None)
+                    waiting = [w for w in self.by_queue.get(queue, ()) if not w.future.done()]
+                    w = next((w for w in waiting if not w.busy), None)
                     if w is None:
+                        if waiting:
+                            self.deferred.add(queue)
                         break
                     w.busy = True
                     try:
@@ -106,6 +114,7 @@ class Dispatcher:
                         rows = []
                     finally:
                         w.busy = False
+                        self._kick_deferred(w.queues)
                     if rows:
                         self._finish(w, rows)
                         continue
@@ -116,6 +125,13 @@ class Dispatcher:
         finally:
             self.draining.discard(queue)
 
+    def _kick_deferred(self, queues: tuple[str, ...]) -> None:
+        """A waiter's poll ended: drain again those of its queues a drain passed over meanwhile."""
+        for q in queues:
+            if q in self.deferred:
+                self.deferred.discard(q)
+                self.kick(q)
+
     def _finish(self, w: Waiter, rows: list[list[Any]] | None) -> None:
         for q in w.queues:
             ws = self.by_queue.get(q)
@@ -124,6 +140,7 @@ class Dispatcher:
                     ws.remove(w)
                 if not ws:
                     del self.by_queue[q]
+                    self.deferred.discard(q)
                     self.by_key.pop(self.key_of.pop(q, ""), None)
         if w.handle is not None:
             w.handle.cancel()
