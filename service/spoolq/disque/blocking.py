@@ -7,11 +7,12 @@ oldest waiter not already being served, hands it what it got, and goes on while 
 coming. One poll runs per queue at a time, so a thousand clients blocked on one queue cost
 one poll per wake-up, not a thousand. A waiter on several queues is polled for one of them at a
 time; a drain of another of its queues that finds it busy is taken up again when that poll ends
-(never left to the next tick, whose drain could find it busy again). Before each poll for its waiters the dispatcher reads the
-queue's :meth:`~spoolq.store.contract.QueueStore.wait_point`: the key the store wakes it by, and
-how often it must poll without a wake-up. A tick re-drains every queue with waiters that often
-(sends from other nodes of a shared file system, claims that expired in other processes, delays
-that came due): ``rescan`` seconds, or 50 ms where inotify is missing.
+(never left to the next tick, whose drain could find it busy again). Before each poll for its
+waiters the dispatcher reads the queue's :meth:`~spoolq.store.contract.QueueStore.wait_point`:
+the key the store wakes it by, and how often it must poll without a wake-up. A tick re-drains
+every queue with waiters that often (sends from other nodes of a shared file system, claims that
+expired in other processes, delays that came due): ``rescan`` seconds, or 50 ms where inotify is
+missing.
 
 A waiter whose client disconnected while its poll was in flight gets its jobs released. When
 the listener stops (:meth:`Dispatcher.stop`), every waiter is answered as its timeout would: a
