@@ -4,8 +4,8 @@ scripted poll: when each of a waiter's queues is polled, and what the waiter is 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from spoolq.disque.blocking import Dispatcher, Waiter
@@ -39,12 +39,8 @@ def _answer(polls: ScriptedPolls, rescan: float, timeout: float) -> tuple[list[l
         return answer, time.monotonic() - started
 
     # a thread of its own: its own event loop, whatever an earlier test left in this thread's
-    done: list[tuple[list[list[Any]] | None, float]] = []
-    runner = threading.Thread(target=lambda: done.append(asyncio.run(main())))
-    runner.start()
-    runner.join(30)
-    assert done, "the dispatcher's loop did not finish"
-    return done[0]
+    with ThreadPoolExecutor(1) as runner:
+        return runner.submit(asyncio.run, main()).result(30)
 
 
 def test_a_queue_passed_over_while_another_is_polled_is_polled_when_that_poll_ends() -> None:
