@@ -5,9 +5,9 @@ has at least two, and more than one streaming batch takes, so the stream commits
 ``SPOOLQ_REPLAY_MESSAGES=100000`` for the size this was first proven at) sent through
 ``/queue/1``, the queue's archive turned on through the service (``spoolq settings QUEUE
 --archive on``), every message consumed by the Spark streaming source (batch claims, acknowledged
-after Spark commits), the store's own compaction writing the archive segments; then ``spoolq pipeline replay`` (its own Spark driver process, as a
-user runs it) sends them all into another queue, and every replayed message is compared with
-the archived one it came from.
+after Spark commits), the store's own compaction writing the archive segments; then ``spoolq
+pipeline replay`` (its own Spark driver process, as a user runs it) sends them all into another
+queue, and every replayed message is compared with the archived one it came from.
 """
 
 from __future__ import annotations
