@@ -18,7 +18,7 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,29 @@ class TempWriter:
         return f"{self._node}-"
 
     def write(self, data: bytes, fsync_file: bool = False) -> str:
+        """A new temp file holding ``data`` (``fsync``'d with ``fsync_file``), closed: its path."""
+        path, fd = self._written(data, fsync_file)
+        os.close(fd)
+        return path
+
+    @contextlib.contextmanager
+    def held(self, data: bytes, fsync_file: bool = False) -> Iterator[str]:
+        """:meth:`write` for a block that renames the file: one ``fsync``'d keeps its descriptor open
+        until the block ends. On CephFS, a file closed before its rename cannot be renamed or removed
+        by another node until the MDS's next tick (up to 5 seconds later); renamed while still open,
+        at once. A file not flushed is closed first, so that a FUSE client writes back its data
+        before another node can see its name. The block removes the file if it fails to rename it."""
+        path, fd = self._written(data, fsync_file)
+        if not fsync_file:
+            os.close(fd)
+            fd = -1
+        try:
+            yield path
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _written(self, data: bytes, fsync_file: bool) -> tuple[str, int]:
         with self._lock:
             self._n += 1
             n = self._n
@@ -172,8 +195,7 @@ class TempWriter:
             except OSError:
                 pass
             raise
-        os.close(fd)
-        return path
+        return path, fd
 
 
 #: errnos that mean "that name is not there (any more)": ENOENT, and ESTALE, which a GlusterFS FUSE
@@ -278,8 +300,13 @@ def _present(path: str, stale: bool) -> bool:
 
 def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
     data = json.dumps(value, indent=1, sort_keys=True).encode()
-    t = tmp.write(data, fsync_file=durable)
-    os.replace(t, path)
+    with tmp.held(data, fsync_file=durable) as t:
+        try:
+            os.replace(t, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(t)
+            raise
     if durable:
         fsync_dir(str(path.parent))
 

@@ -18,7 +18,12 @@ chosen once per store by what its file system supports:
   GlusterFS, NFS): written under ``tmp/<node>-<pid>/`` and renamed into place, as before, but
   only this process writes into or renames out of that directory. A crash leaves the directory
   with at most the files being written; maintenance removes the directories of this node's dead
-  processes and any older than an hour (``maintenance.sweep_tmp``).
+  processes and any older than an hour (``maintenance.sweep_tmp``). A file ``fsync``'d before its
+  name (``--flush fsync``, the default on shared file systems) keeps its descriptor open until it
+  is renamed: on CephFS, a file closed and then renamed could not be renamed by another node
+  (claimed) until the MDS's next tick, up to 5 seconds later; renamed while still open, it can
+  at once. A file not yet flushed is closed first, so that a FUSE client has written back its
+  data before another node can see its name.
 
 Either way the crash rules are those of :mod:`spoolq.store.group_commit`: the name is given after the
 data is written, and a send is acknowledged only after a flush that began after its file got its
@@ -153,12 +158,13 @@ class MessageFiles:
             _write_all(fd, data)
             if fsync_file:
                 os.fsync(fd)
+                return Unnamed(fd=fd, temp=path)  # closed once named (see the module docstring)
         except BaseException:
+            os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(path)
             raise
-        finally:
-            os.close(fd)
+        os.close(fd)  # before the name: a FUSE client writes back what it holds when it closes
         return Unnamed(temp=path)
 
     def make(self, data: bytes, directory: str, name: str, *, base: str, fsync_file: bool) -> bool:
@@ -235,6 +241,7 @@ class MessageFiles:
             return
         rename_into(unnamed.temp, directory, name, base=base)
         unnamed.temp = ""
+        self.discard(unnamed)  # its descriptor, if still open
 
     @staticmethod
     def _link(fd: int, directory: str, name: str, base: str) -> None:

@@ -40,19 +40,21 @@ class QueueWriter:
         """Write (or replace) a small record under the queue directory; a purge that is replacing
         ``dedup/`` at the same moment does not make it fail (see :func:`rename_into`). Flushed with
         the send's messages: with per-file fsync its data now and its directory by the group's flush."""
+        written = False
         try:
-            t = self._tmp.write(data, fsync_file=self._commit.per_file)
+            with self._tmp.held(data, fsync_file=self._commit.per_file) as t:  # renamed while open
+                written = True
+                try:
+                    rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(t)
+                    raise
         except OSError as e:
-            raise storage_error(e, "writing a dedup marker") from e
-        try:
-            rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
-            self._commit.note_paths(os.path.dirname(marker))
-        except OSError as e:
-            with contextlib.suppress(OSError):
-                os.unlink(t)
-            if isinstance(e, FileNotFoundError):
+            if written and isinstance(e, FileNotFoundError):
                 raise QueueNotFound(q.name) from None
             raise storage_error(e, "writing a dedup marker") from e
+        self._commit.note_paths(os.path.dirname(marker))
 
     def note_departures(self, moves: Sequence[tuple[str, QueueHandle, str]]) -> None:
         """With the commit journal: record durably that the message files ``src`` are about to go
