@@ -126,8 +126,8 @@ class Server:
             return
         with contextlib.suppress(ProcessLookupError):
             self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
+        try:  # past gunicorn's graceful timeout (30 s): a stop never turns into a kill mid-request
+            self.proc.wait(timeout=40)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
