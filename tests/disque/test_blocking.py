@@ -62,3 +62,25 @@ def test_a_job_that_comes_while_another_queue_is_polled_is_handed_over() -> None
     answer, took = _answer(polls, rescan=10.0, timeout=3.0)
     assert answer == JOB
     assert took < 1.0, f"answered after {took:.2f} s"
+
+
+def test_the_tick_slows_again_once_no_waiter_needs_it_fast() -> None:
+    """A GETJOB on a queue that does not exist yet asks for a re-poll every 50 ms; once it is
+    answered, the tick goes back to the re-scan interval for the clients still blocked (before:
+    every 50 ms for as long as the process ran, polling their queues 20 times a second)."""
+    polls = ScriptedPolls(slow=0.0, job_from=float("inf"))  # nothing anywhere
+
+    async def main() -> list[float]:
+        d = Dispatcher(asyncio.get_running_loop(), polls.fetch, lambda rows: None, rescan=1.0)
+        soon = d.block(("not-yet",), 1, False, 0.1)
+        d.watching("not-yet", "/root/queues/not-yet", 0, 0.05)  # what the store answers for it
+        later = d.block(("b",), 1, False, 1.4)
+        d.watching("b", "/root/queues/b", 0, 1.0)
+        await soon.future
+        answered = time.monotonic()
+        await later.future
+        return [t - answered for q, t in polls.polled if q == "b" and t > answered]
+
+    with ThreadPoolExecutor(1) as runner:
+        after = runner.submit(asyncio.run, main()).result(30)
+    assert len(after) <= 2, f"b polled {len(after)} times in the 1.3 s after the fast waiter left"

@@ -11,8 +11,8 @@ time; a drain of another of its queues that finds it busy is taken up again when
 waiters the dispatcher reads the queue's :meth:`~spoolq.store.contract.QueueStore.wait_point`:
 the key the store wakes it by, and how often it must poll without a wake-up. A tick re-drains
 every queue with waiters that often (sends from other nodes of a shared file system, claims that
-expired in other processes, delays that came due): ``rescan`` seconds, or 50 ms where inotify is
-missing.
+expired in other processes, delays that came due): ``rescan`` seconds, or 50 ms while a queue
+that has waiters needs it (inotify missing, or the queue does not exist yet).
 
 A waiter whose client disconnected while its poll was in flight gets its jobs released. When
 the listener stops (:meth:`Dispatcher.stop`), every waiter is answered as its timeout would: a
@@ -61,10 +61,16 @@ class Dispatcher:
         #: drained again as soon as such a poll ends (else a waiter on several queues could have its
         #: later queues passed over at every tick while its first one is polled)
         self.deferred: set[str] = set()
-        #: how often the tick re-drains: the shortest re-poll time the store asked for
-        self.step = rescan
+        #: how often each queue with waiters must be re-polled without a wake-up (the store's
+        #: answer for it); the tick runs as often as the shortest of them asks
+        self.step_of: dict[str, float] = {}
         self.stopping = False
         self._tick_task: asyncio.Task[None] | None = None
+
+    def tick_step(self) -> float:
+        """How long the tick sleeps now: ``rescan``, or less while a queue with waiters asks for
+        less (one that does not exist yet: 50 ms), and ``rescan`` again once none does."""
+        return min(self.step_of.values(), default=self.rescan)
 
     def blocked(self, queue: str) -> int:
         return len(self.by_queue.get(queue, ()))
@@ -81,7 +87,11 @@ class Dispatcher:
             if old is not None:
                 self.by_key.pop(old, None)
             self.by_key[key], self.key_of[queue] = queue, key
-        self.step = min(self.step, step)
+        self.loop.call_soon_threadsafe(self._note_step, queue, step)
+
+    def _note_step(self, queue: str, step: float) -> None:
+        if queue in self.by_queue:  # in the loop's thread: a queue whose waiters are gone keeps none
+            self.step_of[queue] = step
 
     def wake(self, key: str) -> None:
         name = self.by_key.get(key)
@@ -143,6 +153,7 @@ class Dispatcher:
                     del self.by_queue[q]
                     self.deferred.discard(q)
                     self.by_key.pop(self.key_of.pop(q, ""), None)
+                    self.step_of.pop(q, None)
         if w.handle is not None:
             w.handle.cancel()
         if w.gone and rows:
@@ -187,6 +198,6 @@ class Dispatcher:
 
     async def _tick(self) -> None:
         while True:
-            await asyncio.sleep(self.step)
+            await asyncio.sleep(self.tick_step())
             for q in list(self.by_queue):
                 self.kick(q)
