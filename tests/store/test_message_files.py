@@ -5,14 +5,18 @@ linkat) nothing is created there at all; with per-process temp directories, only
 one directory is. Before this change every send created and renamed a file in ``tmp/`` itself,
 which the first test counts. Then: a destination directory removed between a file's write and
 its naming, or while the file is made, a queue deleted in that window, and the sweep of a dead
-process's temp directory.
+process's temp directory. Last, descriptors: a flushed temp file (and record) is renamed while
+still open (on CephFS a file closed before its rename stalls another node's rename of it), and a
+big flushed batch holds a chunk of them at a time, not one per message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -25,9 +29,9 @@ import pytest
 from inotify_simple import INotify
 from inotify_simple import flags as F
 
-from spoolq.store import FileStore, OutgoingMessage
+from spoolq.store import FileStore, OutgoingMessage, message_files
 from spoolq.store import layout as L
-from spoolq.store.fileops import BaseGone
+from spoolq.store.fileops import BaseGone, TempWriter
 from spoolq.store.maintenance import TMP_MAX_AGE, sweep_tmp
 from spoolq.store.message_files import MessageFiles
 from spoolq.store.message_rules import check as _check
@@ -383,3 +387,77 @@ def test_a_file_system_that_refuses_tmpfile_makes_files_through_the_temp_directo
     assert os.listdir(files_of(store).own_dir()) == []  # every file was renamed out
     assert sorted(d.message.body for d in store.poll("q", limit=10, claim_ttl=30)) == [b"b0", b"b1", b"b2", b"one"]
     store.close()
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("fsync_file", [True, False])
+def test_a_flushed_temp_file_is_renamed_while_its_descriptor_is_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync_file: bool) -> None:
+    """On CephFS another node's rename of a file closed before its own rename waits for the MDS's
+    tick (up to 5 s): a flushed file is named while still open, and closed once named; a file not
+    flushed is closed before it is named (a FUSE client writes its data back when it closes)."""
+    (tmp_path / "tmp").mkdir()
+    base = tmp_path / "q"
+    base.mkdir()
+    bucket = f"{base}/ready/00001790/00001790000"
+    files = MessageFiles(str(tmp_path / "tmp"), "t-", in_place=False)
+    unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=fsync_file)
+    fd = unnamed.fd
+    assert (fd >= 0) is fsync_file
+    seen: list[bool] = []
+    real = message_files.rename_into
+
+    def rename_into(src: str, dst_dir: str, name: str, *, base: str) -> None:
+        seen.append(fd >= 0 and _is_open(fd))
+        real(src, dst_dir, name, base=base)
+
+    monkeypatch.setattr(message_files, "rename_into", rename_into)
+    files.name(unnamed, bucket, "m", base=str(base))
+    assert seen == [fsync_file]
+    assert unnamed.fd == -1 and not (fsync_file and _is_open(fd))
+    assert Path(bucket, "m").read_bytes() == b"whole"
+
+
+def _descriptors_of(path: str) -> list[str]:
+    """This process's descriptors open on ``path``."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            if os.readlink(f"/proc/self/fd/{fd}") == path:
+                out.append(fd)
+    return out
+
+
+@pytest.mark.parametrize("fsync_file", [True, False])
+def test_a_record_is_renamed_while_its_descriptor_is_open_when_flushed(tmp_path: Path, fsync_file: bool) -> None:
+    """:meth:`TempWriter.held`, the same rule for records (dedup markers, settings)."""
+    (tmp_path / "tmp").mkdir()
+    with TempWriter(tmp_path / "tmp", "n").held(b"record", fsync_file=fsync_file) as t:
+        assert bool(_descriptors_of(t)) is fsync_file
+        os.replace(t, tmp_path / "record")
+        assert bool(_descriptors_of(str(tmp_path / "record"))) is fsync_file
+    assert _descriptors_of(str(tmp_path / "record")) == []
+    assert (tmp_path / "record").read_bytes() == b"record"
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_a_big_flushed_batch_holds_few_descriptors_at_once(tmp_path: Path, in_place: bool) -> None:
+    """A batch's files are written in parallel and named a chunk at a time: a file written and not
+    yet named holds a descriptor, and 1,000 of them at once went past a soft limit of 1,024."""
+    store = FileStore(tmp_path / "root", node_id="n", flush="fsync", in_place=in_place)
+    store.create_queue("q")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 256, hard))
+    try:
+        sent = store.send_batch("q", [OutgoingMessage(body=b'{"k": %d}' % i) for i in range(1000)])
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert len({r.id for r in sent}) == 1000
+    assert store.size("q") == 1000

@@ -75,6 +75,9 @@ from spoolq.store.watch import Watcher
 #: with per-file fsync, batches of at least this many messages write their temp files from a small
 #: thread pool
 PARALLEL_FROM = 8
+#: ... this many at a time, each named before the next are written: a file written and not yet
+#: named holds a descriptor, and a batch may have 10,000 messages (past a soft limit of 1,024)
+PARALLEL_CHUNK = 64
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -259,13 +262,17 @@ class Sending:
 
     def _place_parallel(self, q: QueueHandle, datas: list[bytes], targets: list[tuple[str, str]],
                         placed: list[str], unnamed: list[Unnamed]) -> None:
-        """Write the files in parallel (each fsync'd), then name them; ``placed`` and ``unnamed``
-        are filled as it goes, for the caller to undo on an error."""
-        unnamed.extend(_write_parallel(self.files, q.path, datas, [d for d, _n in targets]))
-        for u, (dst_dir, file_name) in zip(unnamed, targets, strict=True):
-            self._name(q, u, dst_dir, file_name)
-            placed.append(f"{dst_dir}/{file_name}")
-            self.commit.note_paths(dst_dir)  # the file was fsync'd when written
+        """Write the files in parallel (each fsync'd), :data:`PARALLEL_CHUNK` at a time, and name
+        each chunk in order before the next is written; ``placed`` and ``unnamed`` are filled as it
+        goes, for the caller to undo on an error."""
+        for start in range(0, len(datas), PARALLEL_CHUNK):
+            chunk = targets[start:start + PARALLEL_CHUNK]
+            written = _write_parallel(self.files, q.path, datas[start:start + PARALLEL_CHUNK], [d for d, _n in chunk])
+            unnamed.extend(written)
+            for u, (dst_dir, file_name) in zip(written, chunk, strict=True):
+                self._name(q, u, dst_dir, file_name)
+                placed.append(f"{dst_dir}/{file_name}")
+                self.commit.note_paths(dst_dir)  # the file was fsync'd when written
 
     def _undo(self, placed: list[str], unnamed: list[Unnamed]) -> None:
         """Unlink the files a failed send named and discard those it wrote unnamed."""
