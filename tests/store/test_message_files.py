@@ -266,13 +266,17 @@ def test_not_made_in_one_step_through_a_temp_directory(tmp_path: Path) -> None:
     assert os.listdir(base) == []
 
 
-@pytest.mark.parametrize("in_place", [True, False])
-def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place: bool) -> None:
+def _files_and_bucket(tmp_path: Path, in_place: bool) -> tuple[MessageFiles, Path, str]:
+    """A message file maker on ``tmp_path/tmp``, a queue directory and a bucket path in it."""
     (tmp_path / "tmp").mkdir()
     base = tmp_path / "q"
     base.mkdir()
-    bucket = f"{base}/ready/00001790/00001790000"
-    files = MessageFiles(str(tmp_path / "tmp"), "t-", in_place=in_place)
+    return MessageFiles(str(tmp_path / "tmp"), "t-", in_place=in_place), base, f"{base}/ready/00001790/00001790000"
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_a_queue_deleted_before_naming_is_not_recreated(tmp_path: Path, in_place: bool) -> None:
+    files, base, bucket = _files_and_bucket(tmp_path, in_place)
     unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=False)
     shutil.rmtree(base)
     with pytest.raises(FileNotFoundError):
@@ -403,11 +407,7 @@ def test_a_flushed_temp_file_is_renamed_while_its_descriptor_is_open(
     """On CephFS another node's rename of a file closed before its own rename waits for the MDS's
     tick (up to 5 s): a flushed file is named while still open, and closed once named; a file not
     flushed is closed before it is named (a FUSE client writes its data back when it closes)."""
-    (tmp_path / "tmp").mkdir()
-    base = tmp_path / "q"
-    base.mkdir()
-    bucket = f"{base}/ready/00001790/00001790000"
-    files = MessageFiles(str(tmp_path / "tmp"), "t-", in_place=False)
+    files, base, bucket = _files_and_bucket(tmp_path, in_place=False)
     unnamed = files.write(b"whole", bucket, base=str(base), fsync_file=fsync_file)
     fd = unnamed.fd
     assert (fd >= 0) is fsync_file
