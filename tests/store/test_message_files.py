@@ -461,3 +461,13 @@ def test_a_big_flushed_batch_holds_few_descriptors_at_once(tmp_path: Path, in_pl
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert len({r.id for r in sent}) == 1000
     assert store.size("q") == 1000
+
+
+@pytest.mark.parametrize("fsync_file", [True, False])
+def test_a_record_whose_rename_fails_leaves_no_temp_file(tmp_path: Path, fsync_file: bool) -> None:
+    (tmp_path / "tmp").mkdir()
+    with pytest.raises(FileNotFoundError), \
+            TempWriter(tmp_path / "tmp", "n").held(b"record", fsync_file=fsync_file) as t:
+        os.replace(t, tmp_path / "gone" / "record")
+    assert os.listdir(tmp_path / "tmp") == []
+    assert _descriptors_of(t) == []

@@ -164,13 +164,18 @@ class TempWriter:
         until the block ends. On CephFS, a file closed before its rename cannot be renamed or removed
         by another node until the MDS's next tick (up to 5 seconds later); renamed while still open,
         at once. A file not flushed is closed first, so that a FUSE client writes back its data
-        before another node can see its name. The block removes the file if it fails to rename it."""
+        before another node can see its name. If the block raises, the temp file is removed (if it
+        still has that name)."""
         path, fd = self._written(data, fsync_file)
         if not fsync_file:
             os.close(fd)
             fd = -1
         try:
             yield path
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
         finally:
             if fd >= 0:
                 os.close(fd)
@@ -301,12 +306,7 @@ def _present(path: str, stale: bool) -> bool:
 def write_json_atomic(path: Path, value: Mapping[str, Any], tmp: TempWriter, durable: bool) -> None:
     data = json.dumps(value, indent=1, sort_keys=True).encode()
     with tmp.held(data, fsync_file=durable) as t:
-        try:
-            os.replace(t, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(t)
-            raise
+        os.replace(t, path)
     if durable:
         fsync_dir(str(path.parent))
 

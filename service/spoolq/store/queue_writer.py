@@ -10,7 +10,6 @@ the flush of the operation that made them (the group commit's noted directories)
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -44,12 +43,7 @@ class QueueWriter:
         try:
             with self._tmp.held(data, fsync_file=self._commit.per_file) as t:  # renamed while open
                 written = True
-                try:
-                    rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
-                except OSError:
-                    with contextlib.suppress(OSError):
-                        os.unlink(t)
-                    raise
+                rename_into(t, os.path.dirname(marker), os.path.basename(marker), base=q.path)
         except OSError as e:
             if written and isinstance(e, FileNotFoundError):
                 raise QueueNotFound(q.name) from None
