@@ -28,6 +28,7 @@ import socket
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
+from spoolq.http.gunicorn.listener_gate import admit_new_handshakes
 from spoolq.settings.server import Settings, SettingsError
 
 #: the first file descriptor systemd passes
@@ -36,6 +37,8 @@ SD_LISTEN_FDS_START = 3
 DISQUE_FD_ENV = "SPOOLQ_DISQUE_FD"
 #: the same for the Disque TLS listener (``--disque-tls-port``)
 DISQUE_TLS_FD_ENV = "SPOOLQ_DISQUE_TLS_FD"
+#: set when systemd passed the sockets, so that a SIGUSR2 re-exec knows systemd keeps them too
+KEPT_BY_SYSTEMD_ENV = "SPOOLQ_LISTENERS_KEPT_BY_SYSTEMD"
 #: listen backlog of sockets bound here: connections made while the workers are busy (or while
 #: a new generation starts) wait in it
 BACKLOG = 2048
@@ -49,6 +52,8 @@ class ListenSockets:
     disque: socket.socket | None
     source: str  # "systemd", "re-exec" or "bound"
     disque_tls: socket.socket | None = None  # Disque over TLS (spoolq.access.tls)
+    #: systemd keeps them open across stops (passed by it, or by a re-exec of a master it started)
+    kept_by_systemd: bool = False
 
     def close(self) -> None:
         for sock in (self.http, self.disque, self.disque_tls):
@@ -66,6 +71,7 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
     if inherited is not None:
         http, disque, disque_tls = inherited
         source = "systemd"
+        env[KEPT_BY_SYSTEMD_ENV] = "1"  # for a SIGUSR2 re-exec, which gets them from this process
     elif env.get("GUNICORN_FD") and env.get("GUNICORN_PID"):
         http = _socket_of(int(env.pop("GUNICORN_FD").split(",")[0]))
         raw, raw_tls = env.get(DISQUE_FD_ENV), env.get(DISQUE_TLS_FD_ENV)
@@ -74,6 +80,7 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
         source = "re-exec"
     else:
         return None, settings
+    admit_new_handshakes(http)  # gated by a stopping master that did not know it was passed on
     host, port = _address(http)
     changes: dict[str, object] = {"host": host, "port": port}
     if disque is not None:
@@ -84,7 +91,8 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
         changes["disque_host"], changes["disque_tls_port"] = _address(disque_tls)
     else:
         changes["disque_tls_port"] = 0
-    return ListenSockets(http, disque, source, disque_tls), settings.with_changes(**changes)
+    return (ListenSockets(http, disque, source, disque_tls, kept_by_systemd=env.get(KEPT_BY_SYSTEMD_ENV) == "1"),
+            settings.with_changes(**changes))
 
 
 def bound_sockets(settings: Settings) -> ListenSockets:

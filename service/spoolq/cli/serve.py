@@ -168,7 +168,7 @@ def _serve(args: argparse.Namespace) -> int:
     _announce(settings, sockets, auth)
     try:
         serve(settings, accepted, ReloadState.started(refused), create_app=worker_app, access_log=args.access_log,
-              listener_fd=sockets.http.detach())
+              listener_fd=sockets.http.detach(), listeners_kept_elsewhere=sockets.kept_by_systemd)
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
         # master stops what the master started

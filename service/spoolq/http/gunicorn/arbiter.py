@@ -43,6 +43,7 @@ from gunicorn.arbiter import Arbiter
 from gunicorn.errors import HaltServer
 
 from spoolq.config.check import ConfigCheck, check, describe_changes
+from spoolq.http.gunicorn.listener_gate import refuse_new_handshakes
 from spoolq.http.gunicorn.reload_state import ReloadState
 from spoolq.settings.config_file import hold
 from spoolq.settings.server import Settings, SettingsError
@@ -89,6 +90,8 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
         self._reloading = False
         self._respawn_after = 0.0  # no worker is started before this (monotonic) time
         self.settings: Settings = app.settings
+        #: the listening sockets outlive this master (systemd's socket unit keeps them)
+        self.listeners_kept_elsewhere: bool = getattr(app, "listeners_kept_elsewhere", False)
         self.accepted: ConfigCheck = app.accepted or check(self.settings)
         self.state: ReloadState = app.reload_state or ReloadState.started()
         self._tls: ssl.SSLContext | None = self._hold(self.accepted) if self.accepted.ok else None
@@ -154,6 +157,24 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
 
         refused = apply_from_settings(self.settings, self.log.info, self.log.error)
         return refused + apply_topics_from_settings(self.settings, self.log.info, self.log.error)
+
+    # --- the stop -----------------------------------------------------------------------------
+
+    def stop(self, graceful: bool = True) -> None:
+        """gunicorn's stop; a graceful one where nobody else keeps the listening sockets first
+        drops new connection attempts to them (:mod:`spoolq.http.gunicorn.listener_gate`), so the
+        worker that closes the last copy resets nothing."""
+        if graceful and self._holds_the_last_copies():
+            for listener in self.LISTENERS:
+                refuse_new_handshakes(listener.sock)
+        super().stop(graceful)
+
+    def _holds_the_last_copies(self) -> bool:
+        """Whether only this master and its workers hold the listening sockets: not handed over to
+        or from another master (``SIGUSR2``), not kept by systemd (gunicorn's test for unlinking a
+        Unix socket at its stop, and spoolq's own for a socket systemd passed)."""
+        return (self.reexec_pid == self.master_pid == 0 and not self.systemd and not self.cfg.reuse_port
+                and not self.listeners_kept_elsewhere)
 
     # --- the handover -------------------------------------------------------------------------
 
