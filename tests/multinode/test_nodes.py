@@ -30,6 +30,7 @@ import pytest
 import requests
 from botocore.config import Config
 
+from spoolq.store.moves import BATCH as MOVE_BATCH
 from spoolq.store.moves import STALE_AFTER
 from spoolq.store.watch import Watcher
 from tests.multinode.cluster import Cluster
@@ -270,7 +271,9 @@ def test_move_taken_over_when_its_node_dies(cluster: Cluster) -> None:
     completes; every message ends in exactly one queue (the destination), exactly once."""
     owner, b, c = cluster.nodes
     eb, ec = Emo(b.url), Emo(c.url)
-    src, dst, count = qname("movesrc"), qname("movedst"), 600
+    # the owner moves MOVE_BATCH at a time and is crashed once the destination has any: four batches
+    # leave room for two more before the crash lands
+    src, dst, count = qname("movesrc"), qname("movedst"), 4 * MOVE_BATCH
     assert not run_threads([lambda e=e, i=i: e.send_batch(src, [{"k": k} for k in range(i, count, 2)])
                             for i, e in enumerate((eb, ec))])
     r = requests.post(f"{owner.url}/queue/1/_move", params={"from": src, "to": dst}, timeout=60)
