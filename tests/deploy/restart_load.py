@@ -51,7 +51,7 @@ import boto3
 import redis
 import requests
 
-from spoolq.http.gunicorn.listener_gate import is_gated
+from spoolq.access.listener_gate import is_gated
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CURL = shutil.which("curl") or "curl"
@@ -183,7 +183,7 @@ class Generations:
             self.proc.wait()
         self.proc = None
         # sockets the service manager keeps are handed on as they were: a stop never gates them
-        assert self.http.fileno() < 0 or not is_gated(self.http)
+        assert all(sock.fileno() < 0 or not is_gated(sock) for sock in (self.http, self.disque))
 
     def release_sockets(self) -> None:
         """Give up the held sockets (the ``plain`` way: the next generation binds them itself)."""
@@ -220,7 +220,8 @@ class Generations:
         time.sleep(4)  # the new master boots its workers and its Disque listener
         old.send_signal(signal.SIGTERM)
         old.wait(timeout=60)
-        assert self.http.fileno() < 0 or not is_gated(self.http)  # the old master's stop left it open to all
+        # the old master's stop left the sockets open to all
+        assert all(sock.fileno() < 0 or not is_gated(sock) for sock in (self.http, self.disque))
         self.proc = _Adopted(new_pid)  # type: ignore[assignment]
 
 

@@ -1,4 +1,4 @@
-"""The gate a final stop sets on the HTTP listener (:mod:`spoolq.http.gunicorn.listener_gate`): new
+"""The gate a final stop sets on the HTTP and Disque listeners (:mod:`spoolq.access.listener_gate`): new
 connection attempts are dropped, what is already connected or waiting to be accepted is not, and a
 client that tried meanwhile is refused once the port closes; a socket inherited at start is
 ungated."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from spoolq.access.listener_gate import admit_new_handshakes, is_gated, refuse_new_handshakes
 from spoolq.cli.listen_sockets import inherited_sockets
-from spoolq.http.gunicorn.listener_gate import admit_new_handshakes, is_gated, refuse_new_handshakes
 from spoolq.settings.server import load_settings
 
 

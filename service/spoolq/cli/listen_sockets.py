@@ -28,7 +28,7 @@ import socket
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from spoolq.http.gunicorn.listener_gate import admit_new_handshakes
+from spoolq.access.listener_gate import admit_new_handshakes
 from spoolq.settings.server import Settings, SettingsError
 
 #: the first file descriptor systemd passes
@@ -80,7 +80,9 @@ def inherited_sockets(settings: Settings, environ: MutableMapping[str, str] | No
         source = "re-exec"
     else:
         return None, settings
-    admit_new_handshakes(http)  # gated by a stopping master that did not know it was passed on
+    for sock in (http, disque, disque_tls):  # gated by a stopping master that did not know it was passed on
+        if sock is not None:
+            admit_new_handshakes(sock)
     host, port = _address(http)
     changes: dict[str, object] = {"host": host, "port": port}
     if disque is not None:

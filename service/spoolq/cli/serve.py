@@ -19,6 +19,8 @@ from spoolq.cli.tls_arguments import TLS_SETTINGS, add_tls_arguments
 from spoolq.settings.server import DEFAULT_PORT, Settings, load_settings, root_origin
 
 if TYPE_CHECKING:
+    import socket
+
     from spoolq.access.auth import Authenticator
     from spoolq.cli.listen_sockets import ListenSockets
     from spoolq.disque.supervisor import Supervisor
@@ -166,17 +168,30 @@ def _serve(args: argparse.Namespace) -> int:
     master = os.getpid()
     disque = _start_disque(settings, sockets)
     _announce(settings, sockets, auth)
+    final_stop: list[bool] = []  # the master's stop found no other process keeping the sockets
     try:
         serve(settings, accepted, ReloadState.started(refused), create_app=worker_app, access_log=args.access_log,
-              listener_fd=sockets.http.detach(), listeners_kept_elsewhere=sockets.kept_by_systemd)
+              listener_fd=sockets.http.detach(), listeners_kept_elsewhere=sockets.kept_by_systemd,
+              on_final_stop=lambda: final_stop.append(True))
     finally:
         # gunicorn's workers are forked from here and leave through this frame too: only the
         # master stops what the master started
         if os.getpid() == master:
             if disque is not None:
+                if final_stop:  # the Disque listener then serves what waits and closes the port for good
+                    _gate(sockets.disque, sockets.disque_tls)
                 disque.stop()  # gracefully: it answers its blocked GETJOBs, counted in the metrics
             remove_metrics_dir()
     return 0
+
+
+def _gate(*listeners: socket.socket | None) -> None:
+    """Drop new connection attempts to ``listeners`` (:mod:`spoolq.access.listener_gate`)."""
+    from spoolq.access.listener_gate import refuse_new_handshakes
+
+    for listener in listeners:
+        if listener is not None:
+            refuse_new_handshakes(listener)
 
 
 def _settings(args: argparse.Namespace) -> tuple[Settings, str]:

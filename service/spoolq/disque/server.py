@@ -44,6 +44,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 import struct
 import sys
 import time
@@ -52,6 +53,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from spoolq.access.auth import OPEN, Authenticator
+from spoolq.access.listener_gate import is_gated
 from spoolq.access.tls import HANDSHAKE_SECONDS, server_context
 from spoolq.disque.door import Door
 from spoolq.disque.protocol import Error, encode
@@ -81,6 +83,9 @@ UNAUTHENTICATED_IDLE_SECONDS = 10.0
 LINGER_SECONDS = 10.0
 #: how often the deadlines are checked
 SWEEP_SECONDS = 1.0
+#: seconds a stopping listener waits for the first command of a connection that has sent nothing
+#: (gunicorn's wait for a kept-alive connection at a stop)
+FRESH_SECONDS = 2.0
 
 
 class Connection(asyncio.Protocol):
@@ -97,6 +102,7 @@ class Connection(asyncio.Protocol):
         self.writable = asyncio.Event()  # cleared while the client is not reading its replies
         self.writable.set()
         self.heard_at = door.loop.time()  # the last bytes received (or the connection made)
+        self.heard = False  # any bytes received: a connection that has sent nothing yet is on its way
         self.request_started: float | None = None  # the first byte of a request still partial
         self.stalled_since: float | None = None  # since when the client has not read its replies
         self.closed_at = 0.0  # when the connection was asked to close
@@ -110,6 +116,7 @@ class Connection(asyncio.Protocol):
             self.close_when_idle()
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         if self.session.closed or (self.requests and isinstance(self.requests[-1], ProtocolError)):
             return
         parsed = self.reader.feed(data)
@@ -199,8 +206,11 @@ class Connection(asyncio.Protocol):
                 self._close()
 
     def close_when_idle(self, *, now: bool = False) -> None:
-        """Close the connection now if it has nothing to answer (or ``now``), else once it has."""
-        if now or (self.task is None and not self.requests):
+        """Close the connection now if it has nothing to answer (or ``now``), else once it has.
+        One that has sent nothing yet is left open: its client just connected and its first
+        command is on the way (closing it would answer that command with nothing, or with a reset
+        when it has arrived unread); :func:`_drain` closes it after :data:`FRESH_SECONDS`."""
+        if now or (self.task is None and not self.requests and self.heard):
             self._close()
 
     @staticmethod
@@ -264,12 +274,14 @@ async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[]
     def connect() -> Connection:
         return Connection(door, connections)
 
-    servers = []
+    listeners: list[tuple[socket.socket, ssl.SSLContext | None]] = []
     if sock is not None:
-        servers.append(await loop.create_server(connect, sock=sock))
+        listeners.append((sock, None))
     if tls_sock is not None:
-        servers.append(await loop.create_server(connect, sock=tls_sock, ssl=server_context(settings),
-                                                ssl_handshake_timeout=HANDSHAKE_SECONDS))
+        listeners.append((tls_sock, server_context(settings)))
+    servers = [await loop.create_server(connect, sock=listener, ssl=context,
+                                        ssl_handshake_timeout=HANDSHAKE_SECONDS if context else None)
+               for listener, context in listeners]
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -278,6 +290,7 @@ async def run(settings: Settings, sock: socket.socket | None, ready: Callable[[]
         ready()
     try:
         await stop.wait()
+        await _take_backlog(listeners, connect)
         await _drain(servers, door, connections)
     finally:
         sweeper.cancel()
@@ -297,6 +310,29 @@ async def _sweep(connections: set[Connection]) -> None:
             connection.check_clocks(now)
 
 
+async def _take_backlog(listeners: Sequence[tuple[socket.socket, ssl.SSLContext | None]],
+                        connect: Callable[[], Connection]) -> None:
+    """At a final stop (the master gated the sockets: nobody takes them after this process, and
+    no new connection arrives), accept every connection waiting in their accept queues, which
+    closing them would reset, and serve it like any other (:mod:`spoolq.access.listener_gate`).
+    Otherwise the next process holding the socket serves them."""
+    loop = asyncio.get_running_loop()
+    handshakes = []
+    for listener, context in listeners:
+        if not is_gated(listener):
+            continue
+        while True:
+            try:
+                conn, _addr = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                break
+            conn.setblocking(False)
+            handshakes.append(loop.create_task(loop.connect_accepted_socket(
+                connect, conn, ssl=context, ssl_handshake_timeout=HANDSHAKE_SECONDS if context else None)))
+    if handshakes:
+        await asyncio.wait(handshakes, timeout=HANDSHAKE_SECONDS)
+
+
 async def _drain(servers: Sequence[asyncio.Server], door: Door, connections: set[Connection]) -> None:
     """A graceful stop: stop accepting (another process holding the socket takes new clients),
     answer every blocked GETJOB as its timeout would (a null reply: the client asks again), let
@@ -308,9 +344,13 @@ async def _drain(servers: Sequence[asyncio.Server], door: Door, connections: set
     door.dispatcher.stop()
     for c in list(connections):
         c.close_when_idle()
-    deadline = time.monotonic() + GRACEFUL_SECONDS
-    while connections and time.monotonic() < deadline:
+    started = time.monotonic()
+    while connections and time.monotonic() < started + GRACEFUL_SECONDS:
         await asyncio.sleep(0.02)
+        if time.monotonic() > started + FRESH_SECONDS:
+            for c in list(connections):
+                if not c.heard:
+                    c.close_when_idle(now=True)
     for c in list(connections):
         c.close_when_idle(now=True)
     await asyncio.sleep(0.05)  # let the transports flush and close

@@ -8,8 +8,6 @@ the app factory (:func:`spoolq.http.app.create_app`), which each worker calls af
   ones ``deploy/gunicorn.conf.py`` gives plain gunicorn) and hooks, the metrics directory
 * :mod:`~spoolq.http.gunicorn.arbiter`: the master, with a reload that is checked first and hands
   over to new workers only once they serve
-* :mod:`~spoolq.http.gunicorn.listener_gate`: a final stop drops new connection attempts before
-  the last copy of the listening socket closes, so none is reset
 * :mod:`~spoolq.http.gunicorn.reload_state`: the outcome of the start and of the last reload, shown
   by every worker (``/readyz``, ``/metrics``)
 * :mod:`~spoolq.http.gunicorn.worker`: ``SpoolqThreadWorker``, the gthread worker with parked long

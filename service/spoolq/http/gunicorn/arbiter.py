@@ -37,13 +37,14 @@ import signal
 import ssl
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gunicorn.arbiter import Arbiter
 from gunicorn.errors import HaltServer
 
+from spoolq.access.listener_gate import refuse_new_handshakes
 from spoolq.config.check import ConfigCheck, check, describe_changes
-from spoolq.http.gunicorn.listener_gate import refuse_new_handshakes
 from spoolq.http.gunicorn.reload_state import ReloadState
 from spoolq.settings.config_file import hold
 from spoolq.settings.server import Settings, SettingsError
@@ -92,6 +93,8 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
         self.settings: Settings = app.settings
         #: the listening sockets outlive this master (systemd's socket unit keeps them)
         self.listeners_kept_elsewhere: bool = getattr(app, "listeners_kept_elsewhere", False)
+        #: called at a graceful stop where this master holds the last copies of its listeners
+        self.on_final_stop: Callable[[], None] | None = getattr(app, "on_final_stop", None)
         self.accepted: ConfigCheck = app.accepted or check(self.settings)
         self.state: ReloadState = app.reload_state or ReloadState.started()
         self._tls: ssl.SSLContext | None = self._hold(self.accepted) if self.accepted.ok else None
@@ -162,11 +165,14 @@ class HandoverArbiter(Arbiter):  # type: ignore[misc]
 
     def stop(self, graceful: bool = True) -> None:
         """gunicorn's stop; a graceful one where nobody else keeps the listening sockets first
-        drops new connection attempts to them (:mod:`spoolq.http.gunicorn.listener_gate`), so the
-        worker that closes the last copy resets nothing."""
+        drops new connection attempts to them (:mod:`spoolq.access.listener_gate`), so the
+        worker that closes the last copy resets nothing; the application is told (its other
+        listeners, the Disque door's, are gated when their turn comes)."""
         if graceful and self._holds_the_last_copies():
             for listener in self.LISTENERS:
                 refuse_new_handshakes(listener.sock)
+            if self.on_final_stop is not None:
+                self.on_final_stop()
         super().stop(graceful)
 
     def _holds_the_last_copies(self) -> bool:

@@ -139,10 +139,13 @@ class SpoolqApplication(BaseApplication):  # type: ignore[misc]
 
     def __init__(self, settings: Settings, options: dict[str, Any], create_app: AppFactory,
                  listener_fd: int | None = None, accepted: ConfigCheck | None = None,
-                 reload_state: ReloadState | None = None, listeners_kept_elsewhere: bool = False) -> None:
+                 reload_state: ReloadState | None = None, listeners_kept_elsewhere: bool = False,
+                 on_final_stop: Callable[[], None] | None = None) -> None:
         self.settings = settings
         #: systemd keeps the listener open across stops (a stop does not gate it: the next start serves it)
         self.listeners_kept_elsewhere = listeners_kept_elsewhere
+        #: called when a graceful stop gated the listener (no other process keeps it)
+        self.on_final_stop = on_final_stop
         self.create_app = create_app
         self.options = options
         self.listener_fd = listener_fd
@@ -206,13 +209,14 @@ def raise_open_file_limit() -> None:
 
 def serve(settings: Settings, accepted: ConfigCheck | None = None, reload_state: ReloadState | None = None, *,
           create_app: AppFactory, access_log: bool = False, listener_fd: int | None = None,
-          listeners_kept_elsewhere: bool = False) -> None:
+          listeners_kept_elsewhere: bool = False, on_final_stop: Callable[[], None] | None = None) -> None:
     """Run gunicorn in the foreground until it is stopped (on ``listener_fd`` when given), each
     worker serving the app ``create_app`` builds, with the config check it started with
     (``accepted``) and its outcome (``listeners_kept_elsewhere``: systemd passed the listener and
-    keeps it). The caller stops what else it started, then calls
+    keeps it; ``on_final_stop``: called when a graceful stop found no other process keeping the
+    listener, :mod:`spoolq.access.listener_gate`). The caller stops what else it started, then calls
     :func:`remove_metrics_dir` (master only)."""
     raise_open_file_limit()
     prepare_metrics_dir()
     SpoolqApplication(settings, gunicorn_options(settings, access_log=access_log), create_app, listener_fd,
-                      accepted, reload_state, listeners_kept_elsewhere).run()
+                      accepted, reload_state, listeners_kept_elsewhere, on_final_stop).run()

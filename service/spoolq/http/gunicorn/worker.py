@@ -162,7 +162,7 @@ class SpoolqThreadWorker(ParkedPolls, ThreadWorker):  # type: ignore[misc]
         Closing the last copy of a listening socket resets the connections waiting in its accept
         queue, whose clients may already have sent their requests: each is accepted first and
         served (its answer says ``Connection: close``). At a final stop the master has gated the
-        socket before signalling the workers (:mod:`spoolq.http.gunicorn.listener_gate`), so none
+        socket before signalling the workers (:mod:`spoolq.access.listener_gate`), so none
         arrives between the last ``accept`` and the ``close``."""
         for listener in self.sockets:
             with contextlib.suppress(OSError):

@@ -1,12 +1,13 @@
-"""Closing the HTTP port without resetting a connection: new handshakes are gated first.
+"""Closing a port without resetting a connection: new handshakes are gated first.
 
 When the last process holding a listening socket closes it, the kernel resets every connection
 still waiting in its accept queue, and the clients of those connections have often sent their
-request already. A stopping worker therefore accepts and serves what waits before it closes
-its copy (:meth:`spoolq.http.gunicorn.worker.SpoolqThreadWorker._close_listeners`), but between
-its last ``accept`` (the queue empty) and its ``close`` a new handshake can complete: on a
-machine whose cores are busy that gap can last milliseconds while clients reconnect, and every
-connection made in it was reset (2 in 4 stops under load).
+request already. So whoever closes the last copy first accepts and serves what waits (a stopping
+HTTP worker: :meth:`spoolq.http.gunicorn.worker.SpoolqThreadWorker._close_listeners`; the Disque
+listener: :func:`spoolq.disque.server.run`). But between its last ``accept`` (the queue empty) and
+its ``close`` a new handshake can complete: on a machine whose cores are busy that gap can last
+milliseconds while clients reconnect, and every connection made in it was reset (HTTP: 2 in 4
+stops under load).
 
 So at a stop where nobody else keeps the socket (no systemd socket unit, no second master of a
 ``SIGUSR2`` upgrade), the master first gates it: a classic BPF socket filter drops every packet
@@ -16,9 +17,10 @@ A client whose ``SYN`` was dropped sends it again about a second later and is th
 once by the closed port, or served if the port is still open, as a client connecting to a
 stopped service expects. The filter lives on the kernel's socket, shared by every process that
 holds it, so it is set only at a final stop, never at a reload (the new workers serve the same
-socket); a socket inherited at start has any filter removed (:func:`admit_new_handshakes`).
+socket); it also tells the process that closes the last copy that it is the last
+(:func:`is_gated`). A socket inherited at start has any filter removed (:func:`admit_new_handshakes`).
 
-Linux only; elsewhere, or on a socket that is not TCP, both functions do nothing.
+Linux only; elsewhere, or on a socket that is not TCP, these functions do nothing.
 """
 
 from __future__ import annotations
