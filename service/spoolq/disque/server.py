@@ -11,7 +11,11 @@ also come from systemd or from an older generation of the service (:mod:`spoolq.
 
 A stop (SIGTERM) is graceful (:func:`_drain`): the listener stops accepting, blocked GETJOBs are
 answered with a null reply, as at their timeout, each connection is closed once it has answered
-what it read; a client reconnects to whichever process serves the socket next.
+what it read (one that has sent nothing yet gets :data:`FRESH_SECONDS` for its first command); a
+client reconnects to whichever process serves the socket next. At a final stop, where no process
+serves the socket next, the master has gated it (:mod:`spoolq.access.listener_gate`) and the
+listener first serves the connections waiting in its accept queue (:func:`_take_backlog`), which
+closing the port would reset.
 
 Metrics: every command answered, the messages it moved and the GETJOBs blocked are counted
 into the multiprocess directory the HTTP workers' ``/metrics`` reads (:mod:`spoolq.disque.meter`).
