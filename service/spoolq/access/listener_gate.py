@@ -72,7 +72,10 @@ def is_gated(sock: socket.socket) -> bool:
     """Whether ``sock`` carries a socket filter (``SO_GET_FILTER`` answers its length)."""
     if not _is_tcp(sock):
         return False
-    return len(sock.getsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, 64)) > 0  # SO_GET_FILTER: the same number
+    try:
+        return len(sock.getsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, 64)) > 0  # SO_GET_FILTER: the same number
+    except OSError:  # closed meanwhile: nothing to serve from it
+        return False
 
 
 def admit_new_handshakes(sock: socket.socket) -> None:
