@@ -34,7 +34,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,34 @@ def busy_cores(count: int | None = None) -> Iterator[list[subprocess.Popen[bytes
             p.kill()
         for p in procs:
             p.wait()
+
+
+def hammer(attempt: Callable[[], str], clients: int) -> tuple[Callable[[], None], Counter[str]]:
+    """``clients`` threads calling ``attempt`` (one request through a new connection, as ``curl``
+    makes it, and its outcome: ``ok``, ``refused`` or what went wrong) until stopped; what stops
+    them and their outcomes so far. A refused attempt is tried again 10 ms later."""
+    outcomes: Counter[str] = Counter()
+    lock, running = threading.Lock(), threading.Event()
+    running.set()
+
+    def client() -> None:
+        while running.is_set():
+            outcome = attempt()
+            with lock:
+                outcomes[outcome] += 1
+            if outcome == "refused":
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    for t in threads:
+        t.start()
+
+    def stop() -> None:
+        running.clear()
+        for t in threads:
+            t.join(timeout=60)
+
+    return stop, outcomes
 
 
 @dataclass

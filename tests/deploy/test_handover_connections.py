@@ -17,63 +17,39 @@ Two moments, each with clients that open a new connection for every request (as 
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import shutil
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.deploy.reload_load import reload_and_wait
+from tests.deploy.reload_load import hammer, reload_and_wait
 from tests.e2e.spoolq_server import running_server
 from tests.tls.conftest import make_pki
 
 pytestmark = pytest.mark.slow
 
 
-def _hammer(url: str, clients: int, verify: str | bool = True) -> tuple[Callable[[], None], collections.Counter[str]]:
-    """``clients`` threads sending through a new connection each time; what stops them and their
-    outcomes (``ok``, ``refused``, or the error)."""
-    outcomes: collections.Counter[str] = collections.Counter()
-    lock, running = threading.Lock(), threading.Event()
-    running.set()
-
-    def send() -> None:
-        while running.is_set():
-            try:
-                r = requests.post(f"{url}/queue/1/handover/send", json="x", timeout=30, verify=verify)
-                outcome = "ok" if r.status_code == 200 else f"HTTP {r.status_code}"
-            except requests.ConnectionError as e:
-                outcome = "refused" if "Connection refused" in str(e) else f"{type(e).__name__}: {e}"
-            except requests.RequestException as e:
-                outcome = f"{type(e).__name__}: {e}"
-            with lock:
-                outcomes[outcome] += 1
-            if outcome == "refused":
-                time.sleep(0.01)
-
-    threads = [threading.Thread(target=send, daemon=True) for _ in range(clients)]
-    for t in threads:
-        t.start()
-
-    def stop() -> None:
-        running.clear()
-        for t in threads:
-            t.join(timeout=60)
-
-    return stop, outcomes
+def _send_once(url: str, verify: str | bool = True) -> str:
+    """One send through a new connection: ``ok``, ``refused`` or what went wrong."""
+    try:
+        r = requests.post(f"{url}/queue/1/handover/send", json="x", timeout=30, verify=verify)
+    except requests.ConnectionError as e:
+        return "refused" if "Connection refused" in str(e) else f"{type(e).__name__}: {e}"
+    except requests.RequestException as e:
+        return f"{type(e).__name__}: {e}"
+    return "ok" if r.status_code == 200 else f"HTTP {r.status_code}"
 
 
 def test_reloads_over_tls_cut_no_handshake_off(tmp_path: Path) -> None:
     pki = make_pki(tmp_path / "pki")
     with running_server(tmp_path, keys=False, workers=2, threads=8, tls_ca=pki.ca,
                         extra_args=("--certfile", str(pki.cert), "--keyfile", str(pki.key))) as server:
-        stop, outcomes = _hammer(server.url, clients=8, verify=str(pki.ca))
+        stop, outcomes = hammer(lambda: _send_once(server.url, verify=str(pki.ca)), clients=8)
         try:
             for _ in range(5):
                 reload_and_wait(server, workers=2)
@@ -112,7 +88,7 @@ def _accepts_held(pids: list[int], seconds: float) -> Iterator[None]:
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (scripts/system-deps profiling)")
 def test_stops_reset_no_connection_waiting_to_be_accepted(tmp_path: Path) -> None:
     with running_server(tmp_path, keys=False, workers=2, threads=8) as server:
-        stop, outcomes = _hammer(server.url, clients=12)
+        stop, outcomes = hammer(lambda: _send_once(server.url), clients=12)
         try:
             for _ in range(4):
                 time.sleep(1.0)

@@ -13,14 +13,13 @@ connection that has sent nothing yet gets its first command answered.
 
 from __future__ import annotations
 
-import collections
 import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.deploy.reload_load import hammer
 from tests.disque.disque_server import DisqueServer
 
 pytestmark = pytest.mark.slow
@@ -42,29 +41,13 @@ def _ping_once(port: int) -> str:
 def test_stops_cut_no_connection_off(tmp_path: Path) -> None:
     server = DisqueServer(root=tmp_path / "root", log=tmp_path / "log")
     server.start()
-    outcomes: collections.Counter[str] = collections.Counter()
-    lock, running = threading.Lock(), threading.Event()
-    running.set()
-
-    def hammer() -> None:
-        while running.is_set():
-            outcome = _ping_once(server.port)
-            with lock:
-                outcomes[outcome] += 1
-            if outcome == "refused":
-                time.sleep(0.01)
-
-    clients = [threading.Thread(target=hammer, daemon=True) for _ in range(8)]
-    for c in clients:
-        c.start()
+    stop, outcomes = hammer(lambda: _ping_once(server.port), clients=8)
     try:
         for _ in range(3):
             time.sleep(1.0)
             server.stop()
             server.start()
     finally:
-        running.clear()
-        for c in clients:
-            c.join(60)
+        stop()
         server.stop()
     assert outcomes["ok"] > 200 and set(outcomes) <= {"ok", "refused"}, dict(outcomes)

@@ -30,6 +30,8 @@ import ctypes
 import socket
 import struct
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 #: <linux/socket.h>: attach or remove a classic BPF program on a socket
 SO_ATTACH_FILTER = 26
@@ -84,3 +86,15 @@ def admit_new_handshakes(sock: socket.socket) -> None:
         return
     with contextlib.suppress(OSError):  # ENOENT: no filter
         sock.setsockopt(socket.SOL_SOCKET, SO_DETACH_FILTER, 0)
+
+
+def waiting_connections(listener: Any) -> Iterator[tuple[socket.socket, Any]]:
+    """Accept every connection already waiting in ``listener``'s accept queue (a socket, or a
+    wrapper with its ``accept``), without blocking: ``(connection, address)`` each, until the
+    queue is empty."""
+    listener.setblocking(False)  # a blocking accept would hang a stop
+    while True:
+        try:
+            yield listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return

@@ -57,7 +57,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from spoolq.access.auth import OPEN, Authenticator
-from spoolq.access.listener_gate import is_gated
+from spoolq.access.listener_gate import is_gated, waiting_connections
 from spoolq.access.tls import HANDSHAKE_SECONDS, server_context
 from spoolq.disque.door import Door
 from spoolq.disque.protocol import Error, encode
@@ -325,11 +325,7 @@ async def _take_backlog(listeners: Sequence[tuple[socket.socket, ssl.SSLContext 
     for listener, context in listeners:
         if not is_gated(listener):
             continue
-        while True:
-            try:
-                conn, _addr = listener.accept()
-            except (BlockingIOError, InterruptedError):
-                break
+        for conn, _addr in waiting_connections(listener):
             conn.setblocking(False)
             handshakes.append(loop.create_task(loop.connect_accepted_socket(
                 connect, conn, ssl=context, ssl_handshake_timeout=HANDSHAKE_SECONDS if context else None)))

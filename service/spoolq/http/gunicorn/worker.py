@@ -42,6 +42,7 @@ from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 from gunicorn.workers.gthread import ThreadWorker
 
+from spoolq.access.listener_gate import waiting_connections
 from spoolq.http.gunicorn import heads as head_reading
 from spoolq.http.gunicorn import parking, request_line
 from spoolq.http.gunicorn.heads import Connection, HeadReader
@@ -174,12 +175,7 @@ class SpoolqThreadWorker(ParkedPolls, ThreadWorker):  # type: ignore[misc]
         """Accept every connection already waiting on ``listener`` (a stopping worker)."""
         if self.heads is None or listener.fileno() < 0:
             return
-        listener.setblocking(False)  # as gthread keeps it: a blocking accept would hang the stop
-        while True:
-            try:
-                sock, addr = listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
+        for sock, addr in waiting_connections(listener):
             self._take_new(sock, addr, listener)
 
     def accept(self, listener: Any) -> None:
